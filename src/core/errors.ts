@@ -68,3 +68,18 @@ export class ToolError extends Error {
     return body;
   }
 }
+
+/**
+ * The arguments were well-typed but make no sense together (for example end_line before start_line).
+ * The MCP adapter answers it as a protocol error (InvalidParams), like any malformed argument.
+ */
+export class InvalidArgumentsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidArgumentsError';
+  }
+
+  static is(err: unknown): err is InvalidArgumentsError {
+    return err instanceof InvalidArgumentsError;
+  }
+}

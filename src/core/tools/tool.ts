@@ -22,6 +22,18 @@ export interface CoreServices {
   readonly fs: WorkspaceFs;
   readonly logger: Logger;
   readonly limits: () => Limits;
+  /** What process support this host has; absent when processes are not wired in. */
+  readonly processCapabilities?: () => ProcessCapabilities;
+}
+
+/** Reported by workspace_info; must match what the process supervisor enforces. */
+export interface ProcessCapabilities {
+  /** A backend could be loaded (node-pty and/or pipes). */
+  readonly available: boolean;
+  readonly pty: boolean;
+  readonly resize: boolean;
+  /** What owns a process and so ends it. */
+  readonly lifetime: string;
 }
 
 export interface ToolContext {

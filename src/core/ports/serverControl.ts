@@ -1,0 +1,17 @@
+import type { Disposable } from '../disposable';
+
+export type ServerState =
+  | { readonly kind: 'stopped' }
+  | { readonly kind: 'starting' }
+  | { readonly kind: 'running'; readonly port: number; readonly fellBack: boolean }
+  | { readonly kind: 'failed'; readonly message: string };
+
+/** What the editor UI needs of the MCP endpoint; the HTTP host implements it. */
+export interface ServerControl {
+  readonly state: ServerState;
+  readonly sessionCount: number;
+  onDidChangeState(listener: (s: ServerState) => void): Disposable;
+  start(preferredPort: number): Promise<number>;
+  stop(): Promise<void>;
+  closeSessions(): Promise<void>;
+}

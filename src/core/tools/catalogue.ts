@@ -1,0 +1,9 @@
+import { findTool } from './find';
+import { readTool } from './read';
+import type { AnyTool } from './tool';
+import { workspaceInfoTool } from './workspaceInfo';
+
+/** Every tool the server offers, in the order tools/list shows them. */
+export function toolCatalogue(): AnyTool[] {
+  return [workspaceInfoTool, findTool, readTool];
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import * as path from 'node:path';
+import { InvalidArgumentsError } from '../errors';
+import { isInside } from '../policy/paths';
+import { defineTool } from './tool';
+
+function checkPattern(pattern: string): void {
+  if (pattern.includes('\0')) throw new InvalidArgumentsError('pattern must not contain a NUL byte.');
+  if (pattern.startsWith('/') || /^[a-zA-Z]:/.test(pattern) || pattern.startsWith('~')) {
+    throw new InvalidArgumentsError('pattern is a glob relative to the workspace root, for example "**/*.ts"; it must not be absolute.');
+  }
+  if (pattern.split('/').includes('..')) throw new InvalidArgumentsError('pattern must not contain "..": find only looks inside the workspace.');
+}
+
+export const findTool = defineTool({
+  name: 'find',
+  title: 'Find files',
+  description:
+    'Lists files whose workspace-relative path matches a glob ("**/*.ts", "src/**/test_*.py", "{a,b}/*.md"). ' +
+    'A path glob, not a content search. Honours the editor\'s files.exclude. Results are sorted and bounded; ' +
+    'truncated: true means there are more matches than returned.',
+  kind: 'inspect',
+  input: {
+    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    pattern: z.string().min(1).max(1000).describe('Glob relative to the workspace root; "*" stays in one folder, "**" spans folders.'),
+    max_results: z.number().int().min(1).optional().describe('Most paths to return; capped by the operator limit.'),
+  },
+  output: {
+    paths: z.array(z.string()),
+    truncated: z.boolean(),
+  },
+  async handler(args, { services }) {
+    checkPattern(args.pattern);
+    const ws = services.workspaces.get(args.workspace_id);
+    const cap = services.limits().findResults;
+    const max = Math.min(args.max_results ?? cap, cap);
+    const found = await services.fs.find(ws.root, args.pattern, { maxResults: max, useExcludes: true });
+    // Symlinks inside the root may point outside: keep only results whose real location is inside.
+    const realRoot = await services.fs.realpath(ws.root);
+    const paths: string[] = [];
+    for (const rel of found.paths) {
+      let real: string;
+      try {
+        real = await services.fs.realpath(path.join(ws.root, ...rel.split('/')));
+      } catch {
+        continue;
+      }
+      if (isInside(realRoot, real)) paths.push(rel);
+    }
+    return { paths, truncated: found.truncated || found.paths.length > max };
+  },
+});

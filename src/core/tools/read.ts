@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { InvalidArgumentsError, ToolError } from '../errors';
+import { contentVersion } from '../patch/version';
+import { confine } from '../policy/paths';
+import { defineTool } from './tool';
+import { detectEol, hasBom, looksBinary, utf8Prefix } from './text';
+
+/** Files above this size cannot be read at all, even by line range. */
+export const MAX_READABLE_FILE_BYTES = 256 * 1024 * 1024;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8');
+
+export const readTool = defineTool({
+  name: 'read',
+  title: 'Read a file',
+  description:
+    'Reads a text file. Returns its content and version ("sha256:" of the bytes on disk: pass it to apply_patch as the expected version). ' +
+    'At most the read limit (1 MiB by default) per call; truncated: true means more follows — continue with start_line = next_start_line. ' +
+    'start_line/end_line (1-based, inclusive) read any part of a larger file. dirty_in_editor: the developer has unsaved edits in VS Code.',
+  kind: 'inspect',
+  input: {
+    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
+    start_line: z.number().int().min(1).optional().describe('First line to return (1-based).'),
+    end_line: z.number().int().min(1).optional().describe('Last line to return (inclusive).'),
+  },
+  output: {
+    path: z.string(),
+    content: z.string(),
+    version: z.string(),
+    size: z.number(),
+    truncated: z.boolean(),
+    eol: z.enum(['lf', 'crlf', 'mixed', 'none']),
+    bom: z.boolean(),
+    dirty_in_editor: z.boolean(),
+    start_line: z.number(),
+    end_line: z.number(),
+    total_lines: z.number(),
+    next_start_line: z.number().optional(),
+  },
+  async handler(args, { services }) {
+    if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
+      throw new InvalidArgumentsError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
+    }
+    const ws = services.workspaces.get(args.workspace_id);
+    const { abs, rel } = await confine(services.fs, ws.root, args.path);
+    const st = await services.fs.stat(abs);
+    if (!st) {
+      throw new ToolError('NOT_FOUND', `No file at ${rel}.`, { hint: 'Use find to list existing paths.', details: { path: rel } });
+    }
+    if (st.type === 'directory') {
+      throw new ToolError('IS_DIRECTORY', `${rel} is a folder, not a file.`, { hint: `Use find with pattern "${rel}/*" to list it.`, details: { path: rel } });
+    }
+    if (st.size > MAX_READABLE_FILE_BYTES) {
+      throw new ToolError('TOO_LARGE', `${rel} is ${st.size} bytes; files over ${MAX_READABLE_FILE_BYTES} bytes cannot be read.`, {
+        hint: 'Run a command (for example head or grep) to inspect it instead.',
+        details: { path: rel, size: st.size, limit: MAX_READABLE_FILE_BYTES },
+      });
+    }
+    const bytes = await services.fs.readFile(abs);
+    const version = contentVersion(bytes);
+    if (looksBinary(bytes)) {
+      throw new ToolError('NOT_TEXT', `${rel} is not UTF-8 text (${bytes.length} bytes).`, {
+        hint: 'Binary files cannot be read or patched as text.',
+        details: { path: rel, size: bytes.length, version },
+      });
+    }
+    const bom = hasBom(bytes);
+    const text = decoder.decode(bom ? bytes.subarray(3) : bytes);
+    const eol = detectEol(text);
+    const limit = services.limits().readBytes;
+
+    // Split keeping terminators so a slice of lines rejoins to the exact original text.
+    const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+    const total = lines.length;
+    const start = args.start_line ?? 1;
+    if (start > Math.max(total, 1)) {
+      throw new InvalidArgumentsError(`start_line ${start} is past the end of ${rel}, which has ${total} line(s).`);
+    }
+    const end = Math.min(args.end_line ?? total, total);
+    let taken = 0;
+    let used = 0;
+    const parts: string[] = [];
+    let cut = false;
+    for (let i = start - 1; i < end; i++) {
+      const line = lines[i] as string;
+      const size = encoder.encode(line).length;
+      if (used + size > limit) {
+        cut = true;
+        if (taken === 0) {
+          // A single line longer than the limit: return its first bytes, on a character boundary.
+          parts.push(decoder.decode(utf8Prefix(encoder.encode(line), limit)));
+        }
+        break;
+      }
+      parts.push(line);
+      used += size;
+      taken++;
+    }
+    const lastLine = taken === 0 ? start : start + taken - 1;
+    const result = {
+      path: rel,
+      content: parts.join(''),
+      version,
+      size: bytes.length,
+      truncated: cut,
+      eol,
+      bom,
+      dirty_in_editor: services.fs.isDirty(abs),
+      start_line: start,
+      end_line: total === 0 ? 0 : lastLine,
+      total_lines: total,
+    };
+    return cut ? { ...result, next_start_line: taken === 0 ? start + 1 : lastLine + 1 } : result;
+  },
+});

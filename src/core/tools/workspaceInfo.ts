@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { defineTool } from './tool';
+
+const workspaceSummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  trusted: z.boolean(),
+  profile: z.enum(['read-only', 'write', 'exec']),
+});
+
+const execution = z.object({
+  files: z.object({
+    read: z.object({ available: z.boolean() }),
+    write: z.object({ available: z.boolean() }),
+  }),
+  process: z.object({
+    available: z.boolean(),
+    capabilities: z.object({ pty: z.boolean(), resize: z.boolean(), lifetime: z.string() }),
+  }),
+  isolation: z.object({ command_sandbox: z.object({ enabled: z.boolean(), kind: z.string() }) }),
+  network: z.enum(['allowed', 'blocked', 'unknown']),
+  approvals: z.enum(['off', 'confirm']),
+});
+
+export const workspaceInfoTool = defineTool({
+  name: 'workspace_info',
+  title: 'Workspace information',
+  description:
+    'Without workspace_id: lists every workspace folder open in this VS Code window with its id. ' +
+    'With workspace_id: what agents may do there now (trust, profile, files/process availability, approvals, limits). ' +
+    'Call this first; availability does not reserve the workspace.',
+  kind: 'inspect',
+  input: {
+    workspace_id: z.string().min(1).optional().describe('Id of one workspace folder; omit to list them all.'),
+  },
+  output: {
+    workspaces: z.array(workspaceSummary).optional(),
+    workspace_id: z.string().optional(),
+    name: z.string().optional(),
+    trusted: z.boolean().optional(),
+    profile: z.enum(['read-only', 'write', 'exec']).optional(),
+    execution: execution.optional(),
+    limits: z
+      .object({ read_bytes: z.number(), find_results: z.number(), retained_output_bytes: z.number() })
+      .optional(),
+    notes: z.array(z.string()).optional(),
+  },
+  async handler(args, { services }) {
+    const { workspaces } = services;
+    if (args.workspace_id === undefined) {
+      return {
+        workspaces: workspaces.list().map((w) => ({ id: w.id, name: w.name, trusted: w.trusted, profile: w.profile })),
+      };
+    }
+    const ws = workspaces.get(args.workspace_id);
+    const limits = services.limits();
+    const proc = services.processCapabilities?.() ?? { available: false, pty: false, resize: false, lifetime: 'none' };
+    const processAvailable = proc.available && ws.canExec;
+    const notes: string[] = [];
+    if (!ws.trusted) notes.push('Restricted Mode: the developer has not trusted this workspace, so agents may only read. No patch is written and no process starts.');
+    else if (ws.profile === 'read-only') notes.push('Profile read-only: agents may only read.');
+    else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
+    if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
+    return {
+      workspace_id: ws.id,
+      name: ws.name,
+      trusted: ws.trusted,
+      profile: ws.profile,
+      execution: {
+        files: { read: { available: true }, write: { available: ws.canWrite } },
+        process: { available: processAvailable, capabilities: { pty: proc.pty && processAvailable, resize: proc.resize && processAvailable, lifetime: proc.lifetime } },
+        isolation: { command_sandbox: { enabled: false, kind: 'none' } },
+        network: 'unknown' as const,
+        approvals: 'off' as const,
+      },
+      limits: { read_bytes: limits.readBytes, find_results: limits.findResults, retained_output_bytes: limits.retainedOutputBytes },
+      notes,
+    };
+  },
+});

@@ -1,0 +1,65 @@
+import * as vscode from 'vscode';
+import { WorkspaceRegistry } from './core/policy/workspaces';
+import { toolCatalogue } from './core/tools/catalogue';
+import type { CoreServices } from './core/tools/tool';
+import { McpHttpHost } from './mcp/httpHost';
+import { SERVER_NAME, createToolServer } from './mcp/toolServer';
+import { COMMANDS } from './vscode/commandIds';
+import { endpointUrl, registerCommands } from './vscode/commands';
+import { OutputLogger } from './vscode/log';
+import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
+import { settings } from './vscode/settings';
+import { ServerStatusBar } from './vscode/statusBar';
+import { TokenStore } from './vscode/tokenStore';
+import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
+import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
+
+/** What the extension exports to other extensions and to its tests. Never the token. */
+export interface CodeSpaceApi {
+  endpointUrl(): string | undefined;
+}
+
+/** Composition root: builds the pieces in order, starts the endpoint, registers the UI. */
+export async function activate(context: vscode.ExtensionContext): Promise<CodeSpaceApi> {
+  const version = (context.extension.packageJSON as { version: string }).version;
+  const log = new OutputLogger();
+  context.subscriptions.push(log);
+
+  const tokens = new TokenStore(context.secrets);
+  log.addSecret(await tokens.load());
+
+  const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
+  const services: CoreServices = { workspaces, fs: new VsCodeWorkspaceFs(), logger: log, limits: settings.limits };
+  const tools = toolCatalogue();
+  const host = new McpHttpHost({
+    createServer: () => createToolServer({ tools, services, logger: log, version }),
+    token: () => tokens.get(),
+    logger: log,
+  });
+
+  context.subscriptions.push(
+    workspaces,
+    { dispose: () => void host.stop() },
+    new ServerStatusBar(host),
+    ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME }),
+    registerMcpDefinitionProvider(host, tokens, version),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (settings.affects(e, 'server.port')) void vscode.commands.executeCommand(COMMANDS.restartServer);
+    }),
+  );
+
+  try {
+    await host.start(settings.port());
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    log.error(`[activate] the MCP endpoint could not start: ${message}`);
+    void vscode.window.showErrorMessage(`CodeSpace: the MCP endpoint could not start: ${message}`, 'Show Log').then((pick) => {
+      if (pick) log.channel.show();
+    });
+  }
+  return { endpointUrl: () => endpointUrl(host) };
+}
+
+export function deactivate(): void {
+  // Everything is in context.subscriptions, which VS Code disposes.
+}

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Request, Response } from 'express';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../core/ports/logger';
+import type { ServerControl, ServerState as HostState } from '../core/ports/serverControl';
+import { bearerGuard, hostGuard, originGuard } from './security';
+
+export const LOOPBACK = '127.0.0.1';
+export const MCP_PATH = '/mcp';
+const MAX_SESSIONS = 64;
+const MAX_BODY = '32mb';
+
+
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly server: McpServer;
+  lastSeen: number;
+}
+
+/** A session id shown in logs: enough to correlate, not enough to use. */
+export function maskId(id: string): string {
+  return id.length <= 8 ? '…' : `${id.slice(0, 4)}…`;
+}
+
+export interface McpHttpHostOptions {
+  /** Builds a fresh MCP server for each session. */
+  readonly createServer: () => McpServer;
+  readonly token: () => string | undefined;
+  readonly logger: Logger;
+}
+
+/**
+ * Streamable HTTP on 127.0.0.1 only: one transport and one server per session, GET/POST/DELETE on /mcp.
+ * Every request passes the Host allow-list, the Origin refusal and the bearer token, in that order,
+ * before any MCP handling. JSON responses (not SSE) for POST, which measured fastest.
+ */
+export class McpHttpHost implements ServerControl {
+  private httpServer: http.Server | undefined;
+  private readonly sessions = new Map<string, Session>();
+  private _state: HostState = { kind: 'stopped' };
+  private readonly listeners = new Set<(s: HostState) => void>();
+
+  constructor(private readonly options: McpHttpHostOptions) {}
+
+  get state(): HostState {
+    return this._state;
+  }
+
+  get port(): number | undefined {
+    return this._state.kind === 'running' ? this._state.port : undefined;
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  onDidChangeState(listener: (s: HostState) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  private setState(s: HostState): void {
+    this._state = s;
+    for (const l of [...this.listeners]) l(s);
+  }
+
+  private buildApp(): express.Express {
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('etag', false);
+    app.use(hostGuard(() => this.port ?? -1));
+    app.use(originGuard());
+    app.use(bearerGuard(this.options.token, 'codespace'));
+    app.use(express.json({ limit: MAX_BODY }));
+    app.all(MCP_PATH, (req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.options.logger.error('[http] request failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+        if (!res.headersSent) res.status(500).json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+      });
+    });
+    app.use((_req: Request, res: Response) => {
+      res.status(404).json({ jsonrpc: '2.0', error: { code: -32000, message: `Not found: the MCP endpoint is ${MCP_PATH}.` }, id: null });
+    });
+    // Body parse errors and the like: a JSON-RPC error, never a stack trace.
+    app.use((err: { status?: number; type?: string }, _req: Request, res: Response, _next: express.NextFunction) => {
+      const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+      const message = err.type === 'entity.too.large' ? `Request body too large (limit ${MAX_BODY}).` : status === 400 ? 'Parse error: the body is not valid JSON.' : 'Internal error';
+      res.status(status).json({ jsonrpc: '2.0', error: { code: status === 400 ? -32700 : -32603, message }, id: null });
+    });
+    return app;
+  }
+
+  private async handle(req: Request, res: Response): Promise<void> {
+    const header = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(header) ? header[0] : header;
+    if (sessionId !== undefined) {
+      const session = this.sessions.get(sessionId);
+      if (!session) {
+        res.status(404).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize a new session.' }, id: null });
+        return;
+      }
+      session.lastSeen = Date.now();
+      await session.transport.handleRequest(req, res, req.body);
+      return;
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+      res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns.' }, id: null });
+      return;
+    }
+    this.evictIfFull();
+    const server = this.options.createServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, { transport, server, lastSeen: Date.now() });
+        this.options.logger.info(`[http] session ${maskId(id)} opened (${this.sessions.size} open)`);
+      },
+      onsessionclosed: (id) => this.forget(id),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.forget(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  private forget(id: string): void {
+    const s = this.sessions.get(id);
+    if (!s) return;
+    this.sessions.delete(id);
+    this.options.logger.info(`[http] session ${maskId(id)} closed (${this.sessions.size} open)`);
+    void s.server.close().catch(() => undefined);
+  }
+
+  private evictIfFull(): void {
+    if (this.sessions.size < MAX_SESSIONS) return;
+    let oldest: [string, Session] | undefined;
+    for (const entry of this.sessions) if (!oldest || entry[1].lastSeen < oldest[1].lastSeen) oldest = entry;
+    if (oldest) {
+      this.options.logger.warn(`[http] too many sessions; closing the least recently used (${maskId(oldest[0])})`);
+      void oldest[1].transport.close().catch(() => undefined);
+      this.forget(oldest[0]);
+    }
+  }
+
+  /** Listens on 127.0.0.1:preferredPort, or on an OS-assigned port when that one is taken. */
+  async start(preferredPort: number): Promise<number> {
+    if (this.httpServer) await this.stop();
+    this.setState({ kind: 'starting' });
+    const app = this.buildApp();
+    const listen = (port: number) =>
+      new Promise<http.Server>((resolve, reject) => {
+        const server = http.createServer(app);
+        server.once('error', reject);
+        server.listen(port, LOOPBACK, () => {
+          server.off('error', reject);
+          resolve(server);
+        });
+      });
+    let fellBack = false;
+    try {
+      try {
+        this.httpServer = await listen(preferredPort);
+      } catch (err) {
+        if (preferredPort === 0 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        this.options.logger.warn(`[http] port ${preferredPort} is in use; using a port chosen by the system`);
+        fellBack = true;
+        this.httpServer = await listen(0);
+      }
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.setState({ kind: 'failed', message });
+      throw err;
+    }
+    this.httpServer.keepAliveTimeout = 5000;
+    const port = (this.httpServer.address() as AddressInfo).port;
+    this.setState({ kind: 'running', port, fellBack });
+    this.options.logger.info(`[http] listening on http://${LOOPBACK}:${port}${MCP_PATH}`);
+    return port;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.httpServer;
+    this.httpServer = undefined;
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled(sessions.map(async (s) => {
+      await s.transport.close();
+      await s.server.close();
+    }));
+    if (server) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
+    this.setState({ kind: 'stopped' });
+  }
+
+  /** Closes every open session (used after a token rotation so old sessions cannot continue). */
+  async closeSessions(): Promise<void> {
+    const sessions = [...this.sessions.entries()];
+    this.sessions.clear();
+    await Promise.allSettled(sessions.map(async ([, s]) => {
+      await s.transport.close();
+      await s.server.close();
+    }));
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}

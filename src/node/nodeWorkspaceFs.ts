@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULT_EXCLUDES, globToRegExp } from '../core/policy/glob';
+import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../core/ports/workspaceFs';
+
+function toStat(st: Stats): FileStat {
+  const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
+  return { type, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 };
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * WorkspaceFs on node:fs. Used where no editor is around (unit tests, benchmarks); the extension uses the
+ * VS Code adapter so the editor sees every write. Never follows a symlinked folder while walking.
+ */
+export class NodeWorkspaceFs implements WorkspaceFs {
+  constructor(private readonly excludes: readonly string[] = DEFAULT_EXCLUDES) {}
+
+  async stat(p: string): Promise<FileStat | undefined> {
+    try {
+      return toStat(await fsp.stat(p));
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async lstat(p: string): Promise<FileStat | undefined> {
+    try {
+      return toStat(await fsp.lstat(p));
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  realpath(p: string): Promise<string> {
+    return fsp.realpath(p);
+  }
+
+  async readFile(p: string): Promise<Uint8Array> {
+    return fsp.readFile(p);
+  }
+
+  async writeFile(p: string, data: Uint8Array, options: { mode?: number } = {}): Promise<void> {
+    await fsp.mkdir(path.dirname(p), { recursive: true });
+    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.codespace-${randomBytes(6).toString('hex')}.tmp`);
+    const handle = await fsp.open(tmp, 'wx', options.mode ?? 0o644);
+    try {
+      await handle.writeFile(data);
+      if (options.mode !== undefined) await handle.chmod(options.mode);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await fsp.rename(tmp, p);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async deleteFile(p: string): Promise<void> {
+    await fsp.unlink(p);
+  }
+
+  async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
+    const match = globToRegExp(pattern);
+    const excluded = (options.useExcludes ?? true) ? this.excludes.map(globToRegExp) : [];
+    const isExcluded = (rel: string): boolean => excluded.some((re) => re.test(rel));
+    const paths: string[] = [];
+    let truncated = false;
+    const walk = async (dir: string, relDir: string): Promise<void> => {
+      let entries: Dirent[];
+      try {
+        entries = await fsp.readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      const subdirs: [string, string][] = [];
+      for (const e of entries) {
+        const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
+        if (isExcluded(rel)) continue;
+        if (e.isDirectory()) {
+          subdirs.push([path.join(dir, e.name), rel]);
+        } else if ((e.isFile() || e.isSymbolicLink()) && match.test(rel)) {
+          paths.push(rel);
+        }
+      }
+      await Promise.all(subdirs.map(([abs, rel]) => walk(abs, rel)));
+    };
+    await walk(root, '');
+    paths.sort();
+    if (paths.length > options.maxResults) {
+      truncated = true;
+      paths.length = options.maxResults;
+    }
+    return { paths, truncated };
+  }
+
+  isDirty(): boolean {
+    return false;
+  }
+}

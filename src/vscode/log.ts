@@ -1,0 +1,44 @@
+import * as vscode from 'vscode';
+import type { Logger } from '../core/ports/logger';
+
+/**
+ * The one log of the extension: a LogOutputChannel. Every line passes the masker, which hides the current and
+ * past tokens, bearer headers and session ids, whatever component wrote it.
+ */
+export class OutputLogger implements Logger, vscode.Disposable {
+  readonly channel: vscode.LogOutputChannel;
+  private readonly secrets = new Set<string>();
+
+  constructor(name = 'CodeSpace') {
+    this.channel = vscode.window.createOutputChannel(name, { log: true });
+  }
+
+  /** Adds a value that must never appear in the log. */
+  addSecret(value: string): void {
+    if (value.length >= 8) this.secrets.add(value);
+  }
+
+  mask(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join('«token»');
+    out = out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]+/gi, '$1«token»');
+    out = out.replace(/(mcp-session-id["']?\s*[:=]\s*["']?)[0-9a-f-]{8,}/gi, '$1«session»');
+    return out;
+  }
+
+  private fmt(message: string | Error, args: unknown[]): string {
+    const head = message instanceof Error ? (message.stack ?? message.message) : message;
+    const rest = args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? (a.stack ?? a.message) : JSON.stringify(a)));
+    return this.mask([head, ...rest].join(' '));
+  }
+
+  trace(m: string, ...a: unknown[]): void { this.channel.trace(this.fmt(m, a)); }
+  debug(m: string, ...a: unknown[]): void { this.channel.debug(this.fmt(m, a)); }
+  info(m: string, ...a: unknown[]): void { this.channel.info(this.fmt(m, a)); }
+  warn(m: string, ...a: unknown[]): void { this.channel.warn(this.fmt(m, a)); }
+  error(m: string | Error, ...a: unknown[]): void { this.channel.error(this.fmt(m, a)); }
+
+  dispose(): void {
+    this.channel.dispose();
+  }
+}

@@ -1,0 +1,44 @@
+import * as vscode from 'vscode';
+import type { Profile } from '../core/ports/workspaceSource';
+import type { Limits } from '../core/tools/tool';
+import { DEFAULT_LIMITS } from '../core/tools/tool';
+
+export const SECTION = 'codespace';
+
+/**
+ * Reads a setting. Settings that relax safety are honoured from user (global) scope only while the workspace
+ * is untrusted, so a cloned repository's .vscode/settings.json cannot widen what agents may do.
+ */
+function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, safetyRelevant = false): T {
+  const config = vscode.workspace.getConfiguration(SECTION, scope);
+  if (safetyRelevant && !vscode.workspace.isTrusted) {
+    const inspected = config.inspect<T>(key);
+    return inspected?.globalValue ?? inspected?.defaultValue ?? fallback;
+  }
+  return config.get<T>(key, fallback);
+}
+
+export const settings = {
+  port(): number {
+    const p = read<number>('server.port', 0);
+    return Number.isInteger(p) && p >= 0 && p <= 65535 ? p : 0;
+  },
+  profile(folder: vscode.WorkspaceFolder): Profile {
+    const p = read<string>('profile', 'exec', folder, true);
+    return p === 'read-only' || p === 'write' || p === 'exec' ? p : 'read-only';
+  },
+  workspaceId(folder: vscode.WorkspaceFolder): string | undefined {
+    const id = read<string>('workspaceId', '', folder);
+    return id.trim() === '' ? undefined : id;
+  },
+  limits(): Limits {
+    return {
+      readBytes: read<number>('limits.readBytes', DEFAULT_LIMITS.readBytes),
+      findResults: read<number>('limits.findResults', DEFAULT_LIMITS.findResults),
+      retainedOutputBytes: read<number>('exec.retainedOutputBytes', DEFAULT_LIMITS.retainedOutputBytes),
+    };
+  },
+  affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
+    return e.affectsConfiguration(`${SECTION}.${key}`);
+  },
+};

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../core/ports/workspaceFs';
+
+function fromVsStat(st: vscode.FileStat): FileStat {
+  const type = st.type & vscode.FileType.Directory ? 'directory' : st.type & vscode.FileType.File ? 'file' : 'other';
+  return { type, size: st.size, mtimeMs: st.mtime };
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof vscode.FileSystemError && (err.code === 'FileNotFound' || err.code === 'EntryNotFound');
+}
+
+/**
+ * WorkspaceFs through `vscode.workspace.fs` and `workspace.findFiles`, so open editors, the explorer, source control
+ * and file watchers see every change. Symlink questions (lstat, realpath) have no workspace.fs equivalent and go
+ * to node:fs; the extension only serves `file:` folders.
+ */
+export class VsCodeWorkspaceFs implements WorkspaceFs {
+  async stat(p: string): Promise<FileStat | undefined> {
+    try {
+      const st = fromVsStat(await vscode.workspace.fs.stat(vscode.Uri.file(p)));
+      if (st.type !== 'file') return st;
+      const mode = (await fsp.stat(p)).mode & 0o7777;
+      return { ...st, mode };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async lstat(p: string): Promise<FileStat | undefined> {
+    try {
+      const st = await fsp.lstat(p);
+      const type = st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
+      return { type, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+  }
+
+  realpath(p: string): Promise<string> {
+    return fsp.realpath(p);
+  }
+
+  async readFile(p: string): Promise<Uint8Array> {
+    return vscode.workspace.fs.readFile(vscode.Uri.file(p));
+  }
+
+  async writeFile(p: string, data: Uint8Array, options: { mode?: number } = {}): Promise<void> {
+    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.codespace-${randomBytes(6).toString('hex')}.tmp`);
+    const tmpUri = vscode.Uri.file(tmp);
+    await vscode.workspace.fs.createDirectory(vscode.Uri.file(path.dirname(p)));
+    await vscode.workspace.fs.writeFile(tmpUri, data);
+    try {
+      if (options.mode !== undefined) await fsp.chmod(tmp, options.mode);
+      await vscode.workspace.fs.rename(tmpUri, vscode.Uri.file(p), { overwrite: true });
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async deleteFile(p: string): Promise<void> {
+    await vscode.workspace.fs.delete(vscode.Uri.file(p), { recursive: false, useTrash: false });
+  }
+
+  async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
+    const include = new vscode.RelativePattern(vscode.Uri.file(root), pattern);
+    // `undefined` applies files.exclude; `null` applies nothing.
+    const uris = await vscode.workspace.findFiles(include, options.useExcludes === false ? null : undefined, options.maxResults + 1);
+    const paths = uris
+      .map((u) => path.relative(root, u.fsPath).split(path.sep).join('/'))
+      .filter((rel) => rel !== '' && !rel.startsWith('..'))
+      .sort();
+    const truncated = paths.length > options.maxResults;
+    if (truncated) paths.length = options.maxResults;
+    return { paths, truncated };
+  }
+
+  isDirty(p: string): boolean {
+    const target = vscode.Uri.file(p).toString();
+    return vscode.workspace.textDocuments.some((d) => d.isDirty && d.uri.toString() === target);
+  }
+}
