@@ -1,0 +1,117 @@
+/**
+ * The shape of one recorded patch operation, as `operation_status` returns it and as the ledger journal
+ * stores it (snake_case, like the tool contract). Hashes are `sha256:<hex>` of the bytes on disk, the same
+ * form as a file's `version`.
+ */
+
+export type OperationStatus = 'pending' | 'applied' | 'failed' | 'failed_partial' | 'not_applied' | 'unknown' | 'checked';
+
+/** Every status but `pending`: an operation in one of these never changes again. */
+export type FinishedStatus = Exclude<OperationStatus, 'pending'>;
+
+export const OPERATION_STATUSES: readonly OperationStatus[] = ['pending', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown', 'checked'];
+
+export type FileChangeKind = 'add' | 'update' | 'delete' | 'move';
+
+const FILE_CHANGE_KINDS: readonly string[] = ['add', 'update', 'delete', 'move'];
+
+/** One file of the patch, as the tool result lists it. */
+export interface OperationFile {
+  /** Workspace-relative, `/`-separated. */
+  readonly path: string;
+  readonly kind: FileChangeKind;
+  readonly move_to?: string;
+  readonly before_version?: string;
+  readonly after_version?: string;
+}
+
+/**
+ * What one path on disk is expected to hold before and after the operation; `null` means "no file there".
+ * One entry per path the patch touches: a move gives two, the source (`after_hash: null`) and the target
+ * (`before_hash: null`, unless it replaces a file). Reconciliation after a crash compares these with the disk.
+ */
+export interface OperationChange {
+  /** Workspace-relative, `/`-separated. */
+  readonly path: string;
+  readonly kind: FileChangeKind;
+  readonly before_hash: string | null;
+  readonly after_hash: string | null;
+}
+
+/** What reconciliation found at one path. `found` is a hash, `null` (nothing there), `directory` or `unreadable`. */
+export interface ReconcileEvidence {
+  readonly path: string;
+  readonly expected_before: string | null;
+  readonly expected_after: string | null;
+  readonly found: string | null;
+}
+
+export type OperationEventType = 'minted' | 'finished' | 'reconciled';
+
+export interface OperationEvent {
+  readonly type: OperationEventType;
+  /** ISO 8601. */
+  readonly at: string;
+  /** The status this event settled on (`finished`, `reconciled`). */
+  readonly status?: FinishedStatus;
+  readonly reason?: string;
+  /** `reconciled` only: what each path held. */
+  readonly evidence?: readonly ReconcileEvidence[];
+}
+
+export interface OperationRecord {
+  /** `op_` + 16 hex digits. */
+  readonly operation_id: string;
+  readonly operation_key: string;
+  /** hashArguments() of the request that minted it. */
+  readonly args_hash: string;
+  readonly kind: 'patch';
+  readonly workspace_id: string;
+  readonly work_id?: string;
+  /** ISO 8601. */
+  readonly created_at: string;
+  /** ISO 8601; absent while pending. */
+  readonly finished_at?: string;
+  readonly status: OperationStatus;
+  readonly files: readonly OperationFile[];
+  readonly changes: readonly OperationChange[];
+  readonly events: readonly OperationEvent[];
+  /** The terminal tool result, returned as is to a retry with the same key and arguments. */
+  readonly result?: unknown;
+}
+
+/** A structural check of a record read back from a journal; it never throws. */
+export function isOperationRecord(value: unknown): value is OperationRecord {
+  if (!isObject(value)) return false;
+  return (
+    isString(value.operation_id) &&
+    isString(value.operation_key) &&
+    isString(value.args_hash) &&
+    value.kind === 'patch' &&
+    isString(value.workspace_id) &&
+    (value.work_id === undefined || isString(value.work_id)) &&
+    isString(value.created_at) &&
+    (value.finished_at === undefined || isString(value.finished_at)) &&
+    OPERATION_STATUSES.includes(value.status as OperationStatus) &&
+    Array.isArray(value.files) &&
+    value.files.every((f) => isObject(f) && isString(f.path) && FILE_CHANGE_KINDS.includes(f.kind as string)) &&
+    Array.isArray(value.changes) &&
+    value.changes.every(
+      (c) => isObject(c) && isString(c.path) && FILE_CHANGE_KINDS.includes(c.kind as string) && isHashOrNull(c.before_hash) && isHashOrNull(c.after_hash),
+    ) &&
+    Array.isArray(value.events) &&
+    value.events.every((e) => isObject(e) && isString(e.type) && isString(e.at))
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+function isHashOrNull(value: unknown): boolean {
+  return value === null || typeof value === 'string';
+}

@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { Journal, JournalLoadIssue, JournalRecord } from '../core/ports/journal';
+import { decodeJournalText, encodeJournalRecord, logJournalIssues } from '../core/ports/journal';
+import type { Logger } from '../core/ports/logger';
+import { silentLogger } from '../core/ports/logger';
+
+export interface FileJournalOptions {
+  /** Absolute folder holding the journal (the extension passes its workspace storage folder). Created if missing. */
+  readonly directory: string;
+  /** File name inside `directory`, e.g. `operations.jsonl`. */
+  readonly fileName: string;
+  readonly logger?: Logger;
+}
+
+/**
+ * A journal in one JSON Lines file. Every append is written through one `a+` handle and fsynced before its
+ * promise resolves; appends, loads and rewrites run one at a time through a promise queue, so lines never
+ * interleave. The file and its folder are private to the user (0600 / 0700 where the platform has modes).
+ */
+export class FileJournal implements Journal {
+  readonly path: string;
+  private readonly directory: string;
+  private readonly logger: Logger;
+  private handle: FileHandle | undefined;
+  /** Whether the file is known to end with '\n' (or be empty), so the next line starts cleanly. */
+  private tailClean = false;
+  private queue: Promise<void> = Promise.resolve();
+  private issues: JournalLoadIssue[] = [];
+  private closed = false;
+
+  constructor(options: FileJournalOptions) {
+    if (!path.isAbsolute(options.directory)) {
+      throw new Error(`FileJournal needs an absolute folder, got "${options.directory}".`);
+    }
+    if (options.fileName === '' || path.basename(options.fileName) !== options.fileName) {
+      throw new Error(`FileJournal needs a plain file name, got "${options.fileName}".`);
+    }
+    this.directory = options.directory;
+    this.path = path.join(options.directory, options.fileName);
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  get lastLoadIssues(): readonly JournalLoadIssue[] {
+    return this.issues;
+  }
+
+  load(): Promise<JournalRecord[]> {
+    return this.enqueue(async () => {
+      let text: string;
+      try {
+        text = await fs.readFile(this.path, 'utf8');
+      } catch (err) {
+        if (errorCode(err) !== 'ENOENT') throw err;
+        this.issues = [];
+        return [];
+      }
+      const decoded = decodeJournalText(text);
+      this.issues = decoded.issues;
+      logJournalIssues(this.logger, this.path, decoded.issues);
+      return decoded.records;
+    });
+  }
+
+  append(record: JournalRecord): Promise<void> {
+    let bytes: Buffer;
+    try {
+      // Encode before queueing: a record that is not JSON fails at once and never touches the file.
+      bytes = Buffer.from(encodeJournalRecord(record), 'utf8');
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    return this.enqueue(async () => {
+      this.assertOpen();
+      try {
+        const handle = await this.openHandle();
+        if (!this.tailClean) {
+          // A torn last line (crash, or a failed earlier write) must not swallow this record: start a new line.
+          if (!(await endsWithNewline(handle))) await writeAll(handle, Buffer.from('\n'));
+          this.tailClean = true;
+        }
+        await writeAll(handle, bytes);
+        await handle.sync();
+      } catch (err) {
+        // The file may now end in a partial line; re-check before the next append and start with a fresh handle.
+        this.tailClean = false;
+        await this.closeHandle();
+        throw err;
+      }
+    });
+  }
+
+  rewrite(records: readonly JournalRecord[]): Promise<void> {
+    let text: string;
+    try {
+      text = records.map(encodeJournalRecord).join('');
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    return this.enqueue(async () => {
+      this.assertOpen();
+      await this.closeHandle();
+      await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
+      const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      try {
+        const out = await fs.open(temp, 'wx', 0o600);
+        try {
+          await writeAll(out, Buffer.from(text, 'utf8'));
+          await out.sync();
+        } finally {
+          await out.close();
+        }
+        await fs.rename(temp, this.path);
+      } catch (err) {
+        await fs.rm(temp, { force: true }).catch(() => undefined);
+        throw err;
+      }
+      // The rename is durable only once the folder entry is on disk.
+      await fsyncDirectory(this.directory, this.logger);
+      this.tailClean = true;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.enqueue(async () => {
+      this.closed = true;
+      await this.closeHandle();
+    });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`The journal ${this.path} is closed.`);
+  }
+
+  private async openHandle(): Promise<FileHandle> {
+    if (this.handle) return this.handle;
+    await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
+    const existed = await fs.stat(this.path).then(
+      () => true,
+      (err: unknown) => {
+        if (errorCode(err) === 'ENOENT') return false;
+        throw err;
+      },
+    );
+    this.handle = await fs.open(this.path, 'a+', 0o600);
+    // A new file exists durably only once its folder entry is on disk.
+    if (!existed) await fsyncDirectory(this.directory, this.logger);
+    return this.handle;
+  }
+
+  private async closeHandle(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    if (handle) await handle.close().catch(() => undefined);
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+}
+
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+async function endsWithNewline(handle: FileHandle): Promise<boolean> {
+  const { size } = await handle.stat();
+  if (size === 0) return true;
+  const last = Buffer.alloc(1);
+  await handle.read(last, 0, 1, size - 1);
+  return last[0] === 0x0a;
+}
+
+/** fsync a folder so a create or rename in it survives power loss. Windows cannot open folders: skipped there. */
+async function fsyncDirectory(directory: string, logger: Logger): Promise<void> {
+  if (process.platform === 'win32') return;
+  let handle: FileHandle | undefined;
+  try {
+    handle = await fs.open(directory, 'r');
+    await handle.sync();
+  } catch (err) {
+    const code = errorCode(err);
+    // Some file systems refuse fsync on a folder; the data itself is already synced.
+    if (code === 'EINVAL' || code === 'EPERM' || code === 'EISDIR' || code === 'EBADF' || code === 'ENOTSUP') {
+      logger.debug(`journal: could not fsync folder ${directory} (${code})`);
+      return;
+    }
+    throw err;
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+function errorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
