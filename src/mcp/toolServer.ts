@@ -19,8 +19,12 @@ function text(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
+/**
+ * A tool that ran and failed. The body travels as JSON text only: clients validate `structuredContent` against
+ * the tool's output schema even on errors, and an error body is not a result.
+ */
 export function errorResult(body: ToolErrorBody): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: text({ error: body }) }], structuredContent: { error: body } };
+  return { isError: true, content: [{ type: 'text', text: text({ error: body }) }] };
 }
 
 function describeZodError(err: z.ZodError): string {

@@ -1,0 +1,70 @@
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { silentLogger } from '../../../src/core/ports/logger';
+import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
+import { toolCatalogue } from '../../../src/core/tools/catalogue';
+import type { CoreServices } from '../../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { McpHttpHost } from '../../../src/mcp/httpHost';
+import { createToolServer } from '../../../src/mcp/toolServer';
+import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** One HTTP request with full control of the headers (fetch forbids setting Host). Loopback only. */
+export function rawRequest(port: number, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string; host?: string }): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: options.host ?? '127.0.0.1', port, method: options.method ?? 'POST', path: options.path ?? '/mcp', headers: options.headers ?? {}, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
+
+export const INIT_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+export interface RunningHost {
+  host: McpHttpHost;
+  port: number;
+  token: { value: string };
+  services: CoreServices;
+  stop(): Promise<void>;
+}
+
+/** A real host on 127.0.0.1 serving `root` as workspace "demo". */
+export async function startHost(root: string, preferredPort = 0): Promise<RunningHost> {
+  const token = { value: 'T'.repeat(43) };
+  const services: CoreServices = {
+    workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: 'demo', profile: 'exec' }])),
+    fs: new NodeWorkspaceFs(),
+    logger: silentLogger,
+    limits: () => DEFAULT_LIMITS,
+  };
+  const tools = toolCatalogue();
+  const host = new McpHttpHost({
+    createServer: () => createToolServer({ tools, services, logger: silentLogger, version: '0.0.0-test' }),
+    token: () => token.value,
+    logger: silentLogger,
+  });
+  const port = await host.start(preferredPort);
+  return { host, port, token, services, stop: () => host.stop() };
+}

@@ -1,0 +1,95 @@
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { silentLogger } from '../../../src/core/ports/logger';
+import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
+import type { FolderInfo } from '../../../src/core/ports/workspaceSource';
+import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
+import { toolCatalogue } from '../../../src/core/tools/catalogue';
+import type { AnyTool, CoreServices, Limits } from '../../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { createToolServer } from '../../../src/mcp/toolServer';
+import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+
+/** Makes a temp folder holding `files` (path → content); returns its real absolute path. */
+export async function makeTree(files: Record<string, string | Uint8Array>, prefix = 'codespace-ws-'): Promise<string> {
+  const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), prefix)));
+  for (const [rel, content] of Object.entries(files)) {
+    const abs = path.join(dir, rel);
+    await fsp.mkdir(path.dirname(abs), { recursive: true });
+    await fsp.writeFile(abs, content);
+  }
+  return dir;
+}
+
+export async function removeTree(dir: string): Promise<void> {
+  await fsp.rm(dir, { recursive: true, force: true });
+}
+
+/** A WorkspaceFs that records every path it is asked about, to prove a refused path was never touched. */
+export class SpyWorkspaceFs implements WorkspaceFs {
+  readonly calls: string[] = [];
+  constructor(private readonly inner: WorkspaceFs = new NodeWorkspaceFs()) {}
+  private note(op: string, p: string): void { this.calls.push(`${op} ${p}`); }
+  stat(p: string): Promise<FileStat | undefined> { this.note('stat', p); return this.inner.stat(p); }
+  lstat(p: string): Promise<FileStat | undefined> { this.note('lstat', p); return this.inner.lstat(p); }
+  realpath(p: string): Promise<string> { this.note('realpath', p); return this.inner.realpath(p); }
+  readFile(p: string): Promise<Uint8Array> { this.note('readFile', p); return this.inner.readFile(p); }
+  writeFile(p: string, d: Uint8Array, o?: { mode?: number }): Promise<void> { this.note('writeFile', p); return this.inner.writeFile(p, d, o); }
+  deleteFile(p: string): Promise<void> { this.note('deleteFile', p); return this.inner.deleteFile(p); }
+  find(root: string, pattern: string, o: FindOptions): Promise<FindResult> { this.note('find', root); return this.inner.find(root, pattern, o); }
+  dirty = new Set<string>();
+  isDirty(p: string): boolean { return this.dirty.has(p); }
+}
+
+export interface Harness {
+  client: Client;
+  services: CoreServices;
+  source: InMemoryWorkspaceSource;
+  fs: SpyWorkspaceFs;
+  limits: { current: Limits };
+  call(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  close(): Promise<void>;
+}
+
+/** A real SDK client linked in-process to a server over the tool catalogue. */
+export async function connectHarness(folders: FolderInfo[], options: { trusted?: boolean; tools?: AnyTool[]; services?: Partial<CoreServices> } = {}): Promise<Harness> {
+  const source = new InMemoryWorkspaceSource(folders, options.trusted ?? true);
+  const fs = new SpyWorkspaceFs();
+  const limits = { current: { ...DEFAULT_LIMITS } };
+  const services: CoreServices = { workspaces: new WorkspaceRegistry(source), fs, logger: silentLogger, limits: () => limits.current, ...options.services };
+  const server = createToolServer({ tools: options.tools ?? toolCatalogue(), services, logger: silentLogger, version: '0.0.0-test' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'unit-test', version: '1.0.0' });
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  return {
+    client,
+    services,
+    source,
+    fs,
+    limits,
+    call: async (name, args) => (await client.callTool({ name, arguments: args })) as CallToolResult,
+    close: async () => {
+      await client.close();
+      await server.close();
+    },
+  };
+}
+
+/** The structured error of a failed tool call, or a thrown assertion when the call did not fail. */
+export function toolError(result: CallToolResult): { code: string; message: string; hint?: string; details?: Record<string, unknown> } {
+  if (!result.isError) throw new Error(`expected a tool error, got ${JSON.stringify(result.structuredContent)}`);
+  const first = result.content[0];
+  if (first?.type !== 'text') throw new Error('a tool error carries its body as text');
+  return (JSON.parse(first.text) as { error: { code: string; message: string } }).error;
+}
+
+export function ok<T = Record<string, unknown>>(result: CallToolResult): T {
+  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.structuredContent)}`);
+  return result.structuredContent as T;
+}
