@@ -1,0 +1,260 @@
+import { ToolError } from '../errors';
+import type { Hunk } from './parser';
+import { encodeText, joinLines, readTextFile } from './textFile';
+import type { Eol, TextLine } from './textFile';
+
+/**
+ * Applies the hunks of one `*** Update File` to the file's current bytes, in memory.
+ *
+ * Matching. Hunks are placed in order; each is searched from the end of the previous one. The lines a hunk
+ * expects (context and removed lines) are compared with the file at three levels, stopping at the first
+ * level that finds anything: exact, then ignoring trailing whitespace, then ignoring leading and trailing
+ * whitespace. Without an anchor, two or more places at that level is `PATCH_AMBIGUOUS`. With `@@` anchors,
+ * each anchor is found (first occurrence, same three levels) after the previous one, and the hunk takes its
+ * first match after the last anchor: the anchor is what disambiguates. `*** End of File` only accepts a
+ * match that ends at the last line. A hunk whose trailing lines are empty context lines that the file does
+ * not have (a blank separator line in the patch) is retried without them.
+ *
+ * What is kept. Context lines keep the file's own text (a tolerant match never rewrites them). Every kept
+ * line keeps its own ending; added lines take the file's dominant ending (CRLF when most lines use it).
+ * A UTF-8 BOM is kept.
+ *
+ * Final newline rule. Whether the file ends with a newline is a property of the file that a V4A patch cannot
+ * express, so it is kept: a file without a final newline still has none after the update, even when the
+ * last line was changed or lines were appended (the new last line then has no newline); a file with one
+ * keeps it. An empty file counts as newline-terminated, so lines added to it end with a newline.
+ * (To turn "a" with no final newline into "a\n", replace the last line with itself plus one empty line.)
+ */
+
+export interface FileUpdate {
+  /** The new content, ready to write. */
+  readonly after: Uint8Array;
+  /** Decoded text before and after, BOM excluded; what a diff is built from. */
+  readonly beforeText: string;
+  readonly afterText: string;
+  readonly bom: boolean;
+}
+
+type Level = 0 | 1 | 2;
+const LEVEL_NAMES = ['exact', 'ignoring trailing whitespace', 'ignoring surrounding whitespace'] as const;
+
+/** File lines normalised per level and interned to integers (fast to compare), computed on first use. */
+class LineViews {
+  private readonly views: ({ ids: Int32Array; intern: Map<string, number> } | undefined)[] = [];
+  constructor(private readonly lines: readonly string[]) {}
+  get(level: Level): { ids: Int32Array; intern: Map<string, number> } {
+    let v = this.views[level];
+    if (v === undefined) {
+      const intern = new Map<string, number>();
+      const ids = new Int32Array(this.lines.length);
+      for (let i = 0; i < this.lines.length; i++) {
+        const key = normalise(this.lines[i] as string, level);
+        let id = intern.get(key);
+        if (id === undefined) {
+          id = intern.size;
+          intern.set(key, id);
+        }
+        ids[i] = id;
+      }
+      v = { ids, intern };
+      this.views[level] = v;
+    }
+    return v;
+  }
+}
+
+function normalise(s: string, level: Level): string {
+  return level === 0 ? s : level === 1 ? s.trimEnd() : s.trim();
+}
+
+/** Start indexes in [from, to] where `want` (normalised to `level`) matches the file, at most `limit`. */
+function findAll(views: LineViews, want: readonly string[], level: Level, from: number, to: number, limit: number): number[] {
+  const { ids, intern } = views.get(level);
+  const needle = want.map((w) => intern.get(normalise(w, level)) ?? -1);
+  const out: number[] = [];
+  if (needle.includes(-1)) return out; // A line the file does not have at all.
+  const first = needle[0] as number;
+  for (let i = from; i <= to; i++) {
+    if (ids[i] !== first) continue;
+    let ok = true;
+    for (let j = 1; j < needle.length; j++) {
+      if (ids[i + j] !== needle[j]) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) {
+      out.push(i);
+      if (out.length >= limit) break;
+    }
+  }
+  return out;
+}
+
+function contextNotFound(path: string, hunkNo: number, what: string, wanted: string, fileLines: readonly string[], extra: Record<string, unknown> = {}): ToolError {
+  const nearest = nearestLine(wanted, fileLines);
+  const details: Record<string, unknown> = { path, hunk: hunkNo, first_context_line: wanted, ...extra };
+  if (nearest !== undefined) {
+    details.nearest_line = nearest.line;
+    details.nearest_text = nearest.text;
+  }
+  const near = nearest === undefined ? '' : ` The closest line is ${nearest.line}: ${JSON.stringify(nearest.text)}.`;
+  const outOfOrder = typeof extra.matches_before_previous_hunk === 'number';
+  const where = outOfOrder ? ` It matches at line ${String(extra.matches_before_previous_hunk)}, before the previous hunk.` : near;
+  return new ToolError('PATCH_CONTEXT_NOT_FOUND', `Hunk ${hunkNo} of ${JSON.stringify(path)}: ${what} ${JSON.stringify(wanted)} was not found${hunkNo > 1 ? ' after the previous hunk' : ''}.${where}`, {
+    hint: outOfOrder
+      ? 'Hunks are applied top to bottom: order the hunks of a file as their lines appear in it.'
+      : 'Read the file again and copy the context lines exactly as they are now; the file may have changed since you read it.',
+    details,
+  });
+}
+
+export function planFileUpdate(path: string, before: Uint8Array, hunks: readonly Hunk[]): FileUpdate {
+  const file = readTextFile(path, before);
+  const texts = file.lines.map((l) => l.text);
+  const views = new LineViews(texts);
+  const out: TextLine[] = [];
+  let cursor = 0;
+
+  hunks.forEach((hunk, index) => {
+    const hunkNo = index + 1;
+    // Anchors: each one found after the previous; the hunk may start on the last anchor line itself.
+    let searchFrom = cursor;
+    let anchorFrom = cursor;
+    for (const anchor of hunk.anchors) {
+      let found = -1;
+      for (let level: Level = 0; level <= 2 && found < 0; level = (level + 1) as Level) {
+        const hits = findAll(views, [anchor], level, anchorFrom, texts.length - 1, 1);
+        if (hits.length > 0) found = hits[0] as number;
+      }
+      if (found < 0) throw contextNotFound(path, hunkNo, 'the @@ anchor', anchor, texts, { anchor });
+      searchFrom = found;
+      anchorFrom = found + 1;
+    }
+    const anchored = hunk.anchors.length > 0;
+
+    let lines = hunk.lines;
+    let pos = locate(lines);
+    // Retry without trailing empty context lines (blank separator lines in the patch).
+    while (pos === undefined && lines.length > 0 && lines[lines.length - 1]?.kind === 'context' && lines[lines.length - 1]?.text === '') {
+      lines = lines.slice(0, -1);
+      pos = locate(lines);
+    }
+    if (pos === undefined) {
+      const firstOld = hunk.lines.find((l) => l.kind !== 'add');
+      const wanted = firstOld?.text ?? '';
+      const extra: Record<string, unknown> = { end_of_file: hunk.endOfFile };
+      // A common slip: hunks out of file order. Say so when the hunk fits before the previous one.
+      const old = hunk.lines.filter((l) => l.kind !== 'add').map((l) => l.text);
+      if (cursor > 0 && !hunk.endOfFile) {
+        const earlier = ([0, 1, 2] as const).map((lv) => findAll(views, old, lv, 0, Math.min(cursor - 1, texts.length - old.length), 1)[0]).find((h) => h !== undefined);
+        if (earlier !== undefined) extra.matches_before_previous_hunk = earlier + 1;
+      }
+      throw contextNotFound(path, hunkNo, hunk.endOfFile ? 'the end-of-file context starting with' : 'the context starting with', wanted, texts, extra);
+    }
+
+    // Copy the untouched lines before the hunk, then apply it.
+    for (let i = cursor; i < pos; i++) out.push(file.lines[i] as TextLine);
+    let at = pos;
+    for (const l of lines) {
+      if (l.kind === 'context') out.push(file.lines[at++] as TextLine);
+      else if (l.kind === 'remove') at++;
+      else {
+        out.push({ text: l.text, eol: file.eol });
+      }
+    }
+    cursor = at;
+
+    function locate(want: typeof hunk.lines): number | undefined {
+      const old = want.filter((l) => l.kind !== 'add').map((l) => l.text);
+      if (old.length === 0) {
+        // Pure insertion: after the anchor, at the end of the file, or into an empty file.
+        if (hunk.endOfFile) return texts.length >= cursor ? texts.length : undefined;
+        if (anchored) return searchFrom + 1;
+        if (texts.length === 0) return 0;
+        throw new ToolError('PATCH_INVALID', `Hunk ${hunkNo} of ${JSON.stringify(path)} only adds lines and says nowhere where.`, {
+          hint: 'Give the hunk context lines (" " prefix) around the insertion, an "@@ <line>" anchor to insert after, or close it with "*** End of File" to append.',
+          details: { path, hunk: hunkNo, line: hunk.patchLine },
+        });
+      }
+      const lastStart = texts.length - old.length;
+      if (lastStart < searchFrom) return undefined;
+      for (let level: Level = 0; level <= 2; level = (level + 1) as Level) {
+        const from = hunk.endOfFile ? lastStart : searchFrom;
+        const hits = findAll(views, old, level, from, lastStart, anchored ? 1 : 6);
+        if (hits.length === 0) continue;
+        if (hits.length > 1) {
+          throw new ToolError('PATCH_AMBIGUOUS', `Hunk ${hunkNo} of ${JSON.stringify(path)} matches ${hits.length > 5 ? 'more than 5' : hits.length} places (${LEVEL_NAMES[level]}), at lines ${hits.slice(0, 5).map((h) => h + 1).join(', ')}.`, {
+            hint: 'Add more context lines so the hunk matches one place only, or put an "@@ <line>" anchor (such as the enclosing function or class line) before it.',
+            details: { path, hunk: hunkNo, candidates: hits.slice(0, 5).map((h) => h + 1), match: LEVEL_NAMES[level] },
+          });
+        }
+        return hits[0];
+      }
+      return undefined;
+    }
+  });
+  for (let i = cursor; i < file.lines.length; i++) out.push(file.lines[i] as TextLine);
+
+  // Line endings: every line but the last ends with one; the last follows the file's final-newline state.
+  const fixed: TextLine[] = out.map((l, i) => {
+    const isLast = i === out.length - 1;
+    const eol: Eol | '' = isLast && !file.finalNewline ? '' : l.eol === '' ? file.eol : l.eol;
+    return eol === l.eol ? l : { text: l.text, eol };
+  });
+  const afterText = joinLines(fixed);
+  return { after: encodeText(afterText, file.bom), beforeText: file.text, afterText, bom: file.bom };
+}
+
+/** Content of a `*** Add File`: each line ends with LF; no lines is an empty file. */
+export function buildAddedFile(lines: readonly string[]): Uint8Array {
+  return encodeText(lines.map((l) => `${l}\n`).join(''), false);
+}
+
+/** The file line (1-based) most similar to `wanted`, by character bigrams; a hint for a failed match. */
+export function nearestLine(wanted: string, lines: readonly string[]): { line: number; text: string } | undefined {
+  const target = wanted.trim();
+  if (lines.length === 0) return undefined;
+  const want = bigrams(target);
+  let best = -1;
+  let bestScore = -1;
+  for (let i = 0; i < lines.length; i++) {
+    const text = (lines[i] as string).trim();
+    if (text === target) return { line: i + 1, text: lines[i] as string };
+    // Cheap length filter: Dice similarity cannot beat the best so far when lengths differ a lot.
+    const maxPossible = (2 * Math.min(text.length, target.length)) / Math.max(1, text.length + target.length);
+    if (maxPossible <= bestScore) continue;
+    const score = dice(want, target, text);
+    if (score > bestScore) {
+      bestScore = score;
+      best = i;
+    }
+  }
+  if (best < 0 || bestScore <= 0) return undefined;
+  return { line: best + 1, text: lines[best] as string };
+}
+
+function bigrams(s: string): Map<string, number> {
+  const m = new Map<string, number>();
+  const t = s.length > 400 ? s.slice(0, 400) : s;
+  for (let i = 0; i + 1 < t.length; i++) {
+    const g = t.slice(i, i + 2);
+    m.set(g, (m.get(g) ?? 0) + 1);
+  }
+  return m;
+}
+
+function dice(want: Map<string, number>, wantText: string, other: string): number {
+  const t = other.length > 400 ? other.slice(0, 400) : other;
+  if (wantText.length < 2 || t.length < 2) return wantText === t ? 1 : 0;
+  const seen = new Map<string, number>();
+  let common = 0;
+  for (let i = 0; i + 1 < t.length; i++) {
+    const g = t.slice(i, i + 2);
+    const used = seen.get(g) ?? 0;
+    if (used < (want.get(g) ?? 0)) common++;
+    seen.set(g, used + 1);
+  }
+  const wantCount = Math.min(wantText.length, 400) - 1;
+  return (2 * common) / (wantCount + t.length - 1);
+}

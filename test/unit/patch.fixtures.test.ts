@@ -1,0 +1,130 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ToolError } from '../../src/core/errors';
+import { parsePatch } from '../../src/core/patch/parser';
+import { checkExpectedVersions, planPatch } from '../../src/core/patch/plan';
+import type { PlannedPatch } from '../../src/core/patch/plan';
+import { contentVersion } from '../../src/core/patch/version';
+
+/**
+ * Golden files for the patch engine: each folder of test/fixtures/patches is one case with
+ *   before/         the workspace before (optional)
+ *   patch           the patch text
+ *   after/          the expected workspace, compared byte for byte, or
+ *   error           JSON { code, details? }: the expected ToolError (details compared field by field)
+ *   versions.json   optional expected_versions; the value "current" stands for the file's real version.
+ * A new bug becomes a new folder.
+ */
+
+const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/patches');
+
+interface Tree {
+  files: Map<string, Uint8Array>;
+  dirs: Set<string>;
+}
+
+function readTree(root: string): Tree {
+  const tree: Tree = { files: new Map(), dirs: new Set() };
+  if (!fs.existsSync(root)) return tree;
+  const walk = (dir: string, rel: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const r = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      const abs = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        tree.dirs.add(r);
+        walk(abs, r);
+      } else tree.files.set(r, new Uint8Array(fs.readFileSync(abs)));
+    }
+  };
+  walk(root, '');
+  return tree;
+}
+
+/** Applies a plan to an in-memory tree the way an applier would. */
+function applyPlan(before: Tree, planned: PlannedPatch): Map<string, Uint8Array> {
+  const out = new Map(before.files);
+  for (const f of planned.files) if (f.kind === 'delete' || f.kind === 'move') out.delete(f.path);
+  for (const f of planned.files) {
+    if (f.after === undefined) continue;
+    out.set(f.kind === 'move' ? (f.move_to as string) : f.path, f.after);
+  }
+  return out;
+}
+
+function show(bytes: Uint8Array | undefined): string {
+  return bytes === undefined ? '(absent)' : JSON.stringify(Buffer.from(bytes).toString('utf8'));
+}
+
+const cases = fs
+  .readdirSync(FIXTURES, { withFileTypes: true })
+  .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !e.name.startsWith('_'))
+  .map((e) => e.name)
+  .sort();
+
+describe('patch engine fixtures', () => {
+  it('has the golden cases', () => {
+    assert.ok(cases.length >= 45, `only ${cases.length} fixtures`);
+  });
+
+  for (const name of cases) {
+    it(name, async () => {
+      const dir = path.join(FIXTURES, name);
+      const before = readTree(path.join(dir, 'before'));
+      const patchText = fs.readFileSync(path.join(dir, 'patch'), 'utf8');
+      const errorFile = path.join(dir, 'error');
+      const versionsFile = path.join(dir, 'versions.json');
+      const expectedError = fs.existsSync(errorFile) ? (JSON.parse(fs.readFileSync(errorFile, 'utf8')) as { code: string; details?: Record<string, unknown> }) : undefined;
+
+      const lookups: string[] = [];
+      const getFile = (rel: string): Promise<{ bytes: Uint8Array; mode?: number } | undefined | 'directory'> => {
+        lookups.push(rel);
+        if (before.dirs.has(rel)) return Promise.resolve('directory');
+        const bytes = before.files.get(rel);
+        return Promise.resolve(bytes === undefined ? undefined : { bytes, mode: 0o644 });
+      };
+
+      let result: Map<string, Uint8Array> | undefined;
+      let planned: PlannedPatch | undefined;
+      try {
+        planned = await planPatch(parsePatch(patchText), getFile);
+        if (fs.existsSync(versionsFile)) {
+          const raw = JSON.parse(fs.readFileSync(versionsFile, 'utf8')) as Record<string, string>;
+          const expected: Record<string, string> = {};
+          for (const [p, v] of Object.entries(raw)) {
+            const bytes = before.files.get(p);
+            expected[p] = v === 'current' && bytes !== undefined ? contentVersion(bytes) : v;
+          }
+          checkExpectedVersions(planned, expected);
+        }
+        result = applyPlan(before, planned);
+      } catch (err) {
+        if (expectedError === undefined) throw err;
+        assert.ok(ToolError.is(err), `expected a ToolError, got ${String(err)}`);
+        assert.equal(err.code, expectedError.code, `wrong code; message: ${err.message}`);
+        assert.ok(err.hint !== undefined && err.hint.length > 0, 'a ToolError carries a hint');
+        for (const [key, value] of Object.entries(expectedError.details ?? {})) {
+          assert.deepEqual(err.details?.[key], value, `details.${key} (details: ${JSON.stringify(err.details)})`);
+        }
+        return;
+      }
+      assert.equal(expectedError, undefined, `expected ${expectedError?.code} but the patch planned fine`);
+
+      const after = readTree(path.join(dir, 'after')).files;
+      assert.deepEqual([...result.keys()].sort(), [...after.keys()].sort(), 'the set of files after the patch');
+      for (const [p, bytes] of after) {
+        const got = result.get(p);
+        assert.ok(got !== undefined && Buffer.from(got).equals(Buffer.from(bytes)), `${p}: expected ${show(bytes)}, got ${show(got)}`);
+      }
+      // Every planned file carries what an applier and a preview need.
+      for (const f of planned.files) {
+        if (f.after !== undefined) assert.equal(f.afterVersion, contentVersion(f.after));
+        if (f.before !== undefined) {
+          assert.equal(f.beforeVersion, contentVersion(f.before));
+          assert.equal(f.mode, 0o644);
+        }
+        if (f.kind !== 'move') assert.ok(f.diff.length > 0 || (f.before !== undefined && f.after !== undefined && Buffer.from(f.before).equals(Buffer.from(f.after))), `${f.path}: a diff`);
+      }
+    });
+  }
+});
