@@ -1,0 +1,87 @@
+import type { Disposable } from '../disposable';
+
+/**
+ * Starting and controlling OS processes. The core's supervisor owns policy (occupancy, timeouts, output
+ * retention, environment scrubbing); a backend only spawns and signals. Adapters: `NodePtyBackend` (a
+ * pseudo-terminal) and `ChildProcessBackend` (pipes), both in src/node.
+ */
+export interface SpawnOptions {
+  /** Program to run: a name looked up on the child's PATH, or a path. Never interpreted by a shell. */
+  readonly file: string;
+  /** Arguments passed literally (argv[1..]). */
+  readonly args: readonly string[];
+  /** Absolute working directory, already confined to the workspace. */
+  readonly cwd: string;
+  /** The complete environment of the child (nothing is inherited beyond it). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Whether the backend is asked for a pseudo-terminal; a backend refuses a mode it does not provide. */
+  readonly tty: boolean;
+  /** Initial terminal size (tty only). Default 24 x 80. */
+  readonly rows?: number;
+  readonly cols?: number;
+}
+
+/** How the leading process ended: an exit code, or the signal that killed it. */
+export interface ExitInfo {
+  readonly exitCode?: number;
+  /** Signal name (`SIGTERM`) where known, else its number. */
+  readonly signal?: string | number;
+}
+
+/** One running process, which leads its own process group (and, for a PTY, its own session). */
+export interface ProcessHandle {
+  readonly pid: number;
+  readonly tty: boolean;
+  /** Output bytes in arrival order (stdout and stderr together). Events before the first listener are kept. */
+  onData(listener: (bytes: Uint8Array) => void): Disposable;
+  /** Fires once, after the output has been drained. A late listener still hears it. */
+  onExit(listener: (info: ExitInfo) => void): Disposable;
+  /** Writes to the process's input (the terminal for a PTY, stdin for pipes). Throws when input is closed. */
+  write(data: string | Uint8Array): void;
+  /** Changes the terminal size. Throws for pipes. */
+  resize(rows: number, cols: number): void;
+  /** Sends `signal` (default SIGTERM) to the whole process group. Never throws for a process that is gone. */
+  kill(signal?: string): void;
+  /**
+   * Ends the process and every descendant: SIGTERM to the group and to descendants that left it, then SIGKILL
+   * after the backend's grace period. Resolves when nothing is left alive (or SIGKILL has been sent and given
+   * a moment).
+   */
+  terminate(): Promise<void>;
+}
+
+export interface ProcessBackend {
+  /** `pty` for a pseudo-terminal backend, `pipes` for plain pipes. */
+  readonly kind: 'pty' | 'pipes';
+  /** Whether the backend can start processes here (for example, whether node-pty loads). Never throws. */
+  available(): boolean;
+  /** Starts the process; rejects with `SpawnError` when nothing was started. */
+  spawn(options: SpawnOptions): Promise<ProcessHandle>;
+}
+
+export type SpawnFailure =
+  /** The program was not found on PATH or at the given path. */
+  | 'not_found'
+  /** The program exists but cannot be executed. */
+  | 'not_executable'
+  /** The working directory does not exist or is not a directory. */
+  | 'bad_cwd'
+  /** The backend cannot run here (for example, node-pty failed to load). */
+  | 'unavailable'
+  /** Anything else the OS refused. */
+  | 'failed';
+
+/** A spawn that started nothing. `reason` is for branching; `message` is for people. */
+export class SpawnError extends Error {
+  readonly reason: SpawnFailure;
+
+  constructor(reason: SpawnFailure, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SpawnError';
+    this.reason = reason;
+  }
+
+  static is(err: unknown, reason?: SpawnFailure): err is SpawnError {
+    return err instanceof SpawnError && (reason === undefined || err.reason === reason);
+  }
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { ToolError } from '../errors';
+import { confine } from '../policy/paths';
+import { requireProcesses } from '../process/services';
+import { defineTool } from './tool';
+
+const argument = z.string().refine((s) => !s.includes('\0'), { message: 'Arguments must not contain NUL bytes.' });
+
+export const execCommandTool = defineTool({
+  name: 'exec_command',
+  title: 'Run a command',
+  description:
+    'Starts a command in a workspace and returns its process_id at once. command is an argument array run without a shell: ' +
+    '";", "&&", pipes, "$(...)" and quotes are passed literally (run ["sh", "-c", "..."] to use a shell). cwd is relative to the ' +
+    'workspace root (default: the root). tty: true gives a pseudo-terminal of 24x80 (resize with process_resize). Environment ' +
+    'and timeout are operator settings. dispatch_status "confirmed" means the process started, not that it succeeded: poll ' +
+    'read_process (use wait_ms) and judge the end with process_status. A running command occupies the workspace: another ' +
+    'exec_command or apply_patch gets WORKSPACE_BUSY until it ends; occupancy "shared" (dev servers, watchers) neither blocks ' +
+    'nor is blocked. The developer sees each process as a VS Code terminal.',
+  kind: 'exec',
+  input: {
+    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    command: z
+      .array(argument)
+      .min(1)
+      .refine((argv) => argv[0] !== '', { message: 'The program name (command[0]) must not be empty.' })
+      .describe('Program and arguments, e.g. ["npm", "test"]. No shell is involved.'),
+    tty: z.boolean().optional().describe('Run on a pseudo-terminal (24x80) for programs that need one. Default false (pipes).'),
+    cwd: z.string().optional().describe('Working directory relative to the workspace root, "/"-separated. Default: the root.'),
+    occupancy: z
+      .enum(['exclusive', 'shared'])
+      .optional()
+      .describe('"exclusive" (default): the workspace is busy while it runs. "shared": a long-lived helper that does not block patches or other commands.'),
+    work_id: z.string().optional().describe('The work this command belongs to, from work_open.'),
+  },
+  output: {
+    process_id: z.string(),
+    dispatch_status: z.enum(['confirmed', 'unknown']),
+    coordination: z.object({ queued_instructions: z.number() }).optional(),
+  },
+  async handler(args, ctx) {
+    const services = requireProcesses(ctx);
+    const ws = services.workspaces.get(args.workspace_id);
+    services.workspaces.require(ws, 'exec');
+    const { abs, rel } = await confine(services.fs, ws.root, args.cwd ?? '', { allowRoot: true });
+    const st = await services.fs.stat(abs);
+    if (!st || st.type !== 'directory') {
+      throw new ToolError('NOT_FOUND', st ? `cwd ${JSON.stringify(rel)} is a file, not a folder.` : `cwd ${JSON.stringify(rel)} does not exist.`, {
+        hint: 'Pass an existing folder relative to the workspace root, or omit cwd to run in the root.',
+        details: { cwd: rel },
+      });
+    }
+    return services.processes.exec(ws, args.command, {
+      cwd: abs,
+      tty: args.tty ?? false,
+      occupancy: args.occupancy ?? 'exclusive',
+      env: services.exec.env(),
+      timeoutMs: services.exec.timeoutMs(),
+    });
+  },
+});

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { MAX_TERMINAL_DIMENSION } from '../process/supervisor';
+import { requireProcesses } from '../process/services';
+import { defineTool } from './tool';
+
+export const processResizeTool = defineTool({
+  name: 'process_resize',
+  title: 'Resize a process terminal',
+  description: 'Changes the terminal size of a process started with tty: true (the program sees SIGWINCH). Processes on pipes answer NOT_A_TTY.',
+  kind: 'processControl',
+  input: {
+    process_id: z.string().min(1).describe('The process_id returned by exec_command.'),
+    rows: z.number().int().min(1).max(MAX_TERMINAL_DIMENSION).describe('Terminal rows.'),
+    cols: z.number().int().min(1).max(MAX_TERMINAL_DIMENSION).describe('Terminal columns.'),
+  },
+  output: {
+    process_id: z.string(),
+    rows: z.number(),
+    cols: z.number(),
+  },
+  async handler(args, ctx) {
+    const { processes } = requireProcesses(ctx);
+    await processes.resize(args.process_id, args.rows, args.cols);
+    return { process_id: args.process_id, rows: args.rows, cols: args.cols };
+  },
+});

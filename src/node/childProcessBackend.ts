@@ -1,0 +1,136 @@
+import { spawn as spawnChild } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import type { Disposable } from '../core/disposable';
+import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../core/ports/processBackend';
+import { SpawnError } from '../core/ports/processBackend';
+import { HandleEvents } from '../core/process/handleEvents';
+import { checkCwd, resolveExecutable, sendSignal, terminateTree } from './processTable';
+
+export interface ChildProcessBackendOptions {
+  /** Time between SIGTERM and SIGKILL when terminating. Default 3 s. */
+  readonly graceMs?: number;
+  /** When the leader exits on its own, end what it left running in its process group. Default true. */
+  readonly sweepOnExit?: boolean;
+  /** After the leader exits, how long to wait for its output pipes to drain before reporting the exit. */
+  readonly drainMs?: number;
+}
+
+const DEFAULT_GRACE_MS = 3000;
+const DEFAULT_DRAIN_MS = 200;
+
+/**
+ * Processes on plain pipes through child_process: no shell, stdout and stderr merged in arrival order,
+ * stdin piped. `detached: true` makes the child lead its own process group, so the group can be signalled.
+ */
+export class ChildProcessBackend implements ProcessBackend {
+  readonly kind = 'pipes';
+  private readonly graceMs: number;
+  private readonly sweepOnExit: boolean;
+  private readonly drainMs: number;
+
+  constructor(options: ChildProcessBackendOptions = {}) {
+    this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+    this.sweepOnExit = options.sweepOnExit ?? true;
+    this.drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
+  }
+
+  available(): boolean {
+    return true;
+  }
+
+  spawn(options: SpawnOptions): Promise<ProcessHandle> {
+    if (options.tty) return Promise.reject(new SpawnError('failed', 'ChildProcessBackend runs processes on pipes, not terminals.'));
+    try {
+      checkCwd(options.cwd);
+      const file = resolveExecutable(options.file, options.cwd, options.env);
+      const child = spawnChild(file, [...options.args], {
+        cwd: options.cwd,
+        env: { ...options.env },
+        argv0: options.file,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+        shell: false,
+        windowsHide: true,
+      });
+      return new Promise<ProcessHandle>((resolve, reject) => {
+        const onError = (err: NodeJS.ErrnoException): void => {
+          child.off('spawn', onSpawn);
+          const reason = err.code === 'ENOENT' ? 'not_found' : err.code === 'EACCES' ? 'not_executable' : 'failed';
+          reject(new SpawnError(reason, `Could not start ${options.file}: ${err.message}`, { cause: err }));
+        };
+        const onSpawn = (): void => {
+          child.off('error', onError);
+          resolve(new PipeHandle(child, this.graceMs, this.sweepOnExit, this.drainMs));
+        };
+        child.once('error', onError);
+        child.once('spawn', onSpawn);
+      });
+    } catch (err) {
+      return Promise.reject(SpawnError.is(err) ? err : new SpawnError('failed', `Could not start ${options.file}: ${String(err)}`, { cause: err }));
+    }
+  }
+}
+
+class PipeHandle implements ProcessHandle {
+  readonly tty = false;
+  readonly pid: number;
+  private readonly events = new HandleEvents();
+
+  constructor(private readonly child: ChildProcess, private readonly graceMs: number, sweepOnExit: boolean, drainMs: number) {
+    this.pid = child.pid as number;
+    const forward = (chunk: Buffer): void => this.events.fireData(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    child.stdout?.on('data', forward);
+    child.stderr?.on('data', forward);
+    // A child that closes its stdin makes our writes fail asynchronously (EPIPE): not a crash.
+    child.stdin?.on('error', () => undefined);
+    child.on('error', () => undefined);
+
+    let exit: ExitInfo | undefined;
+    let reported = false;
+    const report = (): void => {
+      if (reported || exit === undefined) return;
+      reported = true;
+      this.events.fireExit(exit);
+      if (sweepOnExit) void terminateTree(this.pid, { graceMs: this.graceMs, leaderGone: () => true });
+    };
+    child.once('exit', (code, signal) => {
+      exit = signal ? { signal } : { exitCode: code ?? undefined };
+      // Output may still be in the pipes: wait for them to close, but not for a background job holding them.
+      const timer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        report();
+      }, drainMs);
+      child.once('close', () => {
+        clearTimeout(timer);
+        report();
+      });
+    });
+  }
+
+  onData(listener: (bytes: Uint8Array) => void): Disposable {
+    return this.events.onData(listener);
+  }
+
+  onExit(listener: (info: ExitInfo) => void): Disposable {
+    return this.events.onExit(listener);
+  }
+
+  write(data: string | Uint8Array): void {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded || this.events.exited) throw new Error('The process input is closed.');
+    stdin.write(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  }
+
+  resize(): void {
+    throw new Error('A process on pipes has no terminal to resize.');
+  }
+
+  kill(signal: string = 'SIGTERM'): void {
+    if (!sendSignal(-this.pid, signal as NodeJS.Signals)) sendSignal(this.pid, signal as NodeJS.Signals);
+  }
+
+  terminate(): Promise<void> {
+    return terminateTree(this.pid, { graceMs: this.graceMs, leaderGone: () => this.events.exited });
+  }
+}

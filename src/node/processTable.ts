@@ -1,0 +1,202 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SpawnError } from '../core/ports/processBackend';
+
+/** One row of the OS process table. */
+export interface ProcessEntry {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly pgid: number;
+  /** One-letter state (`R`, `S`, `Z`...). */
+  readonly state: string;
+  /** Start time as the OS reports it; with `pid` it names a process even if pids are reused. */
+  readonly start: string;
+}
+
+/** True for a process that still runs (a zombie has ended and only waits to be reaped). */
+export function isLive(entry: ProcessEntry): boolean {
+  return entry.state !== 'Z' && entry.state !== 'X';
+}
+
+async function readProcLinux(): Promise<ProcessEntry[]> {
+  const names = await fs.promises.readdir('/proc');
+  const rows = await Promise.all(
+    names
+      .filter((n) => /^\d+$/.test(n))
+      .map(async (n): Promise<ProcessEntry | undefined> => {
+        try {
+          const stat = await fs.promises.readFile(`/proc/${n}/stat`, 'latin1');
+          // "pid (comm) state ppid pgrp session ... starttime(22)": comm may hold spaces and parentheses.
+          const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return { pid: Number(n), state: rest[0] ?? '?', ppid: Number(rest[1]), pgid: Number(rest[2]), start: rest[19] ?? '' };
+        } catch {
+          return undefined; // gone meanwhile
+        }
+      }),
+  );
+  return rows.filter((r): r is ProcessEntry => r !== undefined);
+}
+
+function readPs(): Promise<ProcessEntry[]> {
+  return new Promise((resolve) => {
+    execFile('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,lstart='], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return resolve([]);
+      const rows: ProcessEntry[] = [];
+      for (const line of stdout.split('\n')) {
+        const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line);
+        if (!m) continue;
+        rows.push({ pid: Number(m[1]), ppid: Number(m[2]), pgid: Number(m[3]), state: (m[4] as string).charAt(0), start: (m[5] as string).trim() });
+      }
+      resolve(rows);
+    });
+  });
+}
+
+/** A snapshot of the OS process table (`/proc` on Linux, `ps` elsewhere). */
+export function listProcesses(): Promise<ProcessEntry[]> {
+  return process.platform === 'linux' ? readProcLinux() : readPs();
+}
+
+/** Every live descendant of `pid` in `table` (children, grandchildren...), whatever their group. */
+export function descendantsOf(pid: number, table: readonly ProcessEntry[]): ProcessEntry[] {
+  const children = new Map<number, ProcessEntry[]>();
+  for (const e of table) {
+    const list = children.get(e.ppid);
+    if (list) list.push(e);
+    else children.set(e.ppid, [e]);
+  }
+  const out: ProcessEntry[] = [];
+  const seen = new Set<number>([pid]);
+  const queue = [pid];
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    for (const child of children.get(next) ?? []) {
+      if (seen.has(child.pid)) continue;
+      seen.add(child.pid);
+      if (isLive(child)) out.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return out;
+}
+
+/** Sends a signal; false when there was nobody to receive it (or we may not signal it). */
+export function sendSignal(target: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(target, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const key = (e: ProcessEntry): string => `${e.pid}/${e.start}`;
+
+/**
+ * Ends the process tree led by `leader`: its process group, plus any descendant that moved to another group
+ * or session (and those groups). SIGTERM first; whatever is still alive after `graceMs` gets SIGKILL.
+ * Processes are tracked by pid and start time, so a recycled pid is never signalled.
+ * Resolves once nothing tracked is alive and `leaderGone()` holds, or shortly after SIGKILL.
+ */
+export async function terminateTree(leader: number, options: { graceMs: number; pollMs?: number; leaderGone: () => boolean }): Promise<void> {
+  if (process.platform === 'win32') {
+    sendSignal(leader, 'SIGTERM');
+    return;
+  }
+  const poll = options.pollMs ?? 50;
+  const tracked = new Map<string, ProcessEntry>();
+  const groups = new Set<number>([leader]);
+
+  const refresh = async (): Promise<ProcessEntry[]> => {
+    const table = await listProcesses();
+    const byPid = new Map(table.map((e) => [e.pid, e]));
+    // Newcomers: live members of our groups, and live descendants of anything tracked or of the leader.
+    const roots = [leader, ...[...tracked.values()].map((e) => e.pid)];
+    for (const e of table) if (groups.has(e.pgid) && isLive(e)) tracked.set(key(e), e);
+    for (const root of roots) for (const d of descendantsOf(root, table)) tracked.set(key(d), d);
+    for (const e of tracked.values()) if (e.pgid === e.pid) groups.add(e.pgid);
+    // Alive: still in the table with the same start time and not a zombie.
+    const alive: ProcessEntry[] = [];
+    for (const [k, e] of tracked) {
+      const now = byPid.get(e.pid);
+      if (now && key(now) === k && isLive(now)) alive.push(now);
+      else tracked.delete(k);
+    }
+    return alive;
+  };
+
+  const signalAll = (alive: readonly ProcessEntry[], signal: NodeJS.Signals): void => {
+    const liveGroups = new Set(alive.map((e) => e.pgid));
+    for (const g of groups) if (liveGroups.has(g) || (g === leader && !options.leaderGone())) sendSignal(-g, signal);
+    for (const e of alive) sendSignal(e.pid, signal);
+  };
+
+  let alive = await refresh();
+  signalAll(alive, 'SIGTERM');
+  const deadline = Date.now() + options.graceMs;
+  for (;;) {
+    await delay(poll);
+    alive = await refresh();
+    if (alive.length === 0 && options.leaderGone()) return;
+    if (Date.now() >= deadline) break;
+  }
+  signalAll(alive, 'SIGKILL');
+  const killDeadline = Date.now() + 2000;
+  while (Date.now() < killDeadline) {
+    await delay(poll);
+    alive = await refresh();
+    if (alive.length === 0 && options.leaderGone()) return;
+    if (alive.length > 0) signalAll(alive, 'SIGKILL'); // late forks
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Throws SpawnError('bad_cwd') unless `cwd` is an existing directory. */
+export function checkCwd(cwd: string): void {
+  let ok = false;
+  try {
+    ok = fs.statSync(cwd).isDirectory();
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new SpawnError('bad_cwd', `Working directory ${cwd} does not exist or is not a directory.`);
+}
+
+/**
+ * Finds the program to run the way execvp would, but before spawning, so that a missing program is a clear
+ * SpawnError rather than a child that prints an error and exits. A name with a `/` is taken relative to
+ * `cwd`; a bare name is looked up on the child's PATH. On Windows the name is returned unchanged.
+ */
+export function resolveExecutable(file: string, cwd: string, env: Readonly<Record<string, string>>): string {
+  if (process.platform === 'win32') return file;
+  if (file.includes('/')) {
+    const abs = path.resolve(cwd, file);
+    if (isExecutableFile(abs)) return abs;
+    if (fs.existsSync(abs)) throw new SpawnError('not_executable', `${file} is not an executable file.`);
+    throw new SpawnError('not_found', `${file} does not exist.`);
+  }
+  const dirs = (env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':');
+  let exists = false;
+  for (const dir of dirs) {
+    const candidate = path.resolve(cwd, dir === '' ? '.' : dir, file);
+    if (isExecutableFile(candidate)) return candidate;
+    if (!exists && fs.existsSync(candidate)) exists = fs.statSync(candidate).isFile();
+  }
+  if (exists) throw new SpawnError('not_executable', `${file} was found on PATH but is not executable.`);
+  throw new SpawnError('not_found', `${file} was not found on PATH.`);
+}
