@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { PatchService } from '../patch/patchService';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
 import type { WorkspaceRegistry } from '../policy/workspaces';
@@ -24,6 +25,16 @@ export interface CoreServices {
   readonly limits: () => Limits;
   /** What process support this host has; absent when processes are not wired in. */
   readonly processCapabilities?: () => ProcessCapabilities;
+  /** Patches and their ledger; absent in hosts without durable storage. */
+  readonly patches?: PatchService;
+  /** The process occupying a workspace exclusively, if any (blocks apply_patch). */
+  readonly occupant?: (workspaceId: string) => Occupant | undefined;
+}
+
+/** A live process that holds a workspace. */
+export interface Occupant {
+  readonly process_id: string;
+  readonly command: readonly string[];
 }
 
 /** Reported by workspace_info; must match what the process supervisor enforces. */

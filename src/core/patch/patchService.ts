@@ -1,0 +1,307 @@
+import { ToolError } from '../errors';
+import type { OperationLedger } from '../ledger/operationLedger';
+import type { OperationChange, OperationFile, OperationRecord } from '../ledger/operationRecord';
+import { hashArguments } from '../ledger/canonicalJson';
+import type { Logger } from '../ports/logger';
+import type { WorkspaceFs } from '../ports/workspaceFs';
+import { confine } from '../policy/paths';
+import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
+import { parsePatch } from './parser';
+import type { PlannedFile, PlannedPatch } from './plan';
+import { checkExpectedVersions, planPatch } from './plan';
+import { contentVersion } from './version';
+
+export interface ApplyPatchRequest {
+  readonly workspace_id: string;
+  readonly patch: string;
+  readonly expected_versions: Readonly<Record<string, string>>;
+  readonly operation_key: string;
+  readonly check_only?: boolean;
+  readonly work_id?: string;
+}
+
+export interface PatchFileResult {
+  path: string;
+  kind: 'add' | 'update' | 'delete' | 'move';
+  move_to?: string;
+  before_version?: string;
+  after_version?: string;
+  diff?: string;
+  /** failed_partial only: what the file holds now. */
+  state?: string;
+}
+
+export interface ApplyPatchResult {
+  status: 'checked' | 'applied' | 'failed' | 'failed_partial' | 'not_applied' | 'unknown';
+  operation_id: string;
+  files: PatchFileResult[];
+  /** Why a recorded operation did not apply (failed, failed_partial, unknown, or a replay of one). */
+  reason?: string;
+  hint?: string;
+}
+
+/** Test seams: points where a test can stop the applier, as a crash would. */
+export interface PatchFaults {
+  /** After the n-th file operation (0-based) has been written. */
+  afterWrite?(index: number): Promise<void> | void;
+  /** Called instead of a write to make it fail. */
+  failWrite?(index: number, path: string): boolean;
+  /** After every write, before the ledger's final record. */
+  beforeFinish?(): Promise<void> | void;
+}
+
+export interface PatchServiceOptions {
+  readonly fs: WorkspaceFs;
+  readonly workspaces: WorkspaceRegistry;
+  readonly ledger: OperationLedger;
+  readonly logger: Logger;
+  readonly faults?: PatchFaults;
+}
+
+interface Step {
+  readonly file: PlannedFile;
+  readonly abs: string;
+  readonly absTarget?: string;
+}
+
+/**
+ * The patch transaction: validate everything, record the intent durably, write each file atomically, record the
+ * outcome. If a write fails, files already written are put back from their snapshots and checked by hash.
+ */
+export class PatchService {
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly options: PatchServiceOptions) {}
+
+  get ledger(): OperationLedger {
+    return this.options.ledger;
+  }
+
+  /** Runs `fn` after every earlier patch of the same workspace has finished. */
+  private serialize<T>(workspaceId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(workspaceId) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    this.queues.set(workspaceId, next.catch(() => undefined));
+    return next;
+  }
+
+  async apply(ws: Workspace, request: ApplyPatchRequest): Promise<ApplyPatchResult> {
+    const argsHash = hashArguments({
+      workspace_id: request.workspace_id,
+      patch: request.patch,
+      expected_versions: request.expected_versions,
+      check_only: request.check_only === true,
+    });
+    return this.serialize(ws.id, async () => {
+      const stored = this.options.ledger.lookupKey(request.operation_key, argsHash);
+      if (stored) return this.replay(stored);
+
+      const { planned, steps } = await this.validate(ws, request);
+      const files = planned.files.map((f) => fileResult(f, request.check_only === true));
+      const record = await this.options.ledger.mint({
+        operation_key: request.operation_key,
+        args_hash: argsHash,
+        workspace_id: ws.id,
+        ...(request.work_id ? { work_id: request.work_id } : {}),
+        files: files.map(toOperationFile),
+        changes: request.check_only ? [] : changesOf(planned),
+      });
+      if (request.check_only) {
+        const result: ApplyPatchResult = { status: 'checked', operation_id: record.operation_id, files };
+        await this.options.ledger.finish(record.operation_id, { status: 'checked', result, reason: 'preview' });
+        return result;
+      }
+      const outcome = await this.write(ws, steps, record.operation_id, files);
+      await this.options.faults?.beforeFinish?.();
+      await this.options.ledger.finish(record.operation_id, { status: outcome.status as 'applied', result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
+      return outcome;
+    });
+  }
+
+  private replay(record: OperationRecord): ApplyPatchResult {
+    if (record.status === 'pending' || record.result === undefined) {
+      return {
+        status: 'unknown',
+        operation_id: record.operation_id,
+        files: record.files.map((f) => ({ ...f })),
+        reason: 'An operation with this key is still being applied.',
+        hint: 'Call operation_status with this operation_key to follow it; do not send it again with another key.',
+      };
+    }
+    return record.result as ApplyPatchResult;
+  }
+
+  /** Every check that can refuse the patch, before anything is recorded or written. */
+  private async validate(ws: Workspace, request: ApplyPatchRequest): Promise<{ planned: PlannedPatch; steps: Step[] }> {
+    const { fs } = this.options;
+    const parsed = parsePatch(request.patch);
+    const absOf = new Map<string, string>();
+    const resolve = async (rel: string): Promise<string> => {
+      const known = absOf.get(rel);
+      if (known) return known;
+      const { abs } = await confine(fs, ws.root, rel);
+      absOf.set(rel, abs);
+      return abs;
+    };
+    const planned = await planPatch(parsed, async (rel) => {
+      const abs = await resolve(rel);
+      const st = await fs.stat(abs);
+      if (!st) return undefined;
+      if (st.type === 'directory') return 'directory';
+      return { bytes: await fs.readFile(abs), ...(st.mode !== undefined ? { mode: st.mode } : {}) };
+    });
+    checkExpectedVersions(planned, request.expected_versions);
+    const steps: Step[] = [];
+    for (const file of planned.files) {
+      const abs = await resolve(file.path);
+      const absTarget = file.move_to !== undefined ? await resolve(file.move_to) : undefined;
+      for (const [rel, p] of [[file.path, abs], [file.move_to, absTarget]] as const) {
+        if (p !== undefined && rel !== undefined && fs.isDirty(p)) {
+          throw new ToolError('FILE_DIRTY_IN_EDITOR', `${rel} has unsaved changes in the editor; nothing was written.`, {
+            hint: 'Ask the developer to save or revert the file, then read it again and resend the patch.',
+            details: { path: rel },
+          });
+        }
+      }
+      steps.push({ file, abs, ...(absTarget ? { absTarget } : {}) });
+    }
+    return { planned, steps };
+  }
+
+  private async write(ws: Workspace, steps: Step[], operationId: string, files: PatchFileResult[]): Promise<ApplyPatchResult> {
+    const { fs, faults, logger } = this.options;
+    const done: Step[] = [];
+    let index = 0;
+    try {
+      for (const step of steps) {
+        if (faults?.failWrite?.(index, step.file.path)) throw new Error(`injected write failure at ${step.file.path}`);
+        await writeStep(fs, step);
+        done.push(step);
+        await faults?.afterWrite?.(index);
+        index++;
+      }
+      return { status: 'applied', operation_id: operationId, files };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      logger.warn(`[patch] write failed in ${ws.id} (${message}); restoring ${done.length} file operation(s)`);
+      const failedAt = steps[index]?.file.path;
+      // Also undo the step that failed: an atomic write leaves it untouched, but a move may be half done.
+      const toUndo = steps[index] ? [...done, steps[index] as Step] : done;
+      const states = await this.restore(toUndo);
+      const broken = states.filter((s) => s.state !== 'restored');
+      if (broken.length === 0) {
+        return {
+          status: 'failed',
+          operation_id: operationId,
+          files,
+          reason: `Writing ${failedAt ?? 'a file'} failed (${message}); every file was restored and verified by hash.`,
+          hint: 'Nothing changed. Read the files again and retry with a new operation_key.',
+        };
+      }
+      return {
+        status: 'failed_partial',
+        operation_id: operationId,
+        files: files.map((f) => ({ ...f, state: states.find((s) => s.path === f.path)?.state ?? 'unchanged' })),
+        reason: `Writing ${failedAt ?? 'a file'} failed (${message}) and ${broken.length} file(s) could not be restored.`,
+        hint: 'Read the files listed with a state other than "restored" before doing anything else.',
+      };
+    }
+  }
+
+  /** Puts back what each step changed, newest first, and checks each path by hash. */
+  private async restore(steps: Step[]): Promise<{ path: string; state: string }[]> {
+    const { fs } = this.options;
+    const out: { path: string; state: string }[] = [];
+    for (const step of [...steps].reverse()) {
+      const { file } = step;
+      try {
+        if (file.kind === 'add') {
+          if (await fs.stat(step.abs)) await fs.deleteFile(step.abs);
+        } else if (file.before) {
+          if ((await hashAt(fs, step.abs)) !== file.beforeVersion) await fs.writeFile(step.abs, file.before, modeOf(file));
+          if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget);
+        }
+        const ok = file.kind === 'add'
+          ? (await hashAt(fs, step.abs)) === undefined
+          : (await hashAt(fs, step.abs)) === file.beforeVersion && (file.kind !== 'move' || (await hashAt(fs, step.absTarget as string)) === undefined);
+        out.push({ path: file.path, state: ok ? 'restored' : 'differs from both before and after' });
+      } catch (err) {
+        out.push({ path: file.path, state: `restore failed: ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }
+    return out;
+  }
+
+  /** After a crash: settle operations left pending by comparing disk hashes with the recorded ones. */
+  async reconcile(): Promise<void> {
+    const { fs, workspaces, logger } = this.options;
+    const outcomes = await this.options.ledger.reconcile(async (rel, record) => {
+      const ws = workspaces.get(record.workspace_id);
+      const { abs } = await confine(fs, ws.root, rel);
+      const st = await fs.stat(abs);
+      if (!st) return undefined;
+      if (st.type === 'directory') return 'directory';
+      return contentVersion(await fs.readFile(abs));
+    });
+    for (const o of outcomes) logger.info(`[patch] reconciled ${o.operation_id} (key ${o.operation_key}) as ${o.status}`);
+  }
+}
+
+function modeOf(file: PlannedFile): { mode?: number } {
+  return file.mode !== undefined ? { mode: file.mode } : {};
+}
+
+async function hashAt(fs: WorkspaceFs, abs: string): Promise<string | undefined> {
+  const st = await fs.stat(abs);
+  if (!st || st.type !== 'file') return undefined;
+  return contentVersion(await fs.readFile(abs));
+}
+
+async function writeStep(fs: WorkspaceFs, step: Step): Promise<void> {
+  const { file } = step;
+  switch (file.kind) {
+    case 'add':
+    case 'update':
+      await fs.writeFile(step.abs, file.after as Uint8Array, modeOf(file));
+      return;
+    case 'delete':
+      await fs.deleteFile(step.abs);
+      return;
+    case 'move':
+      await fs.writeFile(step.absTarget as string, file.after as Uint8Array, modeOf(file));
+      await fs.deleteFile(step.abs);
+      return;
+  }
+}
+
+function fileResult(f: PlannedFile, withDiff: boolean): PatchFileResult {
+  const r: PatchFileResult = { path: f.path, kind: f.kind };
+  if (f.move_to !== undefined) r.move_to = f.move_to;
+  if (f.beforeVersion !== undefined) r.before_version = f.beforeVersion;
+  if (f.afterVersion !== undefined) r.after_version = f.afterVersion;
+  if (withDiff) r.diff = f.diff;
+  return r;
+}
+
+function toOperationFile(f: PatchFileResult): OperationFile {
+  const { diff: _diff, state: _state, ...rest } = f;
+  return rest;
+}
+
+/** One entry per path on disk, as the ledger's reconciliation expects. */
+function changesOf(planned: PlannedPatch): OperationChange[] {
+  const out: OperationChange[] = [];
+  for (const f of planned.files) {
+    const before = f.beforeVersion ?? null;
+    const after = f.afterVersion ?? null;
+    if (f.kind === 'move') {
+      out.push({ path: f.path, kind: 'move', before_hash: before, after_hash: null });
+      out.push({ path: f.move_to as string, kind: 'move', before_hash: null, after_hash: after });
+    } else if (f.kind === 'delete') {
+      out.push({ path: f.path, kind: 'delete', before_hash: before, after_hash: null });
+    } else {
+      out.push({ path: f.path, kind: f.kind, before_hash: f.kind === 'add' ? null : before, after_hash: after });
+    }
+  }
+  return out;
+}
