@@ -1,0 +1,155 @@
+// Runs a test suite against a real VS Code, offline. Usage: node scripts/runVsCodeTests.mjs <integration|e2e>
+//
+// integration: code-server + headless Chromium open a fresh copy of test/fixtures/multi.code-workspace with
+//   this repo as extensionDevelopmentPath and out/test/integration/index.js as extensionTestsPath; the suite
+//   runs inside the extension host and its output is forwarded here. The first folder copy holds
+//   `.codespace-test.json` = { "runner": "code-server", "screenshotDir": "<abs test-results>" }.
+//   A screenshot of the workbench goes to test-results/integration-workbench.png (also on failure).
+// e2e: the tests run here in Node (mocha over out/test/e2e/**/*.test.js); each one starts its own workbench
+//   through test/e2e/host.ts (startWorkbench).
+//
+// Needs `npm run build` (dist/extension.js) and `npm run compile-tests` first; package.json's
+// test:integration / test:e2e scripts do both.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  REPO_ROOT,
+  RESULTS_DIR,
+  copyFixtures,
+  ensureVsCodeHost,
+  launchBrowser,
+  makeTmpRoot,
+  openWorkbench,
+  removeDir,
+  startCodeServer,
+  workbenchUrl,
+} from './vscodeHost.mjs';
+
+const SUITE_TIMEOUT_MS = 10 * 60_000;
+// Workbench noise without network (marketplace, update checks); hidden unless CODESPACE_TEST_VERBOSE=1.
+const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i];
+const verbose = process.env.CODESPACE_TEST_VERBOSE === '1';
+
+function log(message) {
+  console.log(`[runner] ${message}`);
+}
+
+async function runIntegration() {
+  const started = Date.now();
+  const indexJs = path.join(REPO_ROOT, 'out', 'test', 'integration', 'index.js');
+  if (!existsSync(indexJs)) throw new Error(`${path.relative(REPO_ROOT, indexJs)} missing: run npm run compile-tests`);
+  const mainJs = path.join(REPO_ROOT, 'dist', 'extension.js');
+  if (!existsSync(mainJs)) throw new Error('dist/extension.js missing: run npm run build');
+  await ensureVsCodeHost();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+
+  const tmpRoot = makeTmpRoot('codespace-integration-');
+  const fixtures = copyFixtures({
+    workspace: 'multi.code-workspace',
+    tmpRoot,
+    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR },
+  });
+  log(`workspace copy: ${fixtures.openPath}`);
+
+  let server;
+  let browser;
+  let page;
+  let exitCode = 1;
+  try {
+    server = await startCodeServer({
+      tmpRoot,
+      openPath: fixtures.openPath,
+      onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
+    });
+    log(`code-server on ${server.base} (pid ${server.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    browser = await launchBrowser();
+    const url = workbenchUrl({
+      base: server.base,
+      port: server.port,
+      openPath: fixtures.openPath,
+      kind: fixtures.kind,
+      extensionDevelopmentPath: REPO_ROOT,
+      extensionTestsPath: indexJs,
+    });
+
+    let settle;
+    const exited = new Promise((resolve) => (settle = resolve));
+    const opened = Date.now();
+    page = await openWorkbench(browser, {
+      url,
+      onLog: (type, message) => {
+        if (!verbose && (type.startsWith('console.') || NOISE.some((re) => re.test(message)))) return;
+        const text = message.replace(/\s+$/, '');
+        if (type === 'error' || type === 'warn') console.error(text);
+        else console.log(text);
+      },
+      onExit: (code, logs) => {
+        if (logs) {
+          const dir = path.join(RESULTS_DIR, 'integration-logs');
+          removeDir(dir);
+          for (const entry of logs) {
+            const file = path.join(dir, entry.relativePath);
+            mkdirSync(path.dirname(file), { recursive: true });
+            writeFileSync(file, entry.contents);
+          }
+        }
+        settle(code);
+      },
+    });
+    const timer = new Promise((resolve) => setTimeout(() => resolve('timeout'), SUITE_TIMEOUT_MS).unref());
+    const result = await Promise.race([exited, timer]);
+    if (result === 'timeout') {
+      console.error(`[runner] the suite did not finish within ${SUITE_TIMEOUT_MS / 60_000} minutes`);
+      exitCode = 1;
+    } else {
+      exitCode = result;
+      log(`suite exited with code ${exitCode} after ${((Date.now() - opened) / 1000).toFixed(1)} s in the workbench`);
+    }
+  } finally {
+    if (page) {
+      const shot = path.join(RESULTS_DIR, 'integration-workbench.png');
+      try {
+        await page.screenshot({ path: shot, timeout: 15_000 });
+        log(`screenshot: ${path.relative(REPO_ROOT, shot)}`);
+      } catch (error) {
+        console.error(`[runner] screenshot failed: ${error instanceof Error ? error.message : error}`);
+      }
+    }
+    await browser?.close().catch(() => undefined);
+    await server?.stop();
+    removeDir(tmpRoot);
+    log(`total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  return exitCode;
+}
+
+async function runE2e() {
+  await ensureVsCodeHost();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const mocha = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+  // --no-config: the repo's .mocharc.json is the unit suite's.
+  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', 'out/test/e2e/**/*.test.js'];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit' });
+    const forward = (signal) => child.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+const suite = process.argv[2];
+const runners = { integration: runIntegration, e2e: runE2e };
+if (!(suite in runners)) {
+  console.error('usage: node scripts/runVsCodeTests.mjs <integration|e2e>');
+  process.exit(2);
+}
+runners[suite]().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(`[runner] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);

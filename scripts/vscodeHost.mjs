@@ -1,0 +1,235 @@
+// Shared helpers to run a real VS Code offline: code-server (VS Code 1.100.3) on 127.0.0.1 plus Debian's
+// headless Chromium driven by playwright-core. Used by scripts/runVsCodeTests.mjs (integration suite) and by
+// test/e2e/host.ts (end-to-end tests). Facts behind every choice: shared/notes/vscode-test-host.md.
+//
+// Everything started here is stopped by handle: the code-server process group we spawned (detached, so its
+// pid is the group id) and the Playwright browser we launched. Nothing else is touched.
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { format } from 'node:util';
+import { CHROMIUM_PATH, CODE_SERVER_BIN, REPO_ROOT, ensureVsCodeHost } from './installVsCodeHost.mjs';
+
+export { REPO_ROOT, ensureVsCodeHost };
+export const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'fixtures');
+export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results');
+/** Name of the file the runner writes at the root of the first workspace folder copy. */
+export const RUNNER_INFO_FILE = '.codespace-test.json';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+export function findFreePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+/**
+ * Copies test/fixtures into a fresh temp dir (tests may write files) and resolves what to open.
+ * @param {{ workspace?: string, tmpRoot: string, runnerInfo?: Record<string, unknown> }} options
+ *   workspace: a folder or `.code-workspace` file relative to test/fixtures (default `workspace`).
+ * @returns {{ openPath: string, kind: 'folder' | 'workspace', roots: string[], fixturesCopy: string }}
+ */
+export function copyFixtures({ workspace = 'workspace', tmpRoot, runnerInfo }) {
+  const fixturesCopy = path.join(tmpRoot, 'fixtures');
+  cpSync(FIXTURES_DIR, fixturesCopy, { recursive: true });
+  const openPath = path.join(fixturesCopy, workspace);
+  if (!existsSync(openPath)) throw new Error(`no fixture ${workspace} in ${FIXTURES_DIR}`);
+  let roots;
+  let kind;
+  if (workspace.endsWith('.code-workspace')) {
+    kind = 'workspace';
+    const json = JSON.parse(stripJsonComments(readFileSync(openPath, 'utf8')));
+    roots = (json.folders ?? []).map((f) => path.resolve(path.dirname(openPath), f.path));
+  } else {
+    kind = 'folder';
+    roots = [openPath];
+  }
+  if (runnerInfo && roots[0]) {
+    writeFileSync(path.join(roots[0], RUNNER_INFO_FILE), JSON.stringify(runnerInfo, null, 2) + '\n');
+  }
+  return { openPath, kind, roots, fixturesCopy };
+}
+
+function stripJsonComments(text) {
+  return text.replace(/^\s*\/\/.*$/gm, '');
+}
+
+/**
+ * Starts code-server on a free 127.0.0.1 port and waits until it answers /healthz.
+ * @param {{ tmpRoot: string, openPath?: string, onOutput?: (line: string) => void, extraArgs?: string[] }} options
+ */
+export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [] }) {
+  const port = await findFreePort();
+  const userDataDir = path.join(tmpRoot, 'user-data');
+  const extensionsDir = path.join(tmpRoot, 'extensions');
+  mkdirSync(userDataDir, { recursive: true });
+  mkdirSync(extensionsDir, { recursive: true });
+  const args = [
+    '--auth', 'none',
+    '--bind-addr', `127.0.0.1:${port}`,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--user-data-dir', userDataDir,
+    '--extensions-dir', extensionsDir,
+    ...extraArgs,
+    ...(openPath ? [openPath] : []),
+  ];
+  const child = spawn(CODE_SERVER_BIN, args, {
+    cwd: tmpRoot,
+    detached: true, // own process group: stop() kills code-server and the hosts it forked, nothing else
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, VSCODE_PROXY_URI: '' },
+  });
+  const forward = (chunk) => {
+    for (const line of String(chunk).split(/\r?\n/)) if (line.trim()) onOutput?.(line);
+  };
+  child.stdout.on('data', forward);
+  child.stderr.on('data', forward);
+  let exited = false;
+  child.on('exit', () => (exited = true));
+
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`code-server exited before it was ready (exit code ${child.exitCode})`);
+    if (await isHealthy(`${base}/healthz`)) break;
+    if (Date.now() > deadline) {
+      await killGroup(child);
+      throw new Error('code-server did not answer /healthz within 60 s');
+    }
+    await sleep(250);
+  }
+  return {
+    port,
+    base,
+    userDataDir,
+    extensionsDir,
+    pid: child.pid,
+    stop: () => killGroup(child),
+  };
+}
+
+/** True when GET url answers 200 (code-server's /healthz). */
+function isHealthy(url) {
+  return new Promise((resolve) => {
+    const request = http.get(url, { timeout: 2000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}
+
+/** Kills the process group we spawned (SIGTERM, then SIGKILL after 5 s). */
+async function killGroup(child) {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const timedOut = await Promise.race([exited.then(() => false), sleep(5000).then(() => true)]);
+  if (timedOut) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  } else {
+    // code-server exited; make sure no forked host of that group lingers
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // group empty
+    }
+  }
+}
+
+/** Launches Debian's Chromium headless through playwright-core. */
+export async function launchBrowser() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
+}
+
+/**
+ * The workbench URL for a folder or a `.code-workspace`, with the extension-development payload.
+ * @param {{ base: string, port: number, openPath: string, kind: 'folder' | 'workspace',
+ *   extensionDevelopmentPath: string, extensionTestsPath?: string }} options
+ */
+export function workbenchUrl({ base, port, openPath, kind, extensionDevelopmentPath, extensionTestsPath }) {
+  const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
+  const payload = [['extensionDevelopmentPath', remote(extensionDevelopmentPath)]];
+  if (extensionTestsPath) payload.push(['extensionTestsPath', remote(extensionTestsPath)]);
+  payload.push(['skipWelcome', 'true']);
+  const url = new URL(base + '/');
+  url.searchParams.set(kind === 'workspace' ? 'workspace' : 'folder', openPath);
+  url.searchParams.set('payload', JSON.stringify(payload));
+  return url.toString();
+}
+
+/**
+ * Opens the workbench in a new page. `onLog` receives the workbench's log lines (codeAutomationLog) and the
+ * page's console; `onExit` the suite's exit code and logs when extensionTestsPath was given.
+ * @param {import('playwright-core').Browser} browser
+ * @param {{ url: string, onLog?: (type: string, message: string) => void,
+ *   onExit?: (code: number, logs: Array<{ relativePath: string, contents: string }> | undefined) => void }} options
+ */
+export async function openWorkbench(browser, { url, onLog, onExit }) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  // The workbench passes console-style arguments (a printf format and its values, e.g. mocha's reporter).
+  await page.exposeFunction('codeAutomationLog', (type, args) => {
+    onLog?.(String(type), Array.isArray(args) ? format(...args) : String(args));
+  });
+  await page.exposeFunction('codeAutomationExit', (code, logs) => {
+    onExit?.(Number(code), Array.isArray(logs) ? logs : undefined);
+  });
+  page.on('console', (message) => onLog?.(`console.${message.type()}`, message.text()));
+  page.on('pageerror', (error) => onLog?.('pageerror', String(error)));
+  await page.goto(url);
+  return page;
+}
+
+/** Waits for the workbench's main container to be visible. */
+export async function waitForWorkbench(page, timeout = 120_000) {
+  await page.waitForSelector('.monaco-workbench', { state: 'visible', timeout });
+}
+
+/** A fresh temp dir for one run. */
+export function makeTmpRoot(prefix = 'codespace-vscode-') {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function removeDir(dir) {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  } catch (error) {
+    console.warn(`[vscode-host] could not remove ${dir}: ${error instanceof Error ? error.message : error}`);
+  }
+}

@@ -1,0 +1,272 @@
+// End-to-end host for tests that run in Node (mocha, started by `node scripts/runVsCodeTests.mjs e2e`):
+// starts code-server + headless Chromium on a fresh copy of a fixture workspace, with this repo as
+// extensionDevelopmentPath and no extensionTestsPath, so the extension activates and keeps running while the
+// test drives the page (Playwright) and talks to the extension from outside (for example a real MCP client).
+//
+// The extension's discovery information is expected in a file: read it with readWorkspaceFile / readUserFile
+// or waitForFile; the extension's own log channel is found with readExtensionLog.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+
+/** Repo root: this file compiles to out/test/e2e/host.js. */
+export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
+export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results');
+/** The extension's id (publisher.name from package.json). */
+export const EXTENSION_ID = 'codespace.codespace-vscode';
+
+export interface StartWorkbenchOptions {
+  /**
+   * What to open, relative to test/fixtures: a folder (default `workspace`) or a `.code-workspace` file
+   * (`multi.code-workspace`). The whole of test/fixtures is copied to a fresh temp dir first.
+   */
+  readonly workspace?: string;
+  /** Extra code-server arguments (for example `--disable-workspace-trust` is already set). */
+  readonly codeServerArgs?: readonly string[];
+  /** Print workbench log lines and code-server output to stdout (also when CODESPACE_TEST_VERBOSE=1). */
+  readonly verbose?: boolean;
+  /** How long to wait for the workbench to appear (ms, default 120 s). */
+  readonly readyTimeoutMs?: number;
+}
+
+export interface Workbench {
+  readonly page: Page;
+  readonly browser: Browser;
+  /** Absolute path of the first workspace folder (the copy; tests may write there). */
+  readonly workspaceDir: string;
+  /** Absolute paths of all workspace folder copies (one for a folder, several for a .code-workspace). */
+  readonly workspaceRoots: readonly string[];
+  /** The opened folder or .code-workspace file (copy). */
+  readonly openPath: string;
+  /** The workbench URL the page opened. */
+  readonly url: string;
+  /** code-server's port on 127.0.0.1. */
+  readonly port: number;
+  /** code-server's --user-data-dir (logs, User/globalStorage, ...). */
+  readonly userDataDir: string;
+  /** Workbench log lines and page console messages seen so far, as `type: message`. */
+  readonly logs: readonly string[];
+  /** Reads a file of the first workspace folder copy (relative path); undefined when absent. */
+  readWorkspaceFile(relativePath: string): string | undefined;
+  /**
+   * Reads a file under the user-data-dir; undefined when absent. The extension's `context.globalStorageUri`
+   * is `<user-data-dir>/User/globalStorage/codespace.codespace-vscode` (a file: URI in this host).
+   */
+  readUserFile(relativePath: string): string | undefined;
+  /**
+   * Concatenated text of the log files under `<user-data-dir>/logs` whose file name contains `nameContains`
+   * (default `CodeSpace`: a `createOutputChannel('CodeSpace', { log: true })` channel lands in
+   * `logs/<session>/exthost1/codespace.codespace-vscode/CodeSpace.log`; `remoteexthost` is the host's own log).
+   */
+  readExtensionLog(nameContains?: string): string;
+  /** Polls until `file` (absolute) exists and is non-empty; returns its text. */
+  waitForFile(file: string, timeoutMs?: number): Promise<string>;
+  /**
+   * Waits until the extension host has started activating the extension (remoteexthost.log says
+   * `_doActivateExtension <id>`) and no activation failure was logged during the following `settleMs`
+   * (default 5 s); throws with the logged error when activation failed. The host logs no "activated" line:
+   * for readiness, prefer a signal of the extension itself (its discovery file, via waitForFile).
+   */
+  waitForActivation(timeoutMs?: number, settleMs?: number): Promise<void>;
+  /**
+   * Runs a command through the command palette by its label (e.g. `CodeSpace: Show Log`). Retries while the
+   * palette does not list it yet (contributions register after the workbench appears).
+   */
+  runCommand(label: string, timeoutMs?: number): Promise<void>;
+  /** Saves a screenshot of the page to test-results/<name>.png and returns its path. */
+  screenshot(name: string): Promise<string>;
+  /** Closes the browser, stops code-server (only the processes started here) and deletes the temp dir. */
+  stop(): Promise<void>;
+}
+
+/** The subset of scripts/vscodeHost.mjs used here. */
+interface VsCodeHostModule {
+  ensureVsCodeHost(): Promise<void>;
+  makeTmpRoot(prefix?: string): string;
+  removeDir(dir: string): void;
+  copyFixtures(options: { workspace?: string; tmpRoot: string; runnerInfo?: Record<string, unknown> }): {
+    openPath: string;
+    kind: 'folder' | 'workspace';
+    roots: string[];
+  };
+  startCodeServer(options: {
+    tmpRoot: string;
+    openPath?: string;
+    onOutput?: (line: string) => void;
+    extraArgs?: readonly string[];
+  }): Promise<{ port: number; base: string; userDataDir: string; pid: number; stop(): Promise<void> }>;
+  launchBrowser(): Promise<Browser>;
+  workbenchUrl(options: {
+    base: string;
+    port: number;
+    openPath: string;
+    kind: 'folder' | 'workspace';
+    extensionDevelopmentPath: string;
+    extensionTestsPath?: string;
+  }): string;
+  openWorkbench(browser: Browser, options: { url: string; onLog?: (type: string, message: string) => void }): Promise<Page>;
+  waitForWorkbench(page: Page, timeout?: number): Promise<void>;
+}
+
+let hostModule: Promise<VsCodeHostModule> | undefined;
+function loadHostModule(): Promise<VsCodeHostModule> {
+  // A real ESM import (TypeScript keeps import() as is for module Node16), resolved at run time.
+  const href = pathToFileURL(path.join(REPO_ROOT, 'scripts', 'vscodeHost.mjs')).href;
+  hostModule ??= import(href) as Promise<VsCodeHostModule>;
+  return hostModule;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function readIfExists(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function listFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...listFiles(full));
+    else if (entry.isFile()) out.push(full);
+  }
+  return out.sort();
+}
+
+/** Text of the log files under `<userDataDir>/logs` whose file name contains `nameContains`. */
+function readLogs(userDataDir: string, nameContains: string): string {
+  return listFiles(path.join(userDataDir, 'logs'))
+    .filter((file) => path.basename(file).includes(nameContains))
+    .map((file) => readIfExists(file) ?? '')
+    .join('\n');
+}
+
+/** Starts a VS Code workbench with the extension under development loaded. Call stop() in an after hook. */
+export async function startWorkbench(options: StartWorkbenchOptions = {}): Promise<Workbench> {
+  const host = await loadHostModule();
+  await host.ensureVsCodeHost();
+  const verbose = options.verbose ?? process.env.CODESPACE_TEST_VERBOSE === '1';
+  const tmpRoot = host.makeTmpRoot('codespace-e2e-');
+  const logs: string[] = [];
+  let server: Awaited<ReturnType<VsCodeHostModule['startCodeServer']>> | undefined;
+  let browser: Browser | undefined;
+  const cleanup = async (): Promise<void> => {
+    await browser?.close().catch(() => undefined);
+    await server?.stop();
+    host.removeDir(tmpRoot);
+  };
+  try {
+    const fixtures = host.copyFixtures({
+      workspace: options.workspace ?? 'workspace',
+      tmpRoot,
+      runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR },
+    });
+    server = await host.startCodeServer({
+      tmpRoot,
+      openPath: fixtures.openPath,
+      extraArgs: options.codeServerArgs ?? [],
+      onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
+    });
+    browser = await host.launchBrowser();
+    const url = host.workbenchUrl({
+      base: server.base,
+      port: server.port,
+      openPath: fixtures.openPath,
+      kind: fixtures.kind,
+      extensionDevelopmentPath: REPO_ROOT,
+    });
+    const page = await host.openWorkbench(browser, {
+      url,
+      onLog: (type, message) => {
+        logs.push(`${type}: ${message}`);
+        if (verbose) console.log(`[workbench ${type}] ${message}`);
+      },
+    });
+    await host.waitForWorkbench(page, options.readyTimeoutMs ?? 120_000);
+
+    const startedServer = server;
+    const startedBrowser = browser;
+    const workspaceDir = fixtures.roots[0] ?? fixtures.openPath;
+    const userDataDir = startedServer.userDataDir;
+    let stopped = false;
+    return {
+      page,
+      browser: startedBrowser,
+      workspaceDir,
+      workspaceRoots: fixtures.roots,
+      openPath: fixtures.openPath,
+      url,
+      port: startedServer.port,
+      userDataDir,
+      logs,
+      readWorkspaceFile: (relativePath) => readIfExists(path.join(workspaceDir, relativePath)),
+      readUserFile: (relativePath) => readIfExists(path.join(userDataDir, relativePath)),
+      readExtensionLog: (nameContains = 'CodeSpace') => readLogs(userDataDir, nameContains),
+      waitForFile: async (file, timeoutMs = 60_000) => {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const text = readIfExists(file);
+          if (text) return text;
+          if (Date.now() > deadline) throw new Error(`${file} did not appear within ${timeoutMs} ms`);
+          await sleep(200);
+        }
+      },
+      waitForActivation: async (timeoutMs = 120_000, settleMs = 5_000) => {
+        const deadline = Date.now() + timeoutMs;
+        let startedAt: number | undefined;
+        for (;;) {
+          const text = readLogs(userDataDir, 'exthost');
+          const failure = text
+            .split('\n')
+            .findIndex((line) => line.includes(`Activating extension '${EXTENSION_ID}' failed`) || line.includes(`Activating extension ${EXTENSION_ID} failed`));
+          if (failure >= 0) {
+            const lines = text.split('\n').slice(failure, failure + 6).join('\n');
+            throw new Error(`${EXTENSION_ID} failed to activate:\n${lines}`);
+          }
+          if (startedAt === undefined && text.includes(`_doActivateExtension ${EXTENSION_ID}`)) startedAt = Date.now();
+          if (startedAt !== undefined && Date.now() - startedAt >= settleMs) return;
+          if (Date.now() > deadline) throw new Error(`${EXTENSION_ID} did not activate within ${timeoutMs} ms`);
+          await sleep(250);
+        }
+      },
+      runCommand: async (label, timeoutMs = 60_000) => {
+        const deadline = Date.now() + timeoutMs;
+        const input = page.locator('.quick-input-widget input');
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+        for (;;) {
+          await page.keyboard.press('F1');
+          await input.waitFor({ state: 'visible', timeout: 15_000 });
+          await input.fill(`>${label}`);
+          try {
+            await row.waitFor({ state: 'visible', timeout: 3_000 });
+            await row.click();
+            return;
+          } catch (error) {
+            await page.keyboard.press('Escape');
+            if (Date.now() > deadline) throw new Error(`command palette never listed "${label}": ${String(error)}`);
+            await sleep(1000);
+          }
+        }
+      },
+      screenshot: async (name) => {
+        fs.mkdirSync(RESULTS_DIR, { recursive: true });
+        const file = path.join(RESULTS_DIR, `${name}.png`);
+        await page.screenshot({ path: file });
+        return file;
+      },
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        await cleanup();
+      },
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
