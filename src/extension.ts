@@ -1,9 +1,10 @@
 import * as vscode from 'vscode';
+import { childBaseEnvironment } from './core/process/baseEnvironment';
 import { WorkspaceRegistry } from './core/policy/workspaces';
 import { toolCatalogue } from './core/tools/catalogue';
-import type { CoreServices } from './core/tools/tool';
 import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, createToolServer } from './mcp/toolServer';
+import { assembleServices } from './node/assembleServices';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
@@ -19,6 +20,8 @@ export interface CodeSpaceApi {
   endpointUrl(): string | undefined;
 }
 
+let shutdown: (() => Promise<void>) | undefined;
+
 /** Composition root: builds the pieces in order, starts the endpoint, registers the UI. */
 export async function activate(context: vscode.ExtensionContext): Promise<CodeSpaceApi> {
   const version = (context.extension.packageJSON as { version: string }).version;
@@ -29,10 +32,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   log.addSecret(await tokens.load());
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
-  const services: CoreServices = { workspaces, fs: new VsCodeWorkspaceFs(), logger: log, limits: settings.limits };
+  const core = await assembleServices({
+    workspaces,
+    fs: new VsCodeWorkspaceFs(),
+    logger: log,
+    limits: settings.limits,
+    storageDir: (context.storageUri ?? context.globalStorageUri).fsPath,
+    ledger: settings.ledger(),
+    env: () => childBaseEnvironment(process.env, settings.execEnv()),
+    timeoutMs: settings.execTimeoutMs,
+    lifetime: 'vscode-window',
+  });
+  shutdown = core.shutdown;
+  const secret = core.supervisor.addSecret(tokens.get() as string);
+  context.subscriptions.push(secret, tokens.onDidChange((t) => {
+    log.addSecret(t);
+    core.supervisor.addSecret(t);
+  }));
+
   const tools = toolCatalogue();
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ tools, services, logger: log, version }),
+    createServer: () => createToolServer({ tools, services: core.services, logger: log, version }),
     token: () => tokens.get(),
     logger: log,
   });
@@ -60,6 +80,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   return { endpointUrl: () => endpointUrl(host) };
 }
 
-export function deactivate(): void {
-  // Everything is in context.subscriptions, which VS Code disposes.
+/** Ends every agent process before the extension host goes away (window close or reload). */
+export async function deactivate(): Promise<void> {
+  await shutdown?.();
+  shutdown = undefined;
 }

@@ -38,6 +38,19 @@ export const settings = {
       retainedOutputBytes: read<number>('exec.retainedOutputBytes', DEFAULT_LIMITS.retainedOutputBytes),
     };
   },
+  execEnv(): Record<string, string | null> {
+    const env = read<Record<string, unknown>>('exec.env', {}, undefined, true);
+    const out: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(env ?? {})) if (typeof v === 'string' || v === null) out[k] = v;
+    return out;
+  },
+  execTimeoutMs(): number {
+    const s = read<number>('exec.timeoutSeconds', 1800, undefined, true);
+    return Number.isFinite(s) && s > 0 ? s * 1000 : 0;
+  },
+  ledger(): { maxRecords: number; maxAgeMs: number } {
+    return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
+  },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);
   },

@@ -284,8 +284,13 @@ function fileResult(f: PlannedFile, withDiff: boolean): PatchFileResult {
 }
 
 function toOperationFile(f: PatchFileResult): OperationFile {
-  const { diff: _diff, state: _state, ...rest } = f;
-  return rest;
+  return {
+    path: f.path,
+    kind: f.kind,
+    ...(f.move_to !== undefined ? { move_to: f.move_to } : {}),
+    ...(f.before_version !== undefined ? { before_version: f.before_version } : {}),
+    ...(f.after_version !== undefined ? { after_version: f.after_version } : {}),
+  };
 }
 
 /** One entry per path on disk, as the ledger's reconciliation expects. */

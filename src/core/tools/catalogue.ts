@@ -1,11 +1,12 @@
 import { applyPatchTool } from './applyPatch';
 import { findTool } from './find';
 import { operationStatusTool } from './operationStatus';
+import { processTools } from './processTools';
 import { readTool } from './read';
 import type { AnyTool } from './tool';
 import { workspaceInfoTool } from './workspaceInfo';
 
 /** Every tool the server offers, in the order tools/list shows them. */
 export function toolCatalogue(): AnyTool[] {
-  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool];
+  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool, ...processTools];
 }

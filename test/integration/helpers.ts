@@ -1,0 +1,53 @@
+import * as assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as vscode from 'vscode';
+
+export const EXTENSION_ID = 'codespace.codespace-vscode';
+
+export interface CodeSpaceApi {
+  endpointUrl(): string | undefined;
+}
+
+export async function activateExtension(): Promise<CodeSpaceApi> {
+  const ext = vscode.extensions.getExtension<CodeSpaceApi>(EXTENSION_ID);
+  assert.ok(ext, `extension ${EXTENSION_ID} is installed`);
+  return ext.activate();
+}
+
+/** Gets URL and token the way a user does: the Copy Connection Settings command and the clipboard. */
+export async function connectionFromCommand(): Promise<{ url: string; token: string }> {
+  const result = await vscode.commands.executeCommand<{ url: string } | undefined>('codespace.copyConnectionSettings');
+  assert.ok(result?.url, 'the command returns the endpoint URL');
+  const text = await vscode.env.clipboard.readText();
+  const token = /^Token: (\S+)$/m.exec(text)?.[1];
+  assert.ok(token, 'the clipboard holds the token');
+  return { url: result.url, token };
+}
+
+export async function connectClient(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'integration-test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+export async function call<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  if (r.isError) throw new Error(`${name} failed: ${r.content[0]?.type === 'text' ? r.content[0].text : '?'}`);
+  return r.structuredContent as T;
+}
+
+export async function callError(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string; details?: Record<string, unknown> }> {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.equal(r.isError, true, `${name} was expected to fail`);
+  const first = r.content[0];
+  assert.ok(first?.type === 'text');
+  return (JSON.parse(first.text) as { error: { code: string; message: string } }).error;
+}
+
+export function folder(index: number): vscode.WorkspaceFolder {
+  const f = vscode.workspace.workspaceFolders?.[index];
+  assert.ok(f, `workspace folder ${index} is open`);
+  return f;
+}
