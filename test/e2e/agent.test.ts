@@ -1,0 +1,169 @@
+// End to end: the extension running in a real VS Code (code-server + headless Chromium), a real MCP SDK client
+// in this Node process talking to it over HTTP with the token a user would copy from the editor.
+import * as assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startWorkbench } from './index';
+import type { Workbench } from './index';
+
+type Json = Record<string, unknown>;
+
+async function connect(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'e2e-agent', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+async function call<T = Json>(client: Client, name: string, args: Json): Promise<T> {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  if (r.isError) throw new Error(`${name} failed: ${r.content[0]?.type === 'text' ? r.content[0].text : '?'}`);
+  return r.structuredContent as T;
+}
+
+async function callError(client: Client, name: string, args: Json): Promise<{ code: string; details?: Json }> {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.equal(r.isError, true, `${name} should fail`);
+  const first = r.content[0];
+  assert.ok(first?.type === 'text');
+  return (JSON.parse(first.text) as { error: { code: string } }).error;
+}
+
+describe('an agent working in VS Code over MCP', function () {
+  this.timeout(5 * 60_000);
+  let wb: Workbench;
+  let url: string;
+  let token: string;
+  let client: Client;
+  let wsId: string;
+
+  /** Copies the connection settings the way a user does: palette command, then the clipboard. */
+  async function copySettings(): Promise<void> {
+    const { page } = wb;
+    const origin = new URL(wb.url).origin;
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    await page.evaluate(() => navigator.clipboard.writeText(''));
+    await wb.runCommand('CodeSpace: Copy Connection Settings');
+    let text = '';
+    for (let i = 0; i < 100 && !/Token: \S+/.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      text = await page.evaluate(() => navigator.clipboard.readText());
+    }
+    url = /^URL: (\S+)$/m.exec(text)?.[1] ?? '';
+    token = /^Token: (\S+)$/m.exec(text)?.[1] ?? '';
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, 'the clipboard holds the endpoint URL');
+    assert.ok(token.length >= 40, 'the clipboard holds the token');
+  }
+
+  before(async () => {
+    wb = await startWorkbench({ workspace: 'workspace' });
+    await wb.waitForActivation();
+    await copySettings();
+    client = await connect(url, token);
+  });
+
+  after(async () => {
+    await client?.close().catch(() => undefined);
+    if (wb) {
+      await wb.screenshot('e2e-final').catch(() => undefined);
+      await wb.stop();
+    }
+  });
+
+  it('shows the server state and port in the status bar', async () => {
+    const port = new URL(url).port;
+    const item = wb.page.locator('.statusbar-item', { hasText: `CodeSpace :${port}` }).first();
+    await item.waitFor({ timeout: 60_000 });
+    await wb.screenshot('e2e-statusbar');
+  });
+
+  it('lists the tools and calls each inspect tool', async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const n of ['workspace_info', 'find', 'read', 'apply_patch', 'operation_status', 'exec_command', 'read_process', 'process_status']) assert.ok(names.includes(n), n);
+    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
+    assert.equal(all.workspaces.length, 1);
+    wsId = all.workspaces[0]!.id;
+    const info = await call<{ trusted: boolean; execution: { files: { write: { available: boolean } } } }>(client, 'workspace_info', { workspace_id: wsId });
+    assert.equal(info.trusted, true);
+    assert.equal(info.execution.files.write.available, true);
+    const found = await call<{ paths: string[] }>(client, 'find', { workspace_id: wsId, pattern: '**/*.ts' });
+    assert.ok(found.paths.includes('src/hello.ts'), found.paths.join(','));
+    const read = await call<{ content: string; version: string }>(client, 'read', { workspace_id: wsId, path: 'README.md' });
+    assert.equal(read.content, wb.readWorkspaceFile('README.md'));
+  });
+
+  it('read → preview → apply → read back → recover by key after a lost response', async () => {
+    const before = await call<{ content: string; version: string }>(client, 'read', { workspace_id: wsId, path: 'src/hello.ts' });
+    const firstLine = before.content.split('\n')[0] as string;
+    const patch = `*** Begin Patch\n*** Update File: src/hello.ts\n@@\n-${firstLine}\n+// edited by the e2e agent\n+${firstLine}\n*** End Patch\n`;
+    const preview = await call<{ status: string; files: { diff: string; after_version: string }[] }>(client, 'apply_patch', {
+      workspace_id: wsId, patch, expected_versions: { 'src/hello.ts': before.version }, operation_key: 'e2e-preview', check_only: true,
+    });
+    assert.equal(preview.status, 'checked');
+    assert.match(preview.files[0]!.diff, /\+\/\/ edited by the e2e agent/);
+    assert.equal(wb.readWorkspaceFile('src/hello.ts'), before.content, 'a preview writes nothing');
+
+    // The agent sends the apply but "loses" the response: it never looks at it.
+    const applyArgs = { workspace_id: wsId, patch, expected_versions: { 'src/hello.ts': before.version }, operation_key: 'e2e-apply' };
+    await client.callTool({ name: 'apply_patch', arguments: applyArgs });
+    // Recovery: ask by key, then resend with the same key: the stored result, no second write.
+    const status = await call<{ status: string; events: { type: string }[] }>(client, 'operation_status', { operation_key: 'e2e-apply' });
+    assert.equal(status.status, 'applied');
+    const abs = path.join(wb.workspaceDir, 'src/hello.ts');
+    const mtime = (await fsp.stat(abs)).mtimeMs;
+    const again = await call<{ status: string; files: { after_version: string }[] }>(client, 'apply_patch', applyArgs);
+    assert.equal(again.status, 'applied');
+    assert.equal((await fsp.stat(abs)).mtimeMs, mtime, 'the retry wrote nothing');
+    const after = await call<{ content: string; version: string }>(client, 'read', { workspace_id: wsId, path: 'src/hello.ts' });
+    assert.ok(after.content.startsWith('// edited by the e2e agent\n'));
+    assert.equal(after.version, again.files[0]!.after_version);
+    assert.equal(after.version, preview.files[0]!.after_version, 'the preview predicted the written version');
+  });
+
+  it('runs a command: poll by cursor, exit code, cancel, output_lost', async () => {
+    const ok = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', 'echo one; echo two; exit 3'] });
+    let cursor = 0;
+    let out = '';
+    for (let i = 0; i < 50; i++) {
+      const r = await call<{ chunk: string; cursor: number; eof: boolean }>(client, 'read_process', { process_id: ok.process_id, cursor, wait_ms: 2000 });
+      out += r.chunk;
+      cursor = r.cursor;
+      if (r.eof) break;
+    }
+    assert.match(out, /one\s+two/);
+    const st = await call<{ state: string; termination: string; exit_code: number }>(client, 'process_status', { process_id: ok.process_id });
+    assert.deepEqual([st.state, st.termination, st.exit_code], ['exited', 'exited', 3]);
+
+    const long = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['sleep', '600'], tty: true });
+    const busy = await callError(client, 'exec_command', { workspace_id: wsId, command: ['true'] });
+    assert.equal(busy.code, 'WORKSPACE_BUSY');
+    await wb.page.locator('.terminal-tab, .single-terminal-tab, .tabs-list .monaco-list-row', { hasText: 'sleep 600' }).first().waitFor({ timeout: 30_000 }).catch(() => undefined);
+    await wb.screenshot('e2e-agent-terminal');
+    await call(client, 'terminate_process', { process_id: long.process_id });
+    const ended = await call<{ state: string; termination: string }>(client, 'process_status', { process_id: long.process_id });
+    assert.deepEqual([ended.state, ended.termination], ['exited', 'terminated']);
+
+    const flood = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', 'head -c 2000000 /dev/zero | tr "\\0" x'] });
+    for (let i = 0; i < 50; i++) {
+      const s = await call<{ state: string }>(client, 'process_status', { process_id: flood.process_id });
+      if (s.state === 'exited') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const first = await call<{ output_lost: boolean; retained_from: number }>(client, 'read_process', { process_id: flood.process_id, cursor: 0 });
+    assert.equal(first.output_lost, true);
+    assert.ok(first.retained_from > 0);
+  });
+
+  it('keeps the operation ledger across a window reload', async () => {
+    await client.close();
+    await wb.page.reload();
+    await wb.page.locator('.monaco-workbench').first().waitFor({ timeout: 120_000 });
+    await copySettings();
+    client = await connect(url, token);
+    const status = await call<{ status: string; operation_key: string }>(client, 'operation_status', { operation_key: 'e2e-apply' });
+    assert.equal(status.status, 'applied');
+  });
+});
