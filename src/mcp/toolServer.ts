@@ -15,8 +15,9 @@ const INSTRUCTIONS =
   'learn workspace ids, then workspace_info with an id to learn what is allowed. Paths are relative to the workspace ' +
   'root. Read a file before patching it and pass the version you read as the expected version.';
 
+/** Compact JSON: the text block repeats structuredContent for text-only clients, so keep it small. */
 function text(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+  return JSON.stringify(value);
 }
 
 /**

@@ -76,6 +76,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const excluded = (options.useExcludes ?? true) ? this.excludes.map(globToRegExp) : [];
     const isExcluded = (rel: string): boolean => excluded.some((re) => re.test(rel));
     const paths: string[] = [];
+    const symlinks: string[] = [];
     let truncated = false;
     const walk = async (dir: string, relDir: string): Promise<void> => {
       let entries: Dirent[];
@@ -92,6 +93,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
           subdirs.push([path.join(dir, e.name), rel]);
         } else if ((e.isFile() || e.isSymbolicLink()) && match.test(rel)) {
           paths.push(rel);
+          if (e.isSymbolicLink()) symlinks.push(rel);
         }
       }
       await Promise.all(subdirs.map(([abs, rel]) => walk(abs, rel)));
@@ -102,7 +104,8 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       truncated = true;
       paths.length = options.maxResults;
     }
-    return { paths, truncated };
+    const kept = new Set(paths);
+    return { paths, truncated, symlinks: symlinks.filter((p) => kept.has(p)) };
   }
 
   isDirty(): boolean {

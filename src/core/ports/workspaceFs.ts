@@ -24,6 +24,11 @@ export interface FindResult {
   /** Root-relative, `/`-separated, sorted. */
   readonly paths: string[];
   readonly truncated: boolean;
+  /**
+   * Which of `paths` are symbolic links or lie below one, when the adapter knows (a walk that never follows a
+   * linked folder does). Undefined: the adapter may have followed links, so every path must be checked.
+   */
+  readonly symlinks?: readonly string[];
 }
 
 export interface WorkspaceFs {

@@ -12,6 +12,15 @@ function checkPattern(pattern: string): void {
   if (pattern.split('/').includes('..')) throw new InvalidArgumentsError('pattern must not contain "..": find only looks inside the workspace.');
 }
 
+/** Runs `fn` over `items` with at most `limit` calls in flight. */
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 export const findTool = defineTool({
   name: 'find',
   title: 'Find files',
@@ -35,18 +44,20 @@ export const findTool = defineTool({
     const cap = services.limits().findResults;
     const max = Math.min(args.max_results ?? cap, cap);
     const found = await services.fs.find(ws.root, args.pattern, { maxResults: max, useExcludes: true });
-    // Symlinks inside the root may point outside: keep only results whose real location is inside.
+    // Symlinks inside the root may point outside: keep only results whose real location is inside. When the
+    // adapter says which results involve a link, only those need resolving.
     const realRoot = await services.fs.realpath(ws.root);
-    const paths: string[] = [];
-    for (const rel of found.paths) {
-      let real: string;
+    const suspects = found.symlinks ?? found.paths;
+    const outside = new Set<string>();
+    await forEachLimit(suspects, 32, async (rel) => {
       try {
-        real = await services.fs.realpath(path.join(ws.root, ...rel.split('/')));
+        const real = await services.fs.realpath(path.join(ws.root, ...rel.split('/')));
+        if (!isInside(realRoot, real)) outside.add(rel);
       } catch {
-        continue;
+        outside.add(rel);
       }
-      if (isInside(realRoot, real)) paths.push(rel);
-    }
+    });
+    const paths = outside.size === 0 ? found.paths : found.paths.filter((p) => !outside.has(p));
     return { paths, truncated: found.truncated || found.paths.length > max };
   },
 });
