@@ -42,5 +42,5 @@ export default tseslint.config(
     { group: ['**/core/**', '**/mcp/**', '**/node/**', '**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'src/shared holds message types only and imports nothing of ours.' },
   ], [vscodeBan]),
   layer(['test/unit/**/*.ts', 'bench/**/*.ts'], [], [vscodeBan]),
-  { files: ['scripts/**/*.mjs', 'esbuild.mjs', 'eslint.config.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', fetch: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } } },
+  { files: ['scripts/**/*.mjs', 'esbuild.mjs', 'eslint.config.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', fetch: 'readonly', setInterval: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } } },
 );

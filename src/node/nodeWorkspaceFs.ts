@@ -73,8 +73,11 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
     const match = globToRegExp(pattern);
-    const excluded = (options.useExcludes ?? true) ? this.excludes.map(globToRegExp) : [];
-    const isExcluded = (rel: string): boolean => excluded.some((re) => re.test(rel));
+    // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the regex.
+    const active = (options.useExcludes ?? true) ? this.excludes : [];
+    const names = new Set(active.filter((g) => /^\*\*\/[^*?[{/]+$/.test(g)).map((g) => g.slice(3)));
+    const regexes = active.filter((g) => !names.has(g.slice(3)) || !g.startsWith('**/')).map(globToRegExp);
+    const isExcluded = (name: string, rel: string): boolean => names.has(name) || (regexes.length > 0 && regexes.some((re) => re.test(rel)));
     const paths: string[] = [];
     const symlinks: string[] = [];
     let truncated = false;
@@ -88,7 +91,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       const subdirs: [string, string][] = [];
       for (const e of entries) {
         const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
-        if (isExcluded(rel)) continue;
+        if (isExcluded(e.name, rel)) continue;
         if (e.isDirectory()) {
           subdirs.push([path.join(dir, e.name), rel]);
         } else if ((e.isFile() || e.isSymbolicLink()) && match.test(rel)) {
