@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../core/ports/logger';
+import { SecretMask } from '../core/secretMask';
 
 /**
  * The one log of the extension: a LogOutputChannel. Every line passes the masker, which hides the current and
@@ -7,7 +8,7 @@ import type { Logger } from '../core/ports/logger';
  */
 export class OutputLogger implements Logger, vscode.Disposable {
   readonly channel: vscode.LogOutputChannel;
-  private readonly secrets = new Set<string>();
+  private readonly masker = new SecretMask();
 
   constructor(name = 'CodeSpace') {
     this.channel = vscode.window.createOutputChannel(name, { log: true });
@@ -15,15 +16,11 @@ export class OutputLogger implements Logger, vscode.Disposable {
 
   /** Adds a value that must never appear in the log. */
   addSecret(value: string): void {
-    if (value.length >= 8) this.secrets.add(value);
+    this.masker.add(value);
   }
 
   mask(text: string): string {
-    let out = text;
-    for (const s of this.secrets) out = out.split(s).join('«token»');
-    out = out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]+/gi, '$1«token»');
-    out = out.replace(/(mcp-session-id["']?\s*[:=]\s*["']?)[0-9a-f-]{8,}/gi, '$1«session»');
-    return out;
+    return this.masker.apply(text);
   }
 
   private fmt(message: string | Error, args: unknown[]): string {
