@@ -10,11 +10,13 @@ import * as path from 'node:path';
 import { findThroughput } from './findThroughput';
 import type { BenchGroup } from './lib';
 import { Resources, markdownTable, renderGroup } from './lib';
+import { processThroughput } from './processThroughput';
 import { readLatency } from './readLatency';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
   find: findThroughput,
+  process: processThroughput,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

@@ -9,6 +9,7 @@ import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
+import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
 import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
@@ -45,6 +46,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
+  context.subscriptions.push(new ProcessTerminals(core.supervisor, log));
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     core.supervisor.addSecret(t);

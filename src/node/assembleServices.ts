@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { OperationLedger } from '../core/ledger/operationLedger';
 import { PatchService } from '../core/patch/patchService';
 import type { PatchFaults } from '../core/patch/patchService';
@@ -10,6 +11,7 @@ import type { Limits } from '../core/tools/tool';
 import { ChildProcessBackend } from './childProcessBackend';
 import { FileJournal } from './fileJournal';
 import { NodePtyBackend } from './nodePtyBackend';
+import { SurvivorRegistry, reapSurvivors } from './survivors';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -48,12 +50,17 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const patches = new PatchService({ fs: o.fs, workspaces: o.workspaces, ledger, logger: o.logger, ...(o.faults ? { faults: o.faults } : {}) });
   if (summary.pending > 0) await patches.reconcile();
 
+  // Children an earlier extension host left running (it crashed before ending them) go before any new one starts.
+  const survivorsDir = path.join(o.storageDir, 'survivors');
+  await reapSurvivors({ directory: survivorsDir, logger: o.logger });
   const supervisor = new ProcessSupervisor({
     backends: { tty: () => new NodePtyBackend(), pipes: () => new ChildProcessBackend() },
     limits: o.limits,
     logger: o.logger,
     lifetime: o.lifetime,
   });
+  const survivors = new SurvivorRegistry({ directory: survivorsDir, logger: o.logger });
+  const watching = survivors.watch(supervisor);
   const services: ProcessServices = {
     workspaces: o.workspaces,
     fs: o.fs,
@@ -75,6 +82,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     patches,
     async shutdown() {
       await supervisor.disposeAll();
+      watching.dispose();
+      survivors.dispose();
       ledger.dispose();
       await journal.close();
     },

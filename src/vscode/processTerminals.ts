@@ -1,0 +1,342 @@
+import * as vscode from 'vscode';
+import type { Disposable } from '../core/disposable';
+import { ToolError } from '../core/errors';
+import type { Logger } from '../core/ports/logger';
+import type { ProcessInfo, ProcessStatus, ProcessSupervisor } from '../core/process/supervisor';
+import { MAX_TERMINAL_DIMENSION } from '../core/process/supervisor';
+
+/** What the mirror needs of the supervisor (structural, so tests can pass a fake). */
+export type MirroredProcesses = Pick<
+  ProcessSupervisor,
+  'onDidStart' | 'onDidOutput' | 'onDidExit' | 'write' | 'resize' | 'terminate' | 'retainedOutput' | 'outputStats' | 'info' | 'list'
+>;
+
+/** Longest command shown in a terminal's name (after the `CodeSpace: ` prefix). */
+export const TERMINAL_NAME_CHARS = 40;
+/** Terminals of finished processes kept open; older ones are closed so an agent cannot flood the panel. */
+export const MAX_FINISHED_TERMINALS = 20;
+/** Output is handed to the terminal at most this often... */
+const FLUSH_MS = 16;
+/** ...and at most this many characters at a time (about 32 MB/s: what the renderer can paint). */
+const FLUSH_CHARS = 512 * 1024;
+/**
+ * Characters waiting for the terminal. Beyond this a flood is skipped (with a note) rather than queued: the
+ * extension host's memory stays flat and the full retained log remains available to read_process.
+ */
+const MAX_PENDING_CHARS = 4 * 1024 * 1024;
+
+const DIM = '\x1b[2m';
+const RESET = '\x1b[0m';
+// CSI / SS3 sequences (arrow keys, function keys) that a pipe's line editor ignores.
+// eslint-disable-next-line no-control-regex
+const KEY_SEQUENCE = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1bO[@-~]|\x1b./g;
+
+/** `CodeSpace: <argv joined>`, the command shortened to about 40 characters. */
+export function terminalName(command: readonly string[]): string {
+  const text = command.join(' ').replace(/\s+/g, ' ').trim();
+  const chars = [...text];
+  const shown = chars.length > TERMINAL_NAME_CHARS ? chars.slice(0, TERMINAL_NAME_CHARS - 1).join('') + '…' : text;
+  return `CodeSpace: ${shown}`;
+}
+
+/** The dim line printed when a process ends. */
+export function exitLine(status: ProcessStatus): string {
+  switch (status.termination) {
+    case 'exited':
+      return `[process exited with code ${status.exit_code ?? '?'}]`;
+    case 'terminated':
+      return '[terminated]';
+    case 'timeout':
+      return '[timed out]';
+    default:
+      return status.signal ? `[process ended by ${status.signal}]` : '[process ended]';
+  }
+}
+
+/** Lone `\n` → `\r\n` (pipes have no terminal driver to do it). `afterCR`: the previous text ended in `\r`. */
+export function toCrLf(text: string, afterCR: boolean): string {
+  const converted = text.replace(/(?<!\r)\n/g, '\r\n');
+  return afterCR && text.startsWith('\n') ? converted.slice(1) : converted;
+}
+
+function clampDimension(n: number): number {
+  return Math.min(MAX_TERMINAL_DIMENSION, Math.max(1, Math.floor(n)));
+}
+
+type Queued = string | { skipped: number };
+
+/** One process shown in one terminal: replay, live output, input, resize, close, exit line. */
+class ProcessPty implements vscode.Pseudoterminal {
+  private readonly writeEmitter = new vscode.EventEmitter<string>();
+  private readonly closeEmitter = new vscode.EventEmitter<void>();
+  readonly onDidWrite = this.writeEmitter.event;
+  readonly onDidClose = this.closeEmitter.event;
+
+  private readonly decoder = new TextDecoder('utf-8');
+  private opened = false;
+  private closed = false;
+  /** Set when CodeSpace itself closes the terminal: no terminate (shutdown ends the processes its own way). */
+  private quiet = false;
+  private status: ProcessStatus | undefined;
+  private exitShown = false;
+  private queue: Queued[] = [];
+  private queuedChars = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private afterCR = false;
+  private atLineStart = true;
+  /** Pipes only: the line being typed (no terminal driver echoes or edits it). */
+  private line = '';
+
+  constructor(
+    readonly info: ProcessInfo,
+    private readonly processes: MirroredProcesses,
+    private readonly logger: Logger,
+    private readonly onClosed: (processId: string) => void,
+  ) {}
+
+  get exited(): boolean {
+    return this.status !== undefined;
+  }
+
+  open(): void {
+    if (this.opened || this.closed) return;
+    this.opened = true;
+    try {
+      const stats = this.processes.outputStats(this.info.process_id);
+      if (stats.retained_from > 0) this.note(`[${stats.retained_from} earlier byte(s) of output were not retained]`);
+      const { bytes } = this.processes.retainedOutput(this.info.process_id);
+      this.output(bytes);
+    } catch (err) {
+      // Forgotten already (PROCESS_NOT_FOUND): nothing to replay.
+      this.logger.debug(`[terminals] ${this.info.process_id}: no output to replay: ${String(err)}`);
+    }
+    if (this.status) this.showExit();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.clearTimer();
+    this.queue = [];
+    this.queuedChars = 0;
+    if (!this.status && !this.quiet) {
+      this.logger.info(`[terminals] terminal of ${this.info.process_id} closed by the developer: terminating the process`);
+      this.processes.terminate(this.info.process_id).catch((err: unknown) => this.ignoreGone(err, 'terminate'));
+    }
+    this.onClosed(this.info.process_id);
+    this.writeEmitter.dispose();
+    this.closeEmitter.dispose();
+  }
+
+  handleInput(data: string): void {
+    if (this.closed || this.status) return;
+    if (this.info.tty) {
+      this.send(data);
+      return;
+    }
+    // Pipes: a minimal line discipline, since no terminal driver echoes, edits or interrupts.
+    for (const ch of data.replace(KEY_SEQUENCE, '')) {
+      if (ch === '\r' || ch === '\n') {
+        this.echo('\r\n');
+        this.send(this.line + '\n');
+        this.line = '';
+      } else if (ch === '\x7f' || ch === '\b') {
+        if (this.line !== '') {
+          this.line = [...this.line].slice(0, -1).join('');
+          this.echo('\b \b');
+        }
+      } else if (ch === '\x03') {
+        this.echo('^C\r\n');
+        this.line = '';
+        this.processes.terminate(this.info.process_id).catch((err: unknown) => this.ignoreGone(err, 'terminate'));
+      } else if (ch >= ' ' || ch === '\t') {
+        this.line += ch;
+        this.echo(ch);
+      }
+    }
+  }
+
+  setDimensions(dimensions: vscode.TerminalDimensions): void {
+    if (!this.info.tty || this.status || this.closed) return;
+    const rows = clampDimension(dimensions.rows);
+    const cols = clampDimension(dimensions.columns);
+    this.processes.resize(this.info.process_id, rows, cols).catch((err: unknown) => this.ignoreGone(err, 'resize'));
+  }
+
+  /** Live output of the process. Before `open` the supervisor's buffer holds it; `open` replays that. */
+  output(bytes: Uint8Array): void {
+    if (!this.opened || this.closed) return;
+    this.enqueue(this.decoder.decode(bytes, { stream: true }));
+  }
+
+  ended(status: ProcessStatus): void {
+    this.status = status;
+    if (this.opened && !this.closed) this.showExit();
+  }
+
+  /** Closes the terminal without ending the process (CodeSpace going away, or the finished-terminal cap). */
+  closeQuietly(terminal: vscode.Terminal): void {
+    this.quiet = true;
+    terminal.dispose();
+  }
+
+  private showExit(): void {
+    if (this.exitShown || !this.status) return;
+    this.exitShown = true;
+    this.enqueue(this.decoder.decode());
+    this.note(exitLine(this.status));
+  }
+
+  private send(data: string): void {
+    this.processes.write(this.info.process_id, data).catch((err: unknown) => this.ignoreGone(err, 'write'));
+  }
+
+  private ignoreGone(err: unknown, what: string): void {
+    if (ToolError.is(err, 'PROCESS_EXITED') || ToolError.is(err, 'PROCESS_NOT_FOUND')) return;
+    this.logger.warn(`[terminals] ${this.info.process_id}: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+
+  /** A dim line of ours, on a line of its own. */
+  private note(text: string): void {
+    this.push(`${RESET}${this.atLineStart ? '' : '\r\n'}${DIM}${text}${RESET}\r\n`, true);
+  }
+
+  private echo(text: string): void {
+    this.push(text, true);
+  }
+
+  private enqueue(text: string): void {
+    if (text === '') return;
+    const shown = this.info.tty ? text : toCrLf(text, this.afterCR);
+    if (!this.info.tty) this.afterCR = text.endsWith('\r');
+    this.push(shown, false);
+  }
+
+  private push(text: string, ours: boolean): void {
+    if (this.closed || text === '') return;
+    this.atLineStart = text.endsWith('\n');
+    if (!ours && this.queuedChars + text.length > MAX_PENDING_CHARS) {
+      const last = this.queue[this.queue.length - 1];
+      if (last !== undefined && typeof last !== 'string') last.skipped += text.length;
+      else this.queue.push({ skipped: text.length });
+    } else {
+      this.queue.push(text);
+      this.queuedChars += text.length;
+    }
+    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    if (this.closed) return;
+    let out = '';
+    while (this.queue.length > 0 && out.length < FLUSH_CHARS) {
+      const item = this.queue.shift() as Queued;
+      if (typeof item === 'string') {
+        out += item;
+        this.queuedChars -= item.length;
+      } else {
+        out += `${RESET}\r\n${DIM}[… ${item.skipped} character(s) of output skipped in this terminal: read_process has the retained log …]${RESET}\r\n`;
+      }
+    }
+    if (out !== '') this.writeEmitter.fire(out);
+    if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+interface Mirror {
+  readonly terminal: vscode.Terminal;
+  readonly pty: ProcessPty;
+}
+
+/**
+ * Shows every supervised process in a VS Code terminal, so the developer watches agents' commands live: the
+ * output so far, then live output; typing goes to the process; closing the terminal ends a running process;
+ * resizing it resizes a PTY. A finished process's terminal stays open with a dim status line until the developer
+ * closes it (only the oldest are closed beyond MAX_FINISHED_TERMINALS). Terminals open in the panel without
+ * taking focus.
+ */
+export class ProcessTerminals implements vscode.Disposable {
+  private readonly mirrors = new Map<string, Mirror>();
+  /** Ids of finished processes whose terminal is still open, oldest first. */
+  private readonly finished: string[] = [];
+  private readonly subscriptions: Disposable[] = [];
+  private disposed = false;
+
+  constructor(
+    private readonly processes: MirroredProcesses,
+    private readonly logger: Logger,
+  ) {
+    this.subscriptions.push(
+      processes.onDidStart((info) => this.mirror(info)),
+      processes.onDidOutput((id, bytes) => this.mirrors.get(id)?.pty.output(bytes)),
+      processes.onDidExit((id, status) => this.ended(id, status)),
+    );
+    for (const status of processes.list()) {
+      if (status.state === 'running') this.mirror(processes.info(status.process_id));
+    }
+  }
+
+  /** The terminal showing `processId`, while it is open. */
+  terminalFor(processId: string): vscode.Terminal | undefined {
+    return this.mirrors.get(processId)?.terminal;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const sub of this.subscriptions.splice(0)) sub.dispose();
+    for (const { terminal, pty } of [...this.mirrors.values()]) {
+      try {
+        pty.closeQuietly(terminal);
+      } catch (err) {
+        this.logger.warn(`[terminals] closing a terminal failed: ${String(err)}`);
+      }
+    }
+    this.mirrors.clear();
+    this.finished.length = 0;
+  }
+
+  private mirror(info: ProcessInfo): void {
+    if (this.disposed || this.mirrors.has(info.process_id)) return;
+    try {
+      const pty = new ProcessPty(info, this.processes, this.logger, (id) => this.forget(id));
+      const terminal = vscode.window.createTerminal({
+        name: terminalName(info.command),
+        pty,
+        iconPath: new vscode.ThemeIcon('robot'),
+        isTransient: true,
+        location: vscode.TerminalLocation.Panel,
+      });
+      this.mirrors.set(info.process_id, { terminal, pty });
+      terminal.show(true); // visible in the panel, focus stays where the developer is typing
+      this.logger.debug(`[terminals] ${info.process_id} shown in terminal "${terminal.name}"`);
+    } catch (err) {
+      this.logger.warn(`[terminals] ${info.process_id}: no terminal: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private ended(processId: string, status: ProcessStatus): void {
+    const mirror = this.mirrors.get(processId);
+    if (!mirror) return;
+    mirror.pty.ended(status);
+    this.finished.push(processId);
+    while (this.finished.length > MAX_FINISHED_TERMINALS) {
+      const oldestId = this.finished.shift() as string;
+      const oldest = this.mirrors.get(oldestId);
+      this.forget(oldestId);
+      oldest?.pty.closeQuietly(oldest.terminal);
+    }
+  }
+
+  private forget(processId: string): void {
+    this.mirrors.delete(processId);
+    const i = this.finished.indexOf(processId);
+    if (i >= 0) this.finished.splice(i, 1);
+  }
+}
