@@ -79,9 +79,10 @@ function stripJsonComments(text) {
 
 /**
  * Starts code-server on a free 127.0.0.1 port and waits until it answers /healthz.
- * @param {{ tmpRoot: string, openPath?: string, onOutput?: (line: string) => void, extraArgs?: string[] }} options
+ * @param {{ tmpRoot: string, openPath?: string, onOutput?: (line: string) => void, extraArgs?: string[], workspaceTrust?: boolean }} options
+ *   workspaceTrust: keep VS Code's workspace trust on, so an unknown folder opens in Restricted Mode (default off).
  */
-export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [] }) {
+export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false }) {
   const port = await findFreePort();
   const userDataDir = path.join(tmpRoot, 'user-data');
   const extensionsDir = path.join(tmpRoot, 'extensions');
@@ -92,7 +93,7 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
     '--bind-addr', `127.0.0.1:${port}`,
     '--disable-telemetry',
     '--disable-update-check',
-    '--disable-workspace-trust',
+    ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
     '--user-data-dir', userDataDir,
     '--extensions-dir', extensionsDir,
     ...extraArgs,

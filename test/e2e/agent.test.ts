@@ -166,4 +166,26 @@ describe('an agent working in VS Code over MCP', function () {
     const status = await call<{ status: string; operation_key: string }>(client, 'operation_status', { operation_key: 'e2e-apply' });
     assert.equal(status.status, 'applied');
   });
+
+  it('leaves the token in no file: settings, logs, ledger and workspace are clean', async () => {
+    // Everything this run wrote on disk lives under the run's temp folder: user data (settings, logs, global and
+    // workspace storage with the ledger) and the workspace copy. SecretStorage keeps its value in the browser.
+    const top = path.dirname(wb.userDataDir);
+    const hits: string[] = [];
+    let scanned = 0;
+    const walk = async (dir: string): Promise<void> => {
+      for (const e of await fsp.readdir(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (e.isFile()) {
+          scanned++;
+          if ((await fsp.readFile(p)).includes(token)) hits.push(path.relative(top, p));
+        }
+      }
+    };
+    await walk(top);
+    assert.ok(scanned > 10, `scanned ${scanned} files`);
+    assert.ok(wb.readExtensionLog().includes('[http] listening'), 'the extension log was written');
+    assert.deepEqual(hits, []);
+  });
 });

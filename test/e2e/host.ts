@@ -24,6 +24,8 @@ export interface StartWorkbenchOptions {
   readonly workspace?: string;
   /** Extra code-server arguments (for example `--disable-workspace-trust` is already set). */
   readonly codeServerArgs?: readonly string[];
+  /** Keep workspace trust on: the fixture folder then opens in Restricted Mode (default: trust disabled). */
+  readonly workspaceTrust?: boolean;
   /** Print workbench log lines and code-server output to stdout (also when CODESPACE_TEST_VERBOSE=1). */
   readonly verbose?: boolean;
   /** How long to wait for the workbench to appear (ms, default 120 s). */
@@ -95,6 +97,7 @@ interface VsCodeHostModule {
     openPath?: string;
     onOutput?: (line: string) => void;
     extraArgs?: readonly string[];
+    workspaceTrust?: boolean;
   }): Promise<{ port: number; base: string; userDataDir: string; pid: number; stop(): Promise<void> }>;
   launchBrowser(): Promise<Browser>;
   workbenchUrl(options: {
@@ -170,6 +173,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       tmpRoot,
       openPath: fixtures.openPath,
       extraArgs: options.codeServerArgs ?? [],
+      workspaceTrust: options.workspaceTrust ?? false,
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
     browser = await host.launchBrowser();

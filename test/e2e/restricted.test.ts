@@ -1,0 +1,96 @@
+// Restricted Mode in a real VS Code: an untrusted folder lets agents read but never write or run,
+// whatever its own .vscode/settings.json says.
+import * as assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startWorkbench } from './index';
+import type { Workbench } from './index';
+
+describe('an untrusted workspace (Restricted Mode)', function () {
+  this.timeout(5 * 60_000);
+  let wb: Workbench;
+  let client: Client;
+
+  before(async () => {
+    wb = await startWorkbench({ workspace: 'workspace', workspaceTrust: true });
+    // The developer declines to trust the folder when VS Code asks.
+    await wb.page.getByRole('button', { name: "No, I don't trust the authors" }).click({ timeout: 120_000 });
+    await wb.waitForActivation();
+    // Copy the connection settings as a user would.
+    await wb.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(wb.url).origin });
+    await wb.runCommand('CodeSpace: Copy Connection Settings');
+    let text = '';
+    for (let i = 0; i < 100 && !/Token: \S+/.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      text = await wb.page.evaluate(() => navigator.clipboard.readText());
+    }
+    const url = /^URL: (\S+)$/m.exec(text)?.[1] ?? '';
+    const token = /^Token: (\S+)$/m.exec(text)?.[1] ?? '';
+    assert.ok(url && token, 'connection settings copied');
+    client = new Client({ name: 'e2e-restricted', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  });
+
+  after(async () => {
+    await client?.close().catch(() => undefined);
+    if (wb) {
+      await wb.screenshot('e2e-restricted').catch(() => undefined);
+      await wb.stop();
+    }
+  });
+
+  const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const errorCode = (r: CallToolResult): string => {
+    assert.equal(r.isError, true, 'expected a tool error');
+    const first = r.content[0];
+    assert.ok(first?.type === 'text');
+    return (JSON.parse(first.text) as { error: { code: string } }).error.code;
+  };
+
+  it('says so in workspace_info and still reads', async () => {
+    const all = (await call('workspace_info', {})).structuredContent as { workspaces: { id: string; trusted: boolean; profile: string }[] };
+    const ws = all.workspaces[0]!;
+    assert.equal(ws.trusted, false);
+    assert.equal(ws.profile, 'read-only');
+    const info = (await call('workspace_info', { workspace_id: ws.id })).structuredContent as { execution: { files: { write: { available: boolean } }; process: { available: boolean } }; notes: string[] };
+    assert.equal(info.execution.files.write.available, false);
+    assert.equal(info.execution.process.available, false);
+    assert.ok(info.notes.some((n) => /Restricted Mode/.test(n)));
+    const read = await call('read', { workspace_id: ws.id, path: 'README.md' });
+    assert.equal(read.isError, undefined);
+  });
+
+  it('writes nothing and starts nothing, even when the folder settings ask for exec', async () => {
+    const all = (await call('workspace_info', {})).structuredContent as { workspaces: { id: string }[] };
+    const id = all.workspaces[0]!.id;
+    await fsp.mkdir(path.join(wb.workspaceDir, '.vscode'), { recursive: true });
+    await fsp.writeFile(path.join(wb.workspaceDir, '.vscode', 'settings.json'), JSON.stringify({ 'codespace.profile': 'exec', 'codespace.exec.env': { INJECTED: '1' } }));
+    await new Promise((r) => setTimeout(r, 1500));
+    const readme = (await call('read', { workspace_id: id, path: 'README.md' })).structuredContent as { content: string; version: string };
+    const patch = `*** Begin Patch\n*** Add File: pwned.txt\n+x\n*** End Patch\n`;
+    assert.equal(errorCode(await call('apply_patch', { workspace_id: id, patch, expected_versions: {}, operation_key: 'restricted-1' })), 'READ_ONLY');
+    assert.equal(errorCode(await call('exec_command', { workspace_id: id, command: ['touch', 'pwned-by-exec'] })), 'EXEC_DISABLED');
+    await new Promise((r) => setTimeout(r, 500));
+    await assert.rejects(fsp.stat(path.join(wb.workspaceDir, 'pwned.txt')));
+    await assert.rejects(fsp.stat(path.join(wb.workspaceDir, 'pwned-by-exec')));
+    assert.equal(wb.readWorkspaceFile('README.md'), readme.content);
+  });
+
+  it('granting trust enables writes and commands without a reload', async () => {
+    await wb.runCommand('Workspaces: Manage Workspace Trust');
+    await wb.page.getByRole('button', { name: 'Trust', exact: true }).first().click({ timeout: 60_000 });
+    const all = (await call('workspace_info', {})).structuredContent as { workspaces: { id: string; trusted: boolean }[] };
+    let ws = all.workspaces[0]!;
+    for (let i = 0; i < 50 && !ws.trusted; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      ws = ((await call('workspace_info', {})).structuredContent as { workspaces: { id: string; trusted: boolean }[] }).workspaces[0]!;
+    }
+    assert.equal(ws.trusted, true);
+    const r = await call('apply_patch', { workspace_id: ws.id, patch: '*** Begin Patch\n*** Add File: trusted.txt\n+now allowed\n*** End Patch\n', expected_versions: {}, operation_key: 'trusted-1' });
+    assert.equal((r.structuredContent as { status: string }).status, 'applied');
+    assert.equal(wb.readWorkspaceFile('trusted.txt'), 'now allowed\n');
+  });
+});
