@@ -10,12 +10,14 @@ import * as path from 'node:path';
 import { findThroughput } from './findThroughput';
 import type { BenchGroup } from './lib';
 import { Resources, markdownTable, renderGroup } from './lib';
+import { patchApply } from './patchApply';
 import { processThroughput } from './processThroughput';
 import { readLatency } from './readLatency';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
   find: findThroughput,
+  patch: patchApply,
   process: processThroughput,
 };
 

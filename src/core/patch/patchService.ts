@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { ToolError } from '../errors';
 import type { OperationLedger } from '../ledger/operationLedger';
 import type { OperationChange, OperationFile, OperationRecord } from '../ledger/operationRecord';
@@ -152,16 +153,37 @@ export class PatchService {
     });
     checkExpectedVersions(planned, request.expected_versions);
     const steps: Step[] = [];
+    /** What each section changes on disk (see diskIdentity) → the patch path that names it. */
+    const claimed = new Map<string, string>();
     for (const file of planned.files) {
-      const abs = await resolve(file.path);
+      const named = await resolve(file.path);
+      // An update writes through a symbolic link to the file it names (confine proved the target is inside), so
+      // the link survives like the mode does; replacing it would leave the link's target unpatched. A delete or a
+      // move removes the entry itself.
+      const abs = file.kind === 'update' ? await throughLink(fs, named) : named;
       const absTarget = file.move_to !== undefined ? await resolve(file.move_to) : undefined;
-      for (const [rel, p] of [[file.path, abs], [file.move_to, absTarget]] as const) {
+      for (const [rel, p] of [[file.path, named], [file.path, abs], [file.move_to, absTarget]] as const) {
         if (p !== undefined && rel !== undefined && fs.isDirty(p)) {
           throw new ToolError('FILE_DIRTY_IN_EDITOR', `${rel} has unsaved changes in the editor; nothing was written.`, {
             hint: 'Ask the developer to save or revert the file, then read it again and resend the patch.',
             details: { path: rel },
           });
         }
+      }
+      for (const [rel, id] of [
+        [file.path, await diskIdentity(fs, abs, file.kind === 'update')],
+        ...(file.move_to !== undefined && absTarget !== undefined ? [[file.move_to, await diskIdentity(fs, absTarget, false)] as const] : []),
+      ] as const) {
+        const other = claimed.get(id);
+        if (other !== undefined) {
+          // Two sections on one file (through a symbolic link) would each be planned from the old content and
+          // the second write would silently drop the first one's changes.
+          throw new ToolError('PATCH_INVALID', `${JSON.stringify(rel)} and ${JSON.stringify(other)} are the same file on disk (a symbolic link); the patch touches it twice.`, {
+            hint: 'Touch each file once per patch: merge the changes into one section, under one of its names.',
+            details: { path: rel, same_as: other },
+          });
+        }
+        claimed.set(id, rel);
       }
       steps.push({ file, abs, ...(absTarget ? { absTarget } : {}) });
     }
@@ -245,6 +267,27 @@ export class PatchService {
     });
     for (const o of outcomes) logger.info(`[patch] reconciled ${o.operation_id} (key ${o.operation_key}) as ${o.status}`);
   }
+}
+
+/** The file a symbolic link names (already confined to the workspace), or `abs` itself when it is no link. */
+async function throughLink(fs: WorkspaceFs, abs: string): Promise<string> {
+  return (await fs.lstat(abs))?.type === 'symlink' ? fs.realpath(abs) : abs;
+}
+
+/**
+ * What a write at `abs` changes on disk, to spot two sections that reach the same file through symbolic links:
+ * the real path of the content (`content`: an update through a link changes the link's target), else the real
+ * folder plus the entry's own name (an add, a delete, a move: the entry itself). The folder may not exist yet.
+ */
+async function diskIdentity(fs: WorkspaceFs, abs: string, content: boolean): Promise<string> {
+  if (content) return fs.realpath(abs);
+  const rest = [path.basename(abs)];
+  let dir = path.dirname(abs);
+  while ((await fs.lstat(dir)) === undefined && path.dirname(dir) !== dir) {
+    rest.unshift(path.basename(dir));
+    dir = path.dirname(dir);
+  }
+  return path.join(await fs.realpath(dir), ...rest);
 }
 
 function modeOf(file: PlannedFile): { mode?: number } {
