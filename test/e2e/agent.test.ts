@@ -137,10 +137,19 @@ describe('an agent working in VS Code over MCP', function () {
     const st = await call<{ state: string; termination: string; exit_code: number }>(client, 'process_status', { process_id: ok.process_id });
     assert.deepEqual([st.state, st.termination, st.exit_code], ['exited', 'exited', 3]);
 
-    const long = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['sleep', '600'], tty: true });
+    const long = await call<{ process_id: string }>(client, 'exec_command', {
+      workspace_id: wsId, command: ['sh', '-c', 'echo "agent: watching src for changes"; ls -l src; sleep 600'], tty: true,
+    });
     const busy = await callError(client, 'exec_command', { workspace_id: wsId, command: ['true'] });
     assert.equal(busy.code, 'WORKSPACE_BUSY');
-    await wb.page.locator('.terminal-tab, .single-terminal-tab, .tabs-list .monaco-list-row', { hasText: 'sleep 600' }).first().waitFor({ timeout: 30_000 }).catch(() => undefined);
+    // The developer sees the agent's process live in the terminal panel, next to the file it patched.
+    const explorer = wb.page.locator('.explorer-folders-view');
+    await explorer.locator('.monaco-list-row', { hasText: /^src$/ }).first().click();
+    await explorer.locator('.monaco-list-row', { hasText: 'hello.ts' }).first().click();
+    await wb.page.locator('.view-lines', { hasText: 'edited by the e2e agent' }).first().waitFor({ timeout: 30_000 });
+    // The terminal list names the process after its command.
+    await wb.page.locator('.terminal-tabs-entry, .tabs-list .monaco-list-row, .single-terminal-tab', { hasText: 'CodeSpace' }).first().waitFor({ timeout: 30_000 });
+    await new Promise((r) => setTimeout(r, 1500)); // let the terminal paint the output before the screenshot
     await wb.screenshot('e2e-agent-terminal');
     await call(client, 'terminate_process', { process_id: long.process_id });
     const ended = await call<{ state: string; termination: string }>(client, 'process_status', { process_id: long.process_id });
