@@ -447,6 +447,8 @@ const RECONCILE_HINTS: Record<ReconcileOutcome['status'], string | undefined> = 
 
 /** All paths at their after hash → applied (also when there is nothing to compare); all at before → not_applied. */
 function judge(evidence: readonly ReconcileEvidence[]): ReconcileOutcome['status'] {
+  // A record with no changes (a preview) wrote nothing, whatever the disk holds.
+  if (evidence.length === 0) return 'not_applied';
   if (evidence.every((e) => e.found === e.expected_after)) return 'applied';
   if (evidence.every((e) => e.found === e.expected_before)) return 'not_applied';
   return 'unknown';
