@@ -55,7 +55,8 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     try {
       await handle.writeFile(data);
       if (options.mode !== undefined) await handle.chmod(options.mode);
-      await handle.sync();
+      // No fsync, like the editor's own file system: the rename makes the replace atomic for readers and across
+      // a crash of this process; the operation ledger, which is what recovery relies on, is fsynced.
     } finally {
       await handle.close();
     }

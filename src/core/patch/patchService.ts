@@ -10,7 +10,10 @@ import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import { parsePatch } from './parser';
 import type { PlannedFile, PlannedPatch } from './plan';
 import { checkExpectedVersions, planPatch } from './plan';
+import { mapLimit } from '../util/concurrency';
 import { contentVersion } from './version';
+
+type FileFound = { bytes: Uint8Array; mode?: number } | undefined | 'directory';
 
 export interface ApplyPatchRequest {
   readonly workspace_id: string;
@@ -144,24 +147,44 @@ export class PatchService {
       absOf.set(rel, abs);
       return abs;
     };
-    const planned = await planPatch(parsed, async (rel) => {
-      const abs = await resolve(rel);
-      const st = await fs.stat(abs);
-      if (!st) return undefined;
-      if (st.type === 'directory') return 'directory';
-      return { bytes: await fs.readFile(abs), ...(st.mode !== undefined ? { mode: st.mode } : {}) };
-    });
+    // Look every named path up at once (bounded), then plan in patch order from those answers: a large patch
+    // validates in parallel, and errors still surface in the order the patch names them.
+    const lookups = new Map<string, Promise<FileFound>>();
+    const lookup = (rel: string): Promise<FileFound> => {
+      let p = lookups.get(rel);
+      if (!p) {
+        p = (async (): Promise<FileFound> => {
+          const abs = await resolve(rel);
+          const st = await fs.stat(abs);
+          if (!st) return undefined;
+          if (st.type === 'directory') return 'directory';
+          return { bytes: await fs.readFile(abs), ...(st.mode !== undefined ? { mode: st.mode } : {}) };
+        })();
+        p.catch(() => undefined); // surfaced when planPatch asks for it
+        lookups.set(rel, p);
+      }
+      return p;
+    };
+    const named = [...new Set(parsed.files.flatMap((op) => (op.kind === 'update' && op.moveTo !== undefined ? [op.path, op.moveTo] : [op.path])))];
+    await mapLimit(named, 16, (rel) => lookup(rel).then(() => undefined, () => undefined));
+    const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true });
     checkExpectedVersions(planned, request.expected_versions);
     const steps: Step[] = [];
     /** What each section changes on disk (see diskIdentity) → the patch path that names it. */
     const claimed = new Map<string, string>();
-    for (const file of planned.files) {
+    const facts = await mapLimit(planned.files, 16, async (file) => {
       const named = await resolve(file.path);
       // An update writes through a symbolic link to the file it names (confine proved the target is inside), so
       // the link survives like the mode does; replacing it would leave the link's target unpatched. A delete or a
       // move removes the entry itself.
       const abs = file.kind === 'update' ? await throughLink(fs, named) : named;
       const absTarget = file.move_to !== undefined ? await resolve(file.move_to) : undefined;
+      const identity = await diskIdentity(fs, abs, file.kind === 'update');
+      const targetIdentity = absTarget !== undefined ? await diskIdentity(fs, absTarget, false) : undefined;
+      return { named, abs, absTarget, identity, targetIdentity };
+    });
+    for (const [i, file] of planned.files.entries()) {
+      const { named, abs, absTarget, identity, targetIdentity } = facts[i] as (typeof facts)[number];
       for (const [rel, p] of [[file.path, named], [file.path, abs], [file.move_to, absTarget]] as const) {
         if (p !== undefined && rel !== undefined && fs.isDirty(p)) {
           throw new ToolError('FILE_DIRTY_IN_EDITOR', `${rel} has unsaved changes in the editor; nothing was written.`, {
@@ -171,8 +194,8 @@ export class PatchService {
         }
       }
       for (const [rel, id] of [
-        [file.path, await diskIdentity(fs, abs, file.kind === 'update')],
-        ...(file.move_to !== undefined && absTarget !== undefined ? [[file.move_to, await diskIdentity(fs, absTarget, false)] as const] : []),
+        [file.path, identity],
+        ...(file.move_to !== undefined && targetIdentity !== undefined ? [[file.move_to, targetIdentity] as const] : []),
       ] as const) {
         const other = claimed.get(id);
         if (other !== undefined) {
@@ -192,42 +215,48 @@ export class PatchService {
 
   private async write(ws: Workspace, steps: Step[], operationId: string, files: PatchFileResult[]): Promise<ApplyPatchResult> {
     const { fs, faults, logger } = this.options;
+    // Adds and updates touch independent paths and are written several at a time. A delete or a move may clear the
+    // way for a later section (a file replaced by a folder of the same name), so such patches keep patch order;
+    // so do the test seams, which stop the applier between two writes.
+    const ordered = faults !== undefined || steps.some((s) => s.file.kind === 'delete' || s.file.kind === 'move');
     const done: Step[] = [];
-    let index = 0;
-    try {
-      for (const step of steps) {
+    let failure: { index: number; error: unknown } | undefined;
+    await mapLimit(steps, ordered ? 1 : 8, async (step, index) => {
+      if (failure) return;
+      try {
         if (faults?.failWrite?.(index, step.file.path)) throw new Error(`injected write failure at ${step.file.path}`);
         await writeStep(fs, step);
         done.push(step);
         await faults?.afterWrite?.(index);
-        index++;
+      } catch (error) {
+        failure ??= { index, error };
       }
-      return { status: 'applied', operation_id: operationId, files };
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      logger.warn(`[patch] write failed in ${ws.id} (${message}); restoring ${done.length} file operation(s)`);
-      const failedAt = steps[index]?.file.path;
-      // Also undo the step that failed: an atomic write leaves it untouched, but a move may be half done.
-      const toUndo = steps[index] ? [...done, steps[index] as Step] : done;
-      const states = await this.restore(toUndo);
-      const broken = states.filter((s) => s.state !== 'restored');
-      if (broken.length === 0) {
-        return {
-          status: 'failed',
-          operation_id: operationId,
-          files,
-          reason: `Writing ${failedAt ?? 'a file'} failed (${message}); every file was restored and verified by hash.`,
-          hint: 'Nothing changed. Read the files again and retry with a new operation_key.',
-        };
-      }
+    });
+    if (!failure) return { status: 'applied', operation_id: operationId, files };
+
+    const message = failure.error instanceof Error ? failure.error.message : String(failure.error);
+    logger.warn(`[patch] write failed in ${ws.id} (${message}); restoring ${done.length} file operation(s)`);
+    const failedStep = steps[failure.index] as Step;
+    const failedAt = failedStep.file.path;
+    // Also undo the step that failed: an atomic write leaves it untouched, but a move may be half done.
+    const states = await this.restore(done.includes(failedStep) ? done : [...done, failedStep]);
+    const broken = states.filter((s) => s.state !== 'restored');
+    if (broken.length === 0) {
       return {
-        status: 'failed_partial',
+        status: 'failed',
         operation_id: operationId,
-        files: files.map((f) => ({ ...f, state: states.find((s) => s.path === f.path)?.state ?? 'unchanged' })),
-        reason: `Writing ${failedAt ?? 'a file'} failed (${message}) and ${broken.length} file(s) could not be restored.`,
-        hint: 'Read the files listed with a state other than "restored" before doing anything else.',
+        files,
+        reason: `Writing ${failedAt} failed (${message}); every file was restored and verified by hash.`,
+        hint: 'Nothing changed. Read the files again and retry with a new operation_key.',
       };
     }
+    return {
+      status: 'failed_partial',
+      operation_id: operationId,
+      files: files.map((f) => ({ ...f, state: states.find((s) => s.path === f.path)?.state ?? 'unchanged' })),
+      reason: `Writing ${failedAt} failed (${message}) and ${broken.length} file(s) could not be restored.`,
+      hint: 'Read the files listed with a state other than "restored" before doing anything else.',
+    };
   }
 
   /** Puts back what each step changed, newest first, and checks each path by hash. */

@@ -70,7 +70,13 @@ function parents(path: string): string[] {
   return out;
 }
 
-export async function planPatch(parsed: ParsedPatch, getFile: FileLookup): Promise<PlannedPatch> {
+export interface PlanOptions {
+  /** Compute each file's unified diff (default true). An apply does not return diffs, so it skips them. */
+  readonly diffs?: boolean;
+}
+
+export async function planPatch(parsed: ParsedPatch, getFile: FileLookup, options: PlanOptions = {}): Promise<PlannedPatch> {
+  const wantDiff = options.diffs ?? true;
   const created = new Set<string>();
   for (const op of parsed.files) {
     if (op.kind === 'update' && op.moveTo !== undefined) created.add(op.moveTo);
@@ -107,13 +113,14 @@ export async function planPatch(parsed: ParsedPatch, getFile: FileLookup): Promi
 
   const files: PlannedFile[] = [];
   for (const op of parsed.files) {
-    files.push(await planOne(op, getFile, checkParents));
+    files.push(await planOne(op, getFile, checkParents, wantDiff));
     if (op.kind === 'delete' || (op.kind === 'update' && op.moveTo !== undefined)) removed.add(op.path);
   }
   return { files };
 }
 
-async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string) => Promise<void>): Promise<PlannedFile> {
+async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string) => Promise<void>, wantDiff: boolean): Promise<PlannedFile> {
+  const udiff = (a: string | null, b: string | null, x: string, y: string): string => (wantDiff ? unifiedDiff(a, b, x, y) : '');
   const current = await getFile(op.path);
 
   if (op.kind === 'add') {
@@ -121,7 +128,7 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
     if (current !== undefined) throw exists(op.path, '"*** Add File" only creates new files');
     await checkParents(op.path);
     const after = buildAddedFile(op.lines);
-    return { path: op.path, kind: 'add', after, afterVersion: contentVersion(after), diff: unifiedDiff(null, op.path, '', new TextDecoder().decode(after)) };
+    return { path: op.path, kind: 'add', after, afterVersion: contentVersion(after), diff: wantDiff ? udiff(null, op.path, '', new TextDecoder().decode(after)) : '' };
   }
 
   const verb = op.kind === 'delete' ? 'delete' : op.moveTo !== undefined ? 'move' : 'update';
@@ -134,7 +141,7 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
   if (op.kind === 'delete') {
     // The BOM stays in the text, as U+FEFF, so the diff is faithful to the bytes.
     const text = decodeText(before);
-    const diff = text === undefined ? binaryDiff(op.path, null) : unifiedDiff(op.path, null, text, '');
+    const diff = !wantDiff ? '' : text === undefined ? binaryDiff(op.path, null) : udiff(op.path, null, text, '');
     return { path: op.path, kind: 'delete', before, beforeVersion, ...(mode === undefined ? {} : { mode }), diff };
   }
 
@@ -144,7 +151,7 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
     const update = planFileUpdate(op.path, before, op.hunks);
     after = update.after;
     const bom = update.bom ? '\uFEFF' : '';
-    diff = unifiedDiff(op.path, op.moveTo ?? op.path, bom + update.beforeText, bom + update.afterText);
+    diff = udiff(op.path, op.moveTo ?? op.path, bom + update.beforeText, bom + update.afterText);
   }
 
   if (op.moveTo === undefined) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import { InvalidArgumentsError } from '../errors';
 import { isInside } from '../policy/paths';
+import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
 
 function checkPattern(pattern: string): void {
@@ -10,15 +11,6 @@ function checkPattern(pattern: string): void {
     throw new InvalidArgumentsError('pattern is a glob relative to the workspace root, for example "**/*.ts"; it must not be absolute.');
   }
   if (pattern.split('/').includes('..')) throw new InvalidArgumentsError('pattern must not contain "..": find only looks inside the workspace.');
-}
-
-/** Runs `fn` over `items` with at most `limit` calls in flight. */
-async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 export const findTool = defineTool({
@@ -49,7 +41,7 @@ export const findTool = defineTool({
     const realRoot = await services.fs.realpath(ws.root);
     const suspects = found.symlinks ?? found.paths;
     const outside = new Set<string>();
-    await forEachLimit(suspects, 32, async (rel) => {
+    await mapLimit(suspects, 32, async (rel) => {
       try {
         const real = await services.fs.realpath(path.join(ws.root, ...rel.split('/')));
         if (!isInside(realRoot, real)) outside.add(rel);
