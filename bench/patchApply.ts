@@ -300,7 +300,7 @@ export const patchApply: BenchGroup = async (log) => {
         `peak heapUsed +${mem.heapMiB.toFixed(1)} MiB, peak external+arrayBuffers +${mem.externalMiB.toFixed(1)} MiB over the baseline; ` +
         `resourceUsage().maxRSS grew by ${mem.maxRssDeltaMiB.toFixed(1)} MiB (0 when the process had already peaked higher).`,
       'Copies are made and results verified byte for byte outside the timed region; every round uses a fresh copy and a new operation_key.',
-      'Ours appends two fsynced journal records (mint, finish) around the writes (temp file + rename, like git apply, neither fsynced); adds and updates are written 8 at a time.',
+      'Ours appends two fsynced journal records (mint, finish) around the writes; the writes themselves (temp file + rename) are not fsynced, and git apply does not fsync either. Adds and updates are written 8 at a time.',
     );
     return {
       title: 'apply_patch: PatchService vs git apply',
