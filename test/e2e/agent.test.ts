@@ -166,7 +166,25 @@ describe('an agent working in VS Code over MCP', function () {
     assert.ok(first.retained_from > 0);
   });
 
-  it('keeps the operation ledger across a window reload', async () => {
+  it('keeps the operation ledger across a window reload, and the reload ends every agent process', async () => {
+    // A dev server that records its pid, then the developer reloads the window.
+    await call(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', 'echo $$ > server.pid; exec sleep 600'], occupancy: 'shared' });
+    let pidText = '';
+    for (let i = 0; i < 50 && !/^\d+/.test(pidText); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      pidText = wb.readWorkspaceFile('server.pid') ?? '';
+    }
+    const pid = Number.parseInt(pidText, 10);
+    assert.ok(pid > 1, 'the process wrote its pid');
+    const alive = (p: number): boolean => {
+      try {
+        process.kill(p, 0); // signal 0 only checks that the process exists
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    assert.equal(alive(pid), true);
     await client.close();
     await wb.page.reload();
     await wb.page.locator('.monaco-workbench').first().waitFor({ timeout: 120_000 });
@@ -174,6 +192,8 @@ describe('an agent working in VS Code over MCP', function () {
     client = await connect(url, token);
     const status = await call<{ status: string; operation_key: string }>(client, 'operation_status', { operation_key: 'e2e-apply' });
     assert.equal(status.status, 'applied');
+    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(alive(pid), false, 'the reload ended the process');
   });
 
   it('leaves the token in no file: settings, logs, ledger and workspace are clean', async () => {
