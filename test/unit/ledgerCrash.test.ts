@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { fork } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { OperationLedger } from '../../src/core/ledger/operationLedger';
@@ -7,21 +6,14 @@ import { FileJournal } from '../../src/node/fileJournal';
 import { ADDED, EXISTING, SCENARIO_KEY, diskHashes, prepareWorkspace, runScenario, sha256 } from './helpers/ledgerScenario';
 import type { LedgerTempDir } from './helpers/ledgerTempDir';
 import { makeLedgerTempDir } from './helpers/ledgerTempDir';
+import type { ChildExit } from './helpers/crashChild';
+import { runHelperChild } from './helpers/crashChild';
 
 type CrashPoint = 'before-write' | 'between-writes' | 'after-writes';
 
 /** Runs the scenario in a child Node process that SIGKILLs itself at `point`, before the ledger's finish. */
-function runChild(storage: string, workspace: string, point: CrashPoint): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(__dirname, 'helpers', 'ledgerCrashChild.js'), [storage, workspace, point], {
-      execArgv: [],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
-  });
+function runChild(storage: string, workspace: string, point: CrashPoint): Promise<ChildExit> {
+  return runHelperChild('ledgerCrashChild.js', [storage, workspace, point]);
 }
 
 describe('ledger: crash of the process between mint and finish', function () {

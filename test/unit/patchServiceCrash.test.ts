@@ -6,28 +6,20 @@
  * a real MCP client, what operation_status reports and that a retry with K writes nothing.
  */
 import * as assert from 'node:assert/strict';
-import { fork } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { CrashPoint } from './helpers/patchCrashScenario';
 import { CRASH_AFTER, CRASH_ARGS, CRASH_EXPECTED_VERSIONS, CRASH_FILES, CRASH_KEY } from './helpers/patchCrashScenario';
 import type { ApplyResult, PatchWorld } from './helpers/patchWorld';
 import { makeDirs, openPatchWorld, sha256, snapshotTree, writeFiles } from './helpers/patchWorld';
+import type { ChildExit } from './helpers/crashChild';
+import { runHelperChild } from './helpers/crashChild';
 
 const PATHS = Object.keys(CRASH_FILES) as (keyof typeof CRASH_FILES)[];
 const PAST = new Date('2020-01-02T03:04:05Z');
 
-function runChild(storage: string, root: string, point: CrashPoint): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(__dirname, 'helpers', 'patchCrashChild.js'), [storage, root, point], {
-      execArgv: [],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
-  });
+function runChild(storage: string, root: string, point: CrashPoint): Promise<ChildExit> {
+  return runHelperChild('patchCrashChild.js', [storage, root, point]);
 }
 
 describe('apply_patch: the extension host is killed mid-patch (child process, SIGKILL)', function () {
