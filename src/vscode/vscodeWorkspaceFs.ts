@@ -63,36 +63,6 @@ export class VsCodeWorkspaceFs implements WorkspaceFs {
       await fsp.rm(tmp, { force: true });
       throw err;
     }
-    await this.reloadOpenDocument(p, data);
-  }
-
-  /**
-   * An open, clean editor learns of new content from the file watcher, which may lag by seconds or miss a folder
-   * created a moment ago. For a clean document shown in a tab, put the new text in at once and revert, which
-   * reloads it from disk (a revert of a clean document is a no-op, hence the edit first). A dirty document is never
-   * touched: the patch refused to write under it.
-   */
-  private async reloadOpenDocument(p: string, data: Uint8Array): Promise<void> {
-    const target = vscode.Uri.file(p).toString();
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target);
-    if (!doc || doc.isDirty) return;
-    const inTab = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === target));
-    if (!inTab) return;
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(data).replace(/^\uFEFF/, '');
-    } catch {
-      return; // not text: leave it to the watcher
-    }
-    if (doc.getText() === text) return;
-    try {
-      const edit = new vscode.WorkspaceEdit();
-      edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), text);
-      if (!(await vscode.workspace.applyEdit(edit))) return;
-      await vscode.commands.executeCommand('workbench.action.files.revert', doc.uri);
-    } catch {
-      // The file watcher will catch up.
-    }
   }
 
   async deleteFile(p: string): Promise<void> {
