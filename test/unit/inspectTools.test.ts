@@ -177,6 +177,14 @@ describe('inspect tools over a real MCP client', () => {
     assert.equal(r.truncated, true);
   });
 
+  it('takes arguments that look like command-line options as plain patterns and paths', async () => {
+    const f = ok<{ paths: string[] }>(await h.call('find', { workspace_id: 'proj', pattern: '--files' }));
+    assert.deepEqual(f.paths, []);
+    const g = ok<{ paths: string[] }>(await h.call('find', { workspace_id: 'proj', pattern: '-*' }));
+    assert.deepEqual(g.paths, []);
+    assert.equal(toolError(await h.call('read', { workspace_id: 'proj', path: '-rf' })).code, 'NOT_FOUND');
+  });
+
   it('find refuses absolute and escaping patterns', async () => {
     await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '/etc/*' }), (e: unknown) => e instanceof McpError);
     await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '../**' }), (e: unknown) => e instanceof McpError);
