@@ -3,7 +3,7 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import { contentVersion } from '../patch/version';
 import { confine } from '../policy/paths';
 import { defineTool } from './tool';
-import { detectEol, hasBom, looksBinary, utf8Prefix } from './text';
+import { countLines, decodeUtf8Text, detectEol, hasBom, utf8Prefix } from './text';
 
 /** Files above this size cannot be read at all, even by line range. */
 export const MAX_READABLE_FILE_BYTES = 256 * 1024 * 1024;
@@ -60,16 +60,23 @@ export const readTool = defineTool({
     }
     const bytes = await services.fs.readFile(abs);
     const version = contentVersion(bytes);
-    if (looksBinary(bytes)) {
+    const text = decodeUtf8Text(bytes);
+    if (text === undefined) {
       throw new ToolError('NOT_TEXT', `${rel} is not UTF-8 text (${bytes.length} bytes).`, {
         hint: 'Binary files cannot be read or patched as text.',
         details: { path: rel, size: bytes.length, version },
       });
     }
     const bom = hasBom(bytes);
-    const text = decoder.decode(bom ? bytes.subarray(3) : bytes);
     const eol = detectEol(text);
     const limit = services.limits().readBytes;
+    const base = { path: rel, version, size: bytes.length, eol, bom, dirty_in_editor: services.fs.isDirty(abs) };
+
+    // The common case, a whole file within the limit: no need to split it into lines.
+    if (args.start_line === undefined && args.end_line === undefined && bytes.length <= limit) {
+      const total = countLines(text);
+      return { ...base, content: text, truncated: false, start_line: 1, end_line: total, total_lines: total };
+    }
 
     // Split keeping terminators so a slice of lines rejoins to the exact original text.
     const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
@@ -100,14 +107,9 @@ export const readTool = defineTool({
     }
     const lastLine = taken === 0 ? start : start + taken - 1;
     const result = {
-      path: rel,
+      ...base,
       content: parts.join(''),
-      version,
-      size: bytes.length,
       truncated: cut,
-      eol,
-      bom,
-      dirty_in_editor: services.fs.isDirty(abs),
       start_line: start,
       end_line: total === 0 ? 0 : lastLine,
       total_lines: total,

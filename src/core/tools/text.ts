@@ -2,16 +2,24 @@
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** True when the bytes look binary: a NUL byte in the first 8 KiB, or invalid UTF-8. */
-export function looksBinary(bytes: Uint8Array): boolean {
-  const head = bytes.subarray(0, 8192);
-  if (head.includes(0)) return true;
+/**
+ * The text of UTF-8 bytes (without a leading BOM), or undefined when they look binary: a NUL byte in the first
+ * 8 KiB, or invalid UTF-8.
+ */
+export function decodeUtf8Text(bytes: Uint8Array): string | undefined {
+  if (bytes.subarray(0, 8192).includes(0)) return undefined;
   try {
-    utf8.decode(bytes);
-    return false;
+    return utf8.decode(hasBom(bytes) ? bytes.subarray(3) : bytes);
   } catch {
-    return true;
+    return undefined;
   }
+}
+
+/** Number of lines: newline characters, plus one for a last line without a newline. */
+export function countLines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return text.length > 0 && !text.endsWith('\n') ? n + 1 : n;
 }
 
 export type Eol = 'lf' | 'crlf' | 'mixed' | 'none';
