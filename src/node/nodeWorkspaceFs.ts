@@ -72,6 +72,10 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     await fsp.unlink(p);
   }
 
+  async removeEmptyFolder(p: string): Promise<void> {
+    await fsp.rmdir(p);
+  }
+
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
     const match = globToRegExp(pattern);
     // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the regex.

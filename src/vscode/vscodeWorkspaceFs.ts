@@ -69,6 +69,11 @@ export class VsCodeWorkspaceFs implements WorkspaceFs {
     await vscode.workspace.fs.delete(vscode.Uri.file(p), { recursive: false, useTrash: false });
   }
 
+  async removeEmptyFolder(p: string): Promise<void> {
+    // rmdir refuses a folder that is not empty, which is the guarantee wanted here; the file watcher reports it.
+    await fsp.rmdir(p);
+  }
+
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
     const include = new vscode.RelativePattern(vscode.Uri.file(root), pattern);
     // `undefined` applies files.exclude; `null` applies nothing.

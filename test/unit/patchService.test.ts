@@ -297,7 +297,22 @@ describe('apply_patch through MCP on the assembled services', function () {
       assert.equal(r.status, 'failed');
       const after = await snapshotTree(w.root);
       assert.equal(after['new/added.txt'], undefined, 'the added file is gone');
+      assert.equal(after['new'], undefined, 'so is the folder the patch created for it');
       for (const rel of ['u.txt', 'd.txt', 'z.txt']) assert.equal((after[rel] as { hash: string }).hash, (before[rel] as { hash: string }).hash, rel);
+    });
+
+    it('a restore removes the folders the patch created, and only those', async () => {
+      const w = await world({ 'keep/old.txt': 'old\n', 'm.txt': 'm\n' }, { faults: { failWrite: (i) => i === 3 } });
+      const patch = v4a(
+        '*** Add File: n/x/a.txt', '+a',
+        '*** Add File: n/x/b.txt', '+b',
+        '*** Add File: keep/new/c.txt', '+c',
+        '*** Update File: m.txt', '*** Move to: moved/deep/m.txt', '@@', '-m', '+M',
+      );
+      const r = await w.apply({ patch, expected_versions: { 'm.txt': sha256('m\n') }, operation_key: 'folders' });
+      assert.equal(r.status, 'failed');
+      const after = await snapshotTree(w.root);
+      assert.deepEqual(Object.keys(after).sort(), ['keep', 'keep/old.txt', 'm.txt']);
     });
 
     it('a restore that fails too → failed_partial with the state of each file', async () => {

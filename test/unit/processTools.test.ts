@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { ToolError } from '../../src/core/errors';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { silentLogger } from '../../src/core/ports/logger';
-import type { FileStat, WorkspaceFs } from '../../src/core/ports/workspaceFs';
 import type { Profile } from '../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { ProcessServices } from '../../src/core/process/services';
@@ -22,46 +21,8 @@ import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
 import { writeStdinTool } from '../../src/core/tools/writeStdin';
 import { ChildProcessBackend } from '../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../src/node/nodePtyBackend';
+import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 
-/** Just enough of a Node WorkspaceFs for the process tools (stat, lstat, realpath). */
-class TinyNodeFs implements WorkspaceFs {
-  private toStat(st: fs.Stats): FileStat {
-    const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
-    return { type, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode };
-  }
-  async stat(p: string): Promise<FileStat | undefined> {
-    try {
-      return this.toStat(await fs.promises.stat(p));
-    } catch {
-      return undefined;
-    }
-  }
-  async lstat(p: string): Promise<FileStat | undefined> {
-    try {
-      return this.toStat(await fs.promises.lstat(p));
-    } catch {
-      return undefined;
-    }
-  }
-  realpath(p: string): Promise<string> {
-    return fs.promises.realpath(p);
-  }
-  readFile(p: string): Promise<Uint8Array> {
-    return fs.promises.readFile(p);
-  }
-  async writeFile(): Promise<void> {
-    throw new Error('not needed here');
-  }
-  async deleteFile(): Promise<void> {
-    throw new Error('not needed here');
-  }
-  async find(): Promise<{ paths: string[]; truncated: boolean }> {
-    return { paths: [], truncated: false };
-  }
-  isDirty(): boolean {
-    return false;
-  }
-}
 
 describe('process tools', function () {
   this.timeout(30_000);
@@ -91,7 +52,7 @@ describe('process tools', function () {
     envSetting = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
     services = {
       workspaces: new WorkspaceRegistry(source),
-      fs: new TinyNodeFs(),
+      fs: new NodeWorkspaceFs(),
       logger: silentLogger,
       limits: () => DEFAULT_LIMITS,
       processes: supervisor,

@@ -66,6 +66,8 @@ interface Step {
   readonly file: PlannedFile;
   readonly abs: string;
   readonly absTarget?: string;
+  /** Folders that do not exist yet and the write will create (deepest first): removed again by a restore. */
+  readonly newFolders: readonly string[];
 }
 
 /**
@@ -181,10 +183,12 @@ export class PatchService {
       const absTarget = file.move_to !== undefined ? await resolve(file.move_to) : undefined;
       const identity = await diskIdentity(fs, abs, file.kind === 'update');
       const targetIdentity = absTarget !== undefined ? await diskIdentity(fs, absTarget, false) : undefined;
-      return { named, abs, absTarget, identity, targetIdentity };
+      const created = file.kind === 'add' ? abs : file.kind === 'move' ? absTarget : undefined;
+      const newFolders = created !== undefined ? await missingFolders(fs, created, ws.root) : [];
+      return { named, abs, absTarget, identity, targetIdentity, newFolders };
     });
     for (const [i, file] of planned.files.entries()) {
-      const { named, abs, absTarget, identity, targetIdentity } = facts[i] as (typeof facts)[number];
+      const { named, abs, absTarget, identity, targetIdentity, newFolders } = facts[i] as (typeof facts)[number];
       for (const [rel, p] of [[file.path, named], [file.path, abs], [file.move_to, absTarget]] as const) {
         if (p !== undefined && rel !== undefined && fs.isDirty(p)) {
           throw new ToolError('FILE_DIRTY_IN_EDITOR', `${rel} has unsaved changes in the editor; nothing was written.`, {
@@ -208,7 +212,7 @@ export class PatchService {
         }
         claimed.set(id, rel);
       }
-      steps.push({ file, abs, ...(absTarget ? { absTarget } : {}) });
+      steps.push({ file, abs, newFolders, ...(absTarget ? { absTarget } : {}) });
     }
     return { planned, steps };
   }
@@ -272,6 +276,10 @@ export class PatchService {
           if ((await hashAt(fs, step.abs)) !== file.beforeVersion) await fs.writeFile(step.abs, file.before, modeOf(file));
           if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget);
         }
+        for (const folder of step.newFolders) {
+          // Fails, harmlessly, while another file of the patch still lives there; its own undo removes it later.
+          await fs.removeEmptyFolder(folder).catch(() => undefined);
+        }
         const ok = file.kind === 'add'
           ? (await hashAt(fs, step.abs)) === undefined
           : (await hashAt(fs, step.abs)) === file.beforeVersion && (file.kind !== 'move' || (await hashAt(fs, step.absTarget as string)) === undefined);
@@ -317,6 +325,16 @@ async function diskIdentity(fs: WorkspaceFs, abs: string, content: boolean): Pro
     dir = path.dirname(dir);
   }
   return path.join(await fs.realpath(dir), ...rest);
+}
+
+/** Ancestors of `abs` below `root` that do not exist yet, deepest first. */
+async function missingFolders(fs: WorkspaceFs, abs: string, root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (let dir = path.dirname(abs); dir !== root && path.dirname(dir) !== dir; dir = path.dirname(dir)) {
+    if ((await fs.lstat(dir)) !== undefined) break;
+    out.push(dir);
+  }
+  return out;
 }
 
 function modeOf(file: PlannedFile): { mode?: number } {

@@ -43,6 +43,8 @@ export interface WorkspaceFs {
   writeFile(path: string, data: Uint8Array, options?: { mode?: number }): Promise<void>;
   /** Deletes a file (never a directory). */
   deleteFile(path: string): Promise<void>;
+  /** Removes a folder only if it is empty; fails otherwise. Used to undo folders a failed patch created. */
+  removeEmptyFolder(path: string): Promise<void>;
   /** Files under `root` matching a glob relative to it. */
   find(root: string, pattern: string, options: FindOptions): Promise<FindResult>;
   /** True when an editor holds unsaved changes for this file. */

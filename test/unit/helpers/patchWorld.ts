@@ -51,6 +51,7 @@ export class BreakableFs implements WorkspaceFs {
   readFile(p: string): Promise<Uint8Array> { return this.inner.readFile(p); }
   async writeFile(p: string, d: Uint8Array, o?: { mode?: number }): Promise<void> { this.spend('write', p); return this.inner.writeFile(p, d, o); }
   async deleteFile(p: string): Promise<void> { this.spend('delete', p); return this.inner.deleteFile(p); }
+  removeEmptyFolder(p: string): Promise<void> { return this.inner.removeEmptyFolder(p); }
   find(root: string, pattern: string, o: FindOptions): Promise<FindResult> { return this.inner.find(root, pattern, o); }
   isDirty(p: string): boolean { return this.inner.isDirty(p); }
 }

@@ -41,6 +41,7 @@ export class SpyWorkspaceFs implements WorkspaceFs {
   readFile(p: string): Promise<Uint8Array> { this.note('readFile', p); return this.inner.readFile(p); }
   writeFile(p: string, d: Uint8Array, o?: { mode?: number }): Promise<void> { this.note('writeFile', p); return this.inner.writeFile(p, d, o); }
   deleteFile(p: string): Promise<void> { this.note('deleteFile', p); return this.inner.deleteFile(p); }
+  removeEmptyFolder(p: string): Promise<void> { this.note('removeEmptyFolder', p); return this.inner.removeEmptyFolder(p); }
   find(root: string, pattern: string, o: FindOptions): Promise<FindResult> { this.note('find', root); return this.inner.find(root, pattern, o); }
   dirty = new Set<string>();
   isDirty(p: string): boolean { return this.dirty.has(p); }
