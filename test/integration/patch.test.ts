@@ -16,7 +16,7 @@ function sha256(bytes: Uint8Array | string): string {
 
 /**
  * Polls until `predicate` holds. The guard is generous: an open document learns about a change on disk from
- * VS Code's file watcher, which on a loaded machine can take seconds (see the report of this suite).
+ * VS Code's file watcher, which on a loaded machine can take seconds.
  */
 async function waitFor(what: string, predicate: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
