@@ -142,10 +142,11 @@ export class PatchService {
     const { fs } = this.options;
     const parsed = parsePatch(request.patch);
     const absOf = new Map<string, string>();
+    const realRoot = await fs.realpath(ws.root).catch(() => undefined);
     const resolve = async (rel: string): Promise<string> => {
       const known = absOf.get(rel);
       if (known) return known;
-      const { abs } = await confine(fs, ws.root, rel);
+      const { abs } = await confine(fs, ws.root, rel, realRoot !== undefined ? { realRoot } : {});
       absOf.set(rel, abs);
       return abs;
     };

@@ -44,14 +44,15 @@ export function isInside(parent: string, child: string): boolean {
  * real location. Works for paths that do not exist yet (creation): the deepest existing ancestor is checked,
  * so a file cannot be created under a symlinked folder that points outside.
  */
-export async function confine(fs: WorkspaceFs, root: string, input: string, options: { allowRoot?: boolean } = {}): Promise<ConfinedPath> {
+export async function confine(fs: WorkspaceFs, root: string, input: string, options: { allowRoot?: boolean; realRoot?: string } = {}): Promise<ConfinedPath> {
   const rel = checkRelativePath(input, options);
   const abs = rel === '' ? root : path.join(root, ...rel.split('/'));
   if (!isInside(root, abs)) throw outside(input, 'it resolves outside the root');
 
+  // A caller confining many paths at once may pass the root's real path, resolved once for all of them.
   let realRoot: string;
   try {
-    realRoot = await fs.realpath(root);
+    realRoot = options.realRoot ?? (await fs.realpath(root));
   } catch (err) {
     throw new ToolError('WORKSPACE_NOT_FOUND', 'The workspace folder no longer exists on disk.', { cause: err, details: { path: input } });
   }
