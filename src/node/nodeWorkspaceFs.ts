@@ -76,6 +76,14 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     await fsp.rmdir(p);
   }
 
+  readLink(p: string): Promise<string> {
+    return fsp.readlink(p);
+  }
+
+  async createLink(target: string, p: string): Promise<void> {
+    await fsp.symlink(target, p);
+  }
+
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
     const match = globToRegExp(pattern);
     // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the regex.

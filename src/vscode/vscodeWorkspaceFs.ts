@@ -74,6 +74,14 @@ export class VsCodeWorkspaceFs implements WorkspaceFs {
     await fsp.rmdir(p);
   }
 
+  readLink(p: string): Promise<string> {
+    return fsp.readlink(p);
+  }
+
+  async createLink(target: string, p: string): Promise<void> {
+    await fsp.symlink(target, p);
+  }
+
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
     const include = new vscode.RelativePattern(vscode.Uri.file(root), pattern);
     // `undefined` applies files.exclude; `null` applies nothing.

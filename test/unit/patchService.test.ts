@@ -501,6 +501,17 @@ describe('apply_patch through MCP on the assembled services', function () {
       assert.equal(await text(w, 'real.ts'), 'A\nb\n');
     });
 
+    it('a failed patch puts a deleted link back as a link, not as a copy of its target', async () => {
+      const w = await world({ 'real.ts': 'a\n', 'other.txt': 'o\n' }, { faults: { failWrite: (i) => i === 1 } });
+      await fsp.symlink('real.ts', w.abs('alias.ts'));
+      const patch = v4a('*** Delete File: alias.ts', '*** Update File: other.txt', '@@', '-o', '+O');
+      const r = await w.apply({ patch, expected_versions: { 'alias.ts': sha256('a\n'), 'other.txt': sha256('o\n') }, operation_key: 'link-restore' });
+      assert.equal(r.status, 'failed');
+      assert.equal((await fsp.lstat(w.abs('alias.ts'))).isSymbolicLink(), true, 'the link is back');
+      assert.equal(await fsp.readlink(w.abs('alias.ts')), 'real.ts');
+      assert.equal(await text(w, 'other.txt'), 'o\n');
+    });
+
     it('two sections reaching one file through a link → PATCH_INVALID, nothing written', async () => {
       const w = await world({ 'real.ts': 'a\nb\n', 'dir/x.ts': 'x\n' });
       await fsp.symlink('real.ts', w.abs('alias.ts'));

@@ -68,6 +68,8 @@ interface Step {
   readonly absTarget?: string;
   /** Folders that do not exist yet and the write will create (deepest first): removed again by a restore. */
   readonly newFolders: readonly string[];
+  /** A delete or move of a symbolic link: the link's target text, so a restore puts the link back, not a copy. */
+  readonly linkTarget?: string;
 }
 
 /**
@@ -186,10 +188,12 @@ export class PatchService {
       const targetIdentity = absTarget !== undefined ? await diskIdentity(fs, absTarget, false) : undefined;
       const created = file.kind === 'add' ? abs : file.kind === 'move' ? absTarget : undefined;
       const newFolders = created !== undefined ? await missingFolders(fs, created, ws.root) : [];
-      return { named, abs, absTarget, identity, targetIdentity, newFolders };
+      const removesEntry = file.kind === 'delete' || file.kind === 'move';
+      const linkTarget = removesEntry && (await fs.lstat(named))?.type === 'symlink' ? await fs.readLink(named) : undefined;
+      return { named, abs, absTarget, identity, targetIdentity, newFolders, linkTarget };
     });
     for (const [i, file] of planned.files.entries()) {
-      const { named, abs, absTarget, identity, targetIdentity, newFolders } = facts[i] as (typeof facts)[number];
+      const { named, abs, absTarget, identity, targetIdentity, newFolders, linkTarget } = facts[i] as (typeof facts)[number];
       for (const [rel, p] of [[file.path, named], [file.path, abs], [file.move_to, absTarget]] as const) {
         if (p !== undefined && rel !== undefined && fs.isDirty(p)) {
           throw new ToolError('FILE_DIRTY_IN_EDITOR', `${rel} has unsaved changes in the editor; nothing was written.`, {
@@ -213,7 +217,7 @@ export class PatchService {
         }
         claimed.set(id, rel);
       }
-      steps.push({ file, abs, newFolders, ...(absTarget ? { absTarget } : {}) });
+      steps.push({ file, abs, newFolders, ...(absTarget ? { absTarget } : {}), ...(linkTarget !== undefined ? { linkTarget } : {}) });
     }
     return { planned, steps };
   }
@@ -273,6 +277,9 @@ export class PatchService {
       try {
         if (file.kind === 'add') {
           if (await fs.stat(step.abs)) await fs.deleteFile(step.abs);
+        } else if (step.linkTarget !== undefined) {
+          if ((await fs.lstat(step.abs)) === undefined) await fs.createLink(step.linkTarget, step.abs);
+          if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget);
         } else if (file.before) {
           if ((await hashAt(fs, step.abs)) !== file.beforeVersion) await fs.writeFile(step.abs, file.before, modeOf(file));
           if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget);

@@ -45,6 +45,10 @@ export interface WorkspaceFs {
   deleteFile(path: string): Promise<void>;
   /** Removes a folder only if it is empty; fails otherwise. Used to undo folders a failed patch created. */
   removeEmptyFolder(path: string): Promise<void>;
+  /** The target text of a symbolic link (as stored, not resolved). */
+  readLink(path: string): Promise<string>;
+  /** Creates a symbolic link at `path` pointing to `target` (used to put back a link a failed patch removed). */
+  createLink(target: string, path: string): Promise<void>;
   /** Files under `root` matching a glob relative to it. */
   find(root: string, pattern: string, options: FindOptions): Promise<FindResult>;
   /** True when an editor holds unsaved changes for this file. */

@@ -52,6 +52,8 @@ export class BreakableFs implements WorkspaceFs {
   async writeFile(p: string, d: Uint8Array, o?: { mode?: number }): Promise<void> { this.spend('write', p); return this.inner.writeFile(p, d, o); }
   async deleteFile(p: string): Promise<void> { this.spend('delete', p); return this.inner.deleteFile(p); }
   removeEmptyFolder(p: string): Promise<void> { return this.inner.removeEmptyFolder(p); }
+  readLink(p: string): Promise<string> { return this.inner.readLink(p); }
+  createLink(t: string, p: string): Promise<void> { return this.inner.createLink(t, p); }
   find(root: string, pattern: string, o: FindOptions): Promise<FindResult> { return this.inner.find(root, pattern, o); }
   isDirty(p: string): boolean { return this.inner.isDirty(p); }
 }

@@ -42,6 +42,8 @@ export class SpyWorkspaceFs implements WorkspaceFs {
   writeFile(p: string, d: Uint8Array, o?: { mode?: number }): Promise<void> { this.note('writeFile', p); return this.inner.writeFile(p, d, o); }
   deleteFile(p: string): Promise<void> { this.note('deleteFile', p); return this.inner.deleteFile(p); }
   removeEmptyFolder(p: string): Promise<void> { this.note('removeEmptyFolder', p); return this.inner.removeEmptyFolder(p); }
+  readLink(p: string): Promise<string> { this.note('readLink', p); return this.inner.readLink(p); }
+  createLink(t: string, p: string): Promise<void> { this.note('createLink', p); return this.inner.createLink(t, p); }
   find(root: string, pattern: string, o: FindOptions): Promise<FindResult> { this.note('find', root); return this.inner.find(root, pattern, o); }
   dirty = new Set<string>();
   isDirty(p: string): boolean { return this.dirty.has(p); }
