@@ -3,33 +3,10 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';
-
-type Json = Record<string, unknown>;
-
-async function connect(url: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'e2e-agent', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return client;
-}
-
-async function call<T = Json>(client: Client, name: string, args: Json): Promise<T> {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  if (r.isError) throw new Error(`${name} failed: ${r.content[0]?.type === 'text' ? r.content[0].text : '?'}`);
-  return r.structuredContent as T;
-}
-
-async function callError(client: Client, name: string, args: Json): Promise<{ code: string; details?: Json }> {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  assert.equal(r.isError, true, `${name} should fail`);
-  const first = r.content[0];
-  assert.ok(first?.type === 'text');
-  return (JSON.parse(first.text) as { error: { code: string } }).error;
-}
+import { call, callError, connect, copyConnectionSettings } from './mcpClient';
 
 describe('an agent working in VS Code over MCP', function () {
   this.timeout(5 * 60_000);
@@ -41,20 +18,7 @@ describe('an agent working in VS Code over MCP', function () {
 
   /** Copies the connection settings the way a user does: palette command, then the clipboard. */
   async function copySettings(): Promise<void> {
-    const { page } = wb;
-    const origin = new URL(wb.url).origin;
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    await page.evaluate(() => navigator.clipboard.writeText(''));
-    await wb.runCommand('CodeSpace: Copy Connection Settings');
-    let text = '';
-    for (let i = 0; i < 100 && !/Token: \S+/.test(text); i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      text = await page.evaluate(() => navigator.clipboard.readText());
-    }
-    url = /^URL: (\S+)$/m.exec(text)?.[1] ?? '';
-    token = /^Token: (\S+)$/m.exec(text)?.[1] ?? '';
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, 'the clipboard holds the endpoint URL');
-    assert.ok(token.length >= 40, 'the clipboard holds the token');
+    ({ url, token } = await copyConnectionSettings(wb));
   }
 
   before(async () => {

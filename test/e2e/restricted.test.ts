@@ -3,11 +3,11 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';
+import { connect, copyConnectionSettings } from './mcpClient';
 
 describe('an untrusted workspace (Restricted Mode)', function () {
   this.timeout(5 * 60_000);
@@ -19,19 +19,8 @@ describe('an untrusted workspace (Restricted Mode)', function () {
     // The developer declines to trust the folder when VS Code asks.
     await wb.page.getByRole('button', { name: "No, I don't trust the authors" }).click({ timeout: 120_000 });
     await wb.waitForActivation();
-    // Copy the connection settings as a user would.
-    await wb.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(wb.url).origin });
-    await wb.runCommand('CodeSpace: Copy Connection Settings');
-    let text = '';
-    for (let i = 0; i < 100 && !/Token: \S+/.test(text); i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      text = await wb.page.evaluate(() => navigator.clipboard.readText());
-    }
-    const url = /^URL: (\S+)$/m.exec(text)?.[1] ?? '';
-    const token = /^Token: (\S+)$/m.exec(text)?.[1] ?? '';
-    assert.ok(url && token, 'connection settings copied');
-    client = new Client({ name: 'e2e-restricted', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    const { url, token } = await copyConnectionSettings(wb);
+    client = await connect(url, token, 'e2e-restricted');
   });
 
   after(async () => {
