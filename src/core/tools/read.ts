@@ -3,7 +3,8 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import { contentVersion } from '../patch/version';
 import { confine } from '../policy/paths';
 import { defineTool } from './tool';
-import { countLines, decodeUtf8Text, detectEol, hasBom, utf8Prefix } from './text';
+import { decodeText, hasBom } from '../patch/textFile';
+import { countLines, detectEol, utf8Prefix } from './text';
 
 /** Files above this size cannot be read at all, even by line range. */
 export const MAX_READABLE_FILE_BYTES = 256 * 1024 * 1024;
@@ -60,14 +61,15 @@ export const readTool = defineTool({
     }
     const bytes = await services.fs.readFile(abs);
     const version = contentVersion(bytes);
-    const text = decodeUtf8Text(bytes);
+    // The same test of "text" as the patch engine's, so a file that reads as text can be patched.
+    const bom = hasBom(bytes);
+    const text = decodeText(bom ? bytes.subarray(3) : bytes);
     if (text === undefined) {
       throw new ToolError('NOT_TEXT', `${rel} is not UTF-8 text (${bytes.length} bytes).`, {
         hint: 'Binary files cannot be read or patched as text.',
         details: { path: rel, size: bytes.length, version },
       });
     }
-    const bom = hasBom(bytes);
     const eol = detectEol(text);
     const limit = services.limits().readBytes;
     const base = { path: rel, version, size: bytes.length, eol, bom, dirty_in_editor: services.fs.isDirty(abs) };
