@@ -1,46 +1,36 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
+import type { Stats } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../core/ports/workspaceFs';
 
-function fromVsStat(st: vscode.FileStat): FileStat {
-  const type = st.type & vscode.FileType.Directory ? 'directory' : st.type & vscode.FileType.File ? 'file' : 'other';
-  return { type, size: st.size, mtimeMs: st.mtime };
-}
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof vscode.FileSystemError && (err.code === 'FileNotFound' || err.code === 'EntryNotFound');
+/** A node:fs stat as the port's FileStat, or undefined when nothing is there. */
+async function statOrUndefined(get: () => Promise<Stats>): Promise<FileStat | undefined> {
+  try {
+    const st = await get();
+    const type = st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
+    return { type, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
 }
 
 /**
  * WorkspaceFs through `vscode.workspace.fs` and `workspace.findFiles`, so open editors, the explorer, source control
- * and file watchers see every change. Symlink questions (lstat, realpath) have no workspace.fs equivalent and go
- * to node:fs; the extension only serves `file:` folders.
+ * and file watchers see every change. Stat, symlink and folder questions go to node:fs (workspace.fs has no lstat,
+ * realpath or mode); the extension only serves `file:` folders.
  */
 export class VsCodeWorkspaceFs implements WorkspaceFs {
-  async stat(p: string): Promise<FileStat | undefined> {
-    try {
-      const st = fromVsStat(await vscode.workspace.fs.stat(vscode.Uri.file(p)));
-      if (st.type !== 'file') return st;
-      const mode = (await fsp.stat(p)).mode & 0o7777;
-      return { ...st, mode };
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  // Stat questions go to node:fs like lstat and realpath: one round trip that also gives the mode a patch keeps.
+  stat(p: string): Promise<FileStat | undefined> {
+    return statOrUndefined(() => fsp.stat(p));
   }
 
-  async lstat(p: string): Promise<FileStat | undefined> {
-    try {
-      const st = await fsp.lstat(p);
-      const type = st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
-      return { type, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 };
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      throw err;
-    }
+  lstat(p: string): Promise<FileStat | undefined> {
+    return statOrUndefined(() => fsp.lstat(p));
   }
 
   realpath(p: string): Promise<string> {
