@@ -61,7 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
 
   context.subscriptions.push(
     workspaces,
-    { dispose: () => void host.stop() },
+    host,
     new ServerStatusBar(host),
     ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME }),
     registerMcpDefinitionProvider(host, tokens, version),

@@ -40,14 +40,3 @@ export abstract class DisposableBase implements Disposable {
     disposeAll(this.owned.splice(0).reverse());
   }
 }
-
-export function toDisposable(fn: () => void): Disposable {
-  let done = false;
-  return {
-    dispose() {
-      if (done) return;
-      done = true;
-      fn();
-    },
-  };
-}
