@@ -5,6 +5,7 @@ import { toolCatalogue } from './core/tools/catalogue';
 import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, createToolServer } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
+import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
@@ -35,7 +36,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const core = await assembleServices({
     workspaces,
-    fs: new VsCodeWorkspaceFs(),
+    fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),
     logger: log,
     limits: settings.limits,
     storageDir: (context.storageUri ?? context.globalStorageUri).fsPath,

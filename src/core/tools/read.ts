@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import { contentVersion } from '../patch/version';
-import { confine } from '../policy/paths';
+import * as path from 'node:path';
+import { checkRelativePath, confine, failureCode, fileError, realRootOf } from '../policy/paths';
 import { defineTool } from './tool';
 import { decodeText, hasBom } from '../patch/textFile';
 import { countLines, detectEol, utf8Prefix } from './text';
@@ -45,21 +46,18 @@ export const readTool = defineTool({
       throw new InvalidArgumentsError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
     }
     const ws = services.workspaces.get(args.workspace_id);
-    const { abs, rel } = await confine(services.fs, ws.root, args.path);
-    const st = await services.fs.stat(abs);
-    if (!st) {
-      throw new ToolError('NOT_FOUND', `No file at ${rel}.`, { hint: 'Use find to list existing paths.', details: { path: rel } });
+    const rel = checkRelativePath(args.path);
+    const abs = path.join(ws.root, ...rel.split('/'));
+    const realRoot = await realRootOf(services.fs, ws.root);
+    let bytes: Uint8Array;
+    try {
+      // Opened once and verified as opened: a link swapped in after any check cannot redirect the read.
+      ({ bytes } = await services.fs.readFile(abs, { within: realRoot, maxBytes: MAX_READABLE_FILE_BYTES }));
+    } catch (err) {
+      // A path that is missing may be missing because it leads outside (a dangling link): say which.
+      if (failureCode(err) === 'ENOENT') await confine(services.fs, ws.root, rel, { realRoot });
+      throw fileError(err, rel) ?? err;
     }
-    if (st.type === 'directory') {
-      throw new ToolError('IS_DIRECTORY', `${rel} is a folder, not a file.`, { hint: `Use find with pattern "${rel}/*" to list it.`, details: { path: rel } });
-    }
-    if (st.size > MAX_READABLE_FILE_BYTES) {
-      throw new ToolError('TOO_LARGE', `${rel} is ${st.size} bytes; files over ${MAX_READABLE_FILE_BYTES} bytes cannot be read.`, {
-        hint: 'Run a command (for example head or grep) to inspect it instead.',
-        details: { path: rel, size: st.size, limit: MAX_READABLE_FILE_BYTES },
-      });
-    }
-    const bytes = await services.fs.readFile(abs);
     const version = contentVersion(bytes);
     // The same test of "text" as the patch engine's, so a file that reads as text can be patched.
     const bom = hasBom(bytes);
