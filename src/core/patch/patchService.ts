@@ -256,8 +256,12 @@ export class PatchService {
     logger.warn(`[patch] write failed in ${ws.id} (${message}); restoring ${done.length} file operation(s)`);
     const failedStep = steps[failure.index] as Step;
     const failedAt = failedStep.file.path;
-    // Also undo the step that failed: an atomic write leaves it untouched, but a move may be half done.
-    const states = await this.restore(realRoot, operationId, done.includes(failedStep) ? done : [...done, failedStep]);
+    // Also undo and verify the step that failed: an atomic write leaves it untouched, but a move may be half done.
+    // Except when confinement refused it: its folder led outside, nothing was opened for writing, and re-checking it
+    // through the same moving link would only report that link's state.
+    const refused = failureCode(failure.error) === 'ESCAPED' && failedStep.file.kind !== 'move';
+    const undo = refused || done.includes(failedStep) ? done : [...done, failedStep];
+    const states = await this.restore(realRoot, operationId, undo);
     const broken = states.filter((s) => s.state !== 'restored');
     if (broken.length === 0) {
       return {
