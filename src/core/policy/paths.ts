@@ -70,22 +70,23 @@ export async function confine(fs: WorkspaceFs, root: string, input: string, opti
     throw new ToolError('WORKSPACE_NOT_FOUND', 'The workspace folder no longer exists on disk.', { cause: err, details: { path: input } });
   }
 
-  // Walk up from the target to the deepest existing entry and resolve it.
-  let probe = abs;
-  const missing: string[] = [];
-  for (;;) {
-    const st = await fs.lstat(probe);
-    if (st !== undefined) break;
-    if (probe === root) break;
-    missing.unshift(path.basename(probe));
-    probe = path.dirname(probe);
-  }
-  let realProbe: string;
-  try {
-    realProbe = await fs.realpath(probe);
-  } catch {
-    // A dangling symlink: its target is unknown territory.
-    throw outside(input, 'it goes through a symbolic link whose target does not exist');
+  // Walk up from the target to the deepest existing entry and resolve it. Another process may remove that entry
+  // between the two steps: then walk again (a few times), rather than mistake it for a dangling link.
+  let realProbe: string | undefined;
+  for (let attempt = 0; realProbe === undefined; attempt++) {
+    let probe = abs;
+    for (;;) {
+      const st = await fs.lstat(probe);
+      if (st !== undefined) break;
+      if (probe === root) break;
+      probe = path.dirname(probe);
+    }
+    try {
+      realProbe = await fs.realpath(probe);
+    } catch {
+      // A dangling symlink: its target is unknown territory.
+      if ((await fs.lstat(probe))?.type === 'symlink' || attempt >= 4) throw outside(input, 'it goes through a symbolic link whose target does not exist');
+    }
   }
   if (!isInside(realRoot, realProbe)) throw outside(input, 'it goes through a symbolic link that points outside the workspace');
   return { abs, rel };
