@@ -124,7 +124,7 @@ export class PatchService {
       }
       const outcome = await this.write(ws, realRoot, steps, record.operation_id, files);
       await this.options.faults?.beforeFinish?.();
-      await this.options.ledger.finish(record.operation_id, { status: outcome.status as 'applied', result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
+      await this.options.ledger.finish(record.operation_id, { status: outcome.status, result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
       return outcome;
     });
   }
