@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_EXCLUDES, globToRegExp } from '../core/policy/glob';
+import { DEFAULT_EXCLUDES, compileGlob } from '../core/policy/glob';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
 import { createLinkWithin, deleteWithin, readFileWithin, removeEmptyFolderWithin, removeTempWithin, writeFileWithin } from './confinedFs';
 
@@ -74,15 +74,20 @@ export class NodeWorkspaceFs implements WorkspaceFs {
   }
 
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
-    const match = globToRegExp(pattern);
-    // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the regex.
+    // A linear matcher (no backtracking): no pattern can stall the walk. Invalid patterns throw InvalidArgumentsError.
+    const match = compileGlob(pattern);
+    // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the matcher.
     const active = (options.useExcludes ?? true) ? this.excludes : [];
-    const names = new Set(active.filter((g) => /^\*\*\/[^*?[{/]+$/.test(g)).map((g) => g.slice(3)));
-    const regexes = active.filter((g) => !names.has(g.slice(3)) || !g.startsWith('**/')).map(globToRegExp);
-    const isExcluded = (name: string, rel: string): boolean => names.has(name) || (regexes.length > 0 && regexes.some((re) => re.test(rel)));
+    const isNameGlob = (g: string): boolean => /^\*\*\/[^*?[\]{}/]+$/.test(g);
+    const names = new Set(active.filter(isNameGlob).map((g) => g.slice(3)));
+    const matchers = active.filter((g) => !isNameGlob(g)).map(compileGlob);
+    const isExcluded = (name: string, rel: string): boolean => names.has(name) || (matchers.length > 0 && matchers.some((m) => m(rel)));
     const paths: string[] = [];
     const symlinks: string[] = [];
     let truncated = false;
+    // Matching is cheap but a walk of a huge tree is not: give the event loop a turn every few milliseconds.
+    const YIELD_AFTER_MS = 8;
+    let sliceStart = performance.now();
     const walk = async (dir: string, relDir: string): Promise<void> => {
       let entries: Dirent[];
       try {
@@ -90,13 +95,17 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       } catch {
         return;
       }
+      if (performance.now() - sliceStart > YIELD_AFTER_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
       const subdirs: [string, string][] = [];
       for (const e of entries) {
         const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
         if (isExcluded(e.name, rel)) continue;
         if (e.isDirectory()) {
           subdirs.push([path.join(dir, e.name), rel]);
-        } else if ((e.isFile() || e.isSymbolicLink()) && match.test(rel)) {
+        } else if ((e.isFile() || e.isSymbolicLink()) && match(rel)) {
           paths.push(rel);
           if (e.isSymbolicLink()) symlinks.push(rel);
         }

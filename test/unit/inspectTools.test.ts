@@ -185,6 +185,28 @@ describe('inspect tools over a real MCP client', () => {
     assert.equal(toolError(await h.call('read', { workspace_id: 'proj', path: '-rf' })).code, 'NOT_FOUND');
   });
 
+  it('find refuses a malformed or oversized glob as bad arguments naming the problem, never INTERNAL', async () => {
+    // Until the MCP layer answers InvalidArgumentsError as an isError result, it is a protocol error; accept both.
+    const refusal = async (pattern: string): Promise<string> => {
+      try {
+        const r = await h.call('find', { workspace_id: 'proj', pattern });
+        const e = toolError(r);
+        assert.equal(e.code, 'INVALID_ARGUMENTS', `${pattern}: ${e.message}`);
+        return e.message;
+      } catch (err) {
+        assert.ok(err instanceof McpError && err.code === -32602, `${pattern}: ${String(err)}`);
+        return err.message;
+      }
+    };
+    assert.match(await refusal('['), /"\[" at column 1 is never closed/);
+    assert.match(await refusal('**/*.{'), /"\{" at column 6 is never closed/);
+    assert.match(await refusal('src/{a,{b,c}}'), /nesting limit 1/);
+    assert.match(await refusal(Array.from({ length: 40 }, () => '*q').join('')), /the limit \(maxStars\) is 32/);
+    // A long run of stars is one star: answered, not refused, and quickly.
+    const stars = ok<{ paths: string[] }>(await h.call('find', { workspace_id: 'proj', pattern: `src/${'*'.repeat(990)}.ts` }));
+    assert.deepEqual(stars.paths, ['src/a.ts']);
+  });
+
   it('find refuses absolute and escaping patterns', async () => {
     await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '/etc/*' }), (e: unknown) => e instanceof McpError);
     await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '../**' }), (e: unknown) => e instanceof McpError);

@@ -7,7 +7,8 @@ import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
 import { confine, failureCode, fileError, realRootOf } from '../policy/paths';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
-import { parsePatch } from './parser';
+import { Pacer } from './pacer';
+import { parsePatchPaced } from './parser';
 import type { PlannedFile, PlannedPatch } from './plan';
 import { checkExpectedVersions, planPatch } from './plan';
 import { mapLimit } from '../util/concurrency';
@@ -145,7 +146,9 @@ export class PatchService {
   /** Every check that can refuse the patch, before anything is recorded or written. */
   private async validate(ws: Workspace, request: ApplyPatchRequest): Promise<{ planned: PlannedPatch; steps: Step[]; realRoot: string }> {
     const { fs } = this.options;
-    const parsed = parsePatch(request.patch);
+    // One pacer for the whole check: the work yields to the event loop and has one deadline (TIMEOUT).
+    const pacer = new Pacer();
+    const parsed = await parsePatchPaced(request.patch, pacer);
     const absOf = new Map<string, string>();
     const realRoot = await realRootOf(fs, ws.root);
     const resolve = async (rel: string): Promise<string> => {
@@ -181,7 +184,7 @@ export class PatchService {
     };
     const named = [...new Set(parsed.files.flatMap((op) => (op.kind === 'update' && op.moveTo !== undefined ? [op.path, op.moveTo] : [op.path])))];
     await mapLimit(named, 16, (rel) => lookup(rel).then(() => undefined, () => undefined));
-    const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true });
+    const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true, pacer });
     checkExpectedVersions(planned, request.expected_versions);
     const steps: Step[] = [];
     /** What each section changes on disk (see diskIdentity) → the patch path that names it. */
