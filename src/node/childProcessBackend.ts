@@ -4,7 +4,8 @@ import type { Disposable } from '../core/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../core/ports/processBackend';
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';
-import { checkCwd, resolveExecutable, sendSignal, terminateTree } from './processTable';
+import type { OpenedDirectory } from './processTable';
+import { checkPathLength, checkSpawnLimits, openWorkingDirectory, resolveExecutable, sendSignal, terminateTree } from './processTable';
 
 export interface ChildProcessBackendOptions {
   /** Time between SIGTERM and SIGKILL when terminating. Default 3 s. */
@@ -40,22 +41,27 @@ export class ChildProcessBackend implements ProcessBackend {
 
   spawn(options: SpawnOptions): Promise<ProcessHandle> {
     if (options.tty) return Promise.reject(new SpawnError('failed', 'ChildProcessBackend runs processes on pipes, not terminals.'));
+    let dir: OpenedDirectory | undefined;
     try {
-      checkCwd(options.cwd);
+      checkPathLength('The program name', options.file);
       const file = resolveExecutable(options.file, options.cwd, options.env);
+      checkSpawnLimits(file, options.args, options.env, options.cwd);
+      dir = openWorkingDirectory(options.cwd, options.root);
+      // spawn() returns once the child has exec'd (or failed to): the descriptor can be closed right after.
       const child = spawnChild(file, [...options.args], {
-        cwd: options.cwd,
-        env: { ...options.env },
+        cwd: dir.spawnPath,
+        env: { ...options.env, PWD: options.cwd },
         argv0: options.file,
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
         shell: false,
         windowsHide: true,
       });
+      dir.close();
       return new Promise<ProcessHandle>((resolve, reject) => {
         const onError = (err: NodeJS.ErrnoException): void => {
           child.off('spawn', onSpawn);
-          const reason = err.code === 'ENOENT' ? 'not_found' : err.code === 'EACCES' ? 'not_executable' : 'failed';
+          const reason = err.code === 'ENOENT' ? 'not_found' : err.code === 'EACCES' ? 'not_executable' : err.code === 'E2BIG' || err.code === 'ENAMETOOLONG' ? 'too_large' : 'failed';
           reject(new SpawnError(reason, `Could not start ${options.file}: ${err.message}`, { cause: err }));
         };
         const onSpawn = (): void => {
@@ -66,7 +72,13 @@ export class ChildProcessBackend implements ProcessBackend {
         child.once('spawn', onSpawn);
       });
     } catch (err) {
-      return Promise.reject(SpawnError.is(err) ? err : new SpawnError('failed', `Could not start ${options.file}: ${String(err)}`, { cause: err }));
+      dir?.close();
+      if (SpawnError.is(err)) return Promise.reject(err);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'E2BIG' || code === 'ENAMETOOLONG') {
+        return Promise.reject(new SpawnError('too_large', `Could not start ${options.file}: the command, its environment or a path exceeds a system limit (${code}).`, { cause: err }));
+      }
+      return Promise.reject(new SpawnError('failed', `Could not start ${options.file}: ${String(err)}`, { cause: err }));
     }
   }
 }
@@ -85,25 +97,43 @@ class PipeHandle implements ProcessHandle {
     child.stdin?.on('error', () => undefined);
     child.on('error', () => undefined);
 
+    // The exit is reported once stdout and stderr have closed (everything written is read), but a background
+    // job may hold them open: then after `drainMs` without output the pipes are closed and the exit is reported
+    // with `outputComplete: false`, since that job could still have written.
     let exit: ExitInfo | undefined;
     let reported = false;
-    const report = (): void => {
+    let progress = 0;
+    const counted = (): void => {
+      progress++;
+    };
+    child.stdout?.on('data', counted);
+    child.stderr?.on('data', counted);
+    const report = (complete: boolean): void => {
       if (reported || exit === undefined) return;
       reported = true;
-      this.events.fireExit(exit);
+      this.events.fireExit(complete ? exit : { ...exit, outputComplete: false });
       if (sweepOnExit) void terminateTree(this.pid, { graceMs: this.graceMs, leaderGone: () => true });
     };
     child.once('exit', (code, signal) => {
       exit = signal ? { signal } : { exitCode: code ?? undefined };
-      // Output may still be in the pipes: wait for them to close, but not for a background job holding them.
-      const timer = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        report();
-      }, drainMs);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const arm = (): void => {
+        const seen = progress;
+        timer = setTimeout(() => {
+          // Timers run before I/O in a turn of the event loop: let pending reads in before judging.
+          setImmediate(() => {
+            if (reported) return;
+            if (progress !== seen) return arm();
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+            report(false);
+          });
+        }, drainMs);
+      };
+      arm();
       child.once('close', () => {
-        clearTimeout(timer);
-        report();
+        if (timer) clearTimeout(timer);
+        report(true);
       });
     });
   }
@@ -120,6 +150,12 @@ class PipeHandle implements ProcessHandle {
     const stdin = this.child.stdin;
     if (!stdin || stdin.destroyed || stdin.writableEnded || this.events.exited) throw new Error('The process input is closed.');
     stdin.write(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  }
+
+  endInput(): void {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded || this.events.exited) throw new Error('The process input is closed.');
+    stdin.end();
   }
 
   resize(): void {

@@ -1,10 +1,12 @@
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type * as NodePty from 'node-pty';
 import type { Disposable } from '../core/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../core/ports/processBackend';
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';
-import { checkCwd, resolveExecutable, sendSignal, terminateTree } from './processTable';
+import { checkPathLength, checkSpawnLimits, openWorkingDirectory, resolveExecutable, sendSignal, terminateTree } from './processTable';
 
 type NodePtyModule = typeof NodePty;
 
@@ -18,9 +20,15 @@ export interface NodePtyBackendOptions {
   readonly sweepOnExit?: boolean;
   /** Loads node-pty; for tests. Default: `require('node-pty')`, on first use. */
   readonly load?: () => NodePtyModule;
+  /**
+   * After the leading process exits, how long the output may stay silent before the drain gives up and the exit
+   * is reported with `outputComplete: false`. Default 2 s.
+   */
+  readonly drainMs?: number;
 }
 
 export const DEFAULT_GRACE_MS = 3000;
+export const DEFAULT_PTY_DRAIN_MS = 2000;
 
 let cached: { module?: NodePtyModule; error?: unknown } | undefined;
 
@@ -52,8 +60,10 @@ export class NodePtyBackend implements ProcessBackend {
   private readonly graceMs: number;
   private readonly sweepOnExit: boolean;
   private readonly load: () => NodePtyModule;
+  private readonly drainMs: number;
 
   constructor(options: NodePtyBackendOptions = {}) {
+    this.drainMs = options.drainMs ?? DEFAULT_PTY_DRAIN_MS;
     this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     this.sweepOnExit = options.sweepOnExit ?? true;
     this.load = options.load ?? loadNodePty;
@@ -82,22 +92,193 @@ export class NodePtyBackend implements ProcessBackend {
   async spawn(options: SpawnOptions): Promise<ProcessHandle> {
     if (!options.tty) throw new SpawnError('failed', 'NodePtyBackend only starts terminal (tty) processes.');
     const pty = this.module();
-    checkCwd(options.cwd);
+    checkPathLength('The program name', options.file);
     const file = resolveExecutable(options.file, options.cwd, options.env);
+    checkSpawnLimits(file, options.args, options.env, options.cwd);
+    const dir = openWorkingDirectory(options.cwd, options.root);
+    // node-pty sets the child's PWD to the cwd it was given, here /proc/self/fd/<n>. A shell in between puts
+    // the logical path back before it execs the program, when there is one to do it.
+    const shim = dir.spawnPath !== options.cwd && fs.existsSync(SHELL);
+    const [spawnFile, spawnArgs] = shim ? [SHELL, ['-c', PWD_SHIM, 'sh', options.cwd, file, ...options.args]] : [file, [...options.args]];
     let term: NodePty.IPty;
     try {
-      term = pty.spawn(file, [...options.args], {
+      term = pty.spawn(spawnFile, spawnArgs, {
         name: options.env.TERM ?? 'xterm-256color',
         cols: options.cols ?? 80,
         rows: options.rows ?? 24,
-        cwd: options.cwd,
-        env: { ...options.env },
+        cwd: dir.spawnPath,
+        env: { ...options.env, PWD: options.cwd },
         encoding: null,
       });
     } catch (err) {
       throw new SpawnError('failed', `The terminal process could not be started: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    } finally {
+      // The forked child holds its own copy of the descriptor until it execs (chdir happens before).
+      dir.close();
     }
-    return new PtyHandle(term, this.graceMs, this.sweepOnExit);
+    return new PtyHandle(term, this.graceMs, this.sweepOnExit, this.drainMs);
+  }
+}
+
+/** Runs "$2..." with PWD set to "$1" (node-pty overrides PWD with the cwd it was given). */
+const SHELL = '/bin/sh';
+const PWD_SHIM = 'PWD=$1; export PWD; shift; exec "$@"';
+
+/** The parts of node-pty's UnixTerminal (1.1) the drain below relies on; not in its typings. */
+interface UnixTerminalInternals {
+  readonly ptsName?: string;
+  _emittedClose?: boolean;
+  readonly _socket?: NodeJS.ReadableStream & { destroy(): void; on(event: string, listener: (...args: unknown[]) => void): unknown };
+  on?(event: 'error', listener: (err: unknown) => void): unknown;
+}
+
+/**
+ * Output of a PTY, delivered completely before the exit is reported.
+ *
+ * On Linux, node-pty loses the tail of a fast-exiting command's output (microsoft/node-pty#85, #726): when the
+ * child closes its side, the master reports POLLHUP while the kernel still holds output, and libuv, seeing
+ * POLLHUP after a short read, takes it for end of file and closes the stream (a PTY hands out at most a few KiB
+ * per read, so a short read does not mean the buffer is empty). node-pty also destroys the stream 200 ms after
+ * the exit if it has not closed by then, dropping whatever is still unread when the event loop was busy.
+ *
+ * So this layer (1) opens the terminal's slave side itself right after the spawn, so the master never sees the
+ * hang-up and never reports a false end of file, (2) tells node-pty its stream has already closed, so it reports
+ * the exit at once and never destroys the stream itself, and (3) once the process has exited, writes a random
+ * marker into the slave side: it travels behind everything the process wrote, so when the marker comes out of
+ * the master, all of the process's output has been read. The marker is removed from the output. Only then is
+ * the exit reported. If the marker does not arrive within the drain bound (the terminal's output was stopped
+ * with Ctrl-S, say) the exit is reported with `outputComplete: false`; likewise when the slave could not be
+ * opened (no way to prove the end).
+ */
+class PtyDrain {
+  private slave: number | undefined;
+  private marker: Buffer | undefined;
+  private pendingMarker: Buffer | undefined;
+  private held: Buffer | undefined;
+  private finished = false;
+  private progress = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private retry: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the slave could be held and node-pty's own end-of-stream handling switched off. */
+  readonly active: boolean;
+
+  constructor(
+    private readonly term: NodePty.IPty & UnixTerminalInternals,
+    private readonly forward: (bytes: Uint8Array) => void,
+    private readonly done: (complete: boolean) => void,
+    private readonly drainMs: number,
+  ) {
+    const socket = term._socket;
+    if (process.platform !== 'win32' && typeof term.ptsName === 'string' && socket && typeof socket.destroy === 'function') {
+      try {
+        // Synchronously after the spawn: the event loop has not read the master yet, so even a child that has
+        // already exited has not caused an end of file. Reopening the slave clears the master's hang-up.
+        this.slave = fs.openSync(term.ptsName, fs.constants.O_RDWR | fs.constants.O_NOCTTY | fs.constants.O_NONBLOCK);
+      } catch {
+        this.slave = undefined;
+      }
+    }
+    this.active = this.slave !== undefined;
+    if (this.active) {
+      term._emittedClose = true;
+      // Stream errors (EIO once everything is closed) must not throw out of node-pty's handler.
+      term.on?.('error', () => undefined);
+      socket?.on('end', () => this.end());
+      socket?.on('close', () => this.end());
+    }
+  }
+
+  data(bytes: Buffer): void {
+    this.progress++;
+    if (this.finished) return;
+    if (!this.marker) {
+      this.forward(bytes);
+      return;
+    }
+    const joined = this.held ? Buffer.concat([this.held, bytes]) : bytes;
+    this.held = undefined;
+    const at = joined.indexOf(this.marker);
+    if (at >= 0) {
+      if (at > 0) this.forward(joined.subarray(0, at));
+      const after = joined.subarray(at + this.marker.length);
+      if (after.length > 0) this.forward(after);
+      this.finish(true);
+      return;
+    }
+    const keep = Math.min(joined.length, this.marker.length - 1);
+    if (joined.length > keep) this.forward(joined.subarray(0, joined.length - keep));
+    this.held = Buffer.from(joined.subarray(joined.length - keep));
+    this.writeMarker();
+  }
+
+  /** The leading process has exited: drain, then call `done`. */
+  exited(): void {
+    if (!this.active) {
+      this.finish(false);
+      return;
+    }
+    this.marker = Buffer.from(`CODESPACE-END-${crypto.randomBytes(12).toString('hex').toUpperCase()}`, 'latin1');
+    this.pendingMarker = this.marker;
+    this.writeMarker();
+    this.arm();
+  }
+
+  /** Writes what is left of the marker; a full terminal buffer (EAGAIN) retries once output has been read. */
+  private writeMarker(): void {
+    if (this.finished || this.slave === undefined || !this.pendingMarker) return;
+    try {
+      const n = fs.writeSync(this.slave, this.pendingMarker);
+      this.pendingMarker = n >= this.pendingMarker.length ? undefined : this.pendingMarker.subarray(n);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') {
+        this.finish(false);
+        return;
+      }
+    }
+    if (this.pendingMarker && !this.retry) {
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.writeMarker();
+      }, 5);
+    }
+  }
+
+  /** The drain bound: no output for `drainMs` (checked after one more poll of the event loop). */
+  private arm(): void {
+    const seen = this.progress;
+    this.timer = setTimeout(() => {
+      // Timers run before I/O in a turn of the event loop: let pending reads in before judging.
+      setImmediate(() => {
+        if (this.finished) return;
+        if (this.progress !== seen) this.arm();
+        else this.finish(false);
+      });
+    }, this.drainMs);
+  }
+
+  /** The stream ended by itself: only sound before the exit if nothing can be missing, which we cannot tell. */
+  private end(): void {
+    if (this.finished || !this.marker) return;
+    this.finish(false);
+  }
+
+  private finish(complete: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.retry) clearTimeout(this.retry);
+    if (this.held && this.held.length > 0) this.forward(this.held);
+    this.held = undefined;
+    if (this.slave !== undefined) {
+      try {
+        fs.closeSync(this.slave);
+      } catch {
+        // already closed
+      }
+      this.slave = undefined;
+      this.term._socket?.destroy();
+    }
+    this.done(complete);
   }
 }
 
@@ -106,17 +287,30 @@ class PtyHandle implements ProcessHandle {
   readonly pid: number;
   private readonly events = new HandleEvents();
   private readonly subs: Disposable[] = [];
+  private readonly drain: PtyDrain;
+  private exitInfo: ExitInfo | undefined;
+  /** The input typed since the last end of line: Ctrl-D then only hands over that line. */
+  private lineOpen = false;
 
-  constructor(private readonly term: NodePty.IPty, private readonly graceMs: number, sweepOnExit: boolean) {
+  constructor(private readonly term: NodePty.IPty, private readonly graceMs: number, sweepOnExit: boolean, drainMs: number) {
     this.pid = term.pid;
+    this.drain = new PtyDrain(
+      term as NodePty.IPty & UnixTerminalInternals,
+      (bytes) => this.events.fireData(bytes),
+      (complete) => {
+        const info = this.exitInfo ?? {};
+        for (const s of this.subs.splice(0)) s.dispose();
+        this.events.fireExit(complete ? info : { ...info, outputComplete: false });
+        if (sweepOnExit) void terminateTree(this.pid, { graceMs: this.graceMs, leaderGone: () => true });
+      },
+      drainMs,
+    );
     // With `encoding: null` node-pty hands out Buffers although its typings say string.
-    this.subs.push(term.onData((data: string | Buffer) => this.events.fireData(typeof data === 'string' ? Buffer.from(data, 'utf8') : data)));
+    this.subs.push(term.onData((data: string | Buffer) => this.drain.data(typeof data === 'string' ? Buffer.from(data, 'utf8') : data)));
     this.subs.push(
       term.onExit(({ exitCode, signal }) => {
-        const info: ExitInfo = signal ? { signal: signalName(signal) } : { exitCode };
-        for (const s of this.subs.splice(0)) s.dispose();
-        this.events.fireExit(info);
-        if (sweepOnExit) void terminateTree(this.pid, { graceMs: this.graceMs, leaderGone: () => true });
+        this.exitInfo = signal ? { signal: signalName(signal) } : { exitCode };
+        this.drain.exited();
       }),
     );
   }
@@ -130,12 +324,22 @@ class PtyHandle implements ProcessHandle {
   }
 
   write(data: string | Uint8Array): void {
-    if (this.events.exited) throw new Error('The terminal has closed.');
-    this.term.write(typeof data === 'string' ? data : Buffer.from(data));
+    if (this.exitInfo || this.events.exited) throw new Error('The terminal has closed.');
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
+    if (bytes.length === 0) return;
+    this.term.write(bytes);
+    const last = bytes[bytes.length - 1];
+    this.lineOpen = !(last === 0x0a || last === 0x0d || last === VEOF);
+  }
+
+  endInput(): void {
+    // In canonical mode Ctrl-D ends the read with what was typed; only at the start of a line does the reader
+    // see a read of 0 bytes, end of file.
+    this.write(this.lineOpen ? EOF_AFTER_TEXT : EOF_AT_LINE_START);
   }
 
   resize(rows: number, cols: number): void {
-    if (this.events.exited) throw new Error('The terminal has closed.');
+    if (this.exitInfo || this.events.exited) throw new Error('The terminal has closed.');
     this.term.resize(cols, rows);
   }
 
@@ -148,3 +352,8 @@ class PtyHandle implements ProcessHandle {
     return terminateTree(this.pid, { graceMs: this.graceMs, leaderGone: () => this.events.exited });
   }
 }
+
+/** The terminal's default end-of-file character (VEOF, Ctrl-D). */
+const VEOF = 0x04;
+const EOF_AT_LINE_START = Buffer.from([VEOF]);
+const EOF_AFTER_TEXT = Buffer.from([VEOF, VEOF]);

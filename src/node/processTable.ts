@@ -200,3 +200,159 @@ export function resolveExecutable(file: string, cwd: string, env: Readonly<Recor
   if (exists) throw new SpawnError('not_executable', `${file} was found on PATH but is not executable.`);
   throw new SpawnError('not_found', `${file} was not found on PATH.`);
 }
+
+/** Linux's limit on one argument or environment string, terminating NUL included (MAX_ARG_STRLEN). */
+export const MAX_ARG_STRLEN = 32 * 4096;
+/** Longest path the OS accepts (PATH_MAX, NUL included) and longest single path component (NAME_MAX). */
+export const PATH_MAX = 4096;
+export const NAME_MAX = 255;
+
+let cachedArgMax: number | undefined;
+
+/**
+ * The most bytes argv plus the environment may take at exec (ARG_MAX). On Linux it follows the stack limit:
+ * a quarter of it, at least 128 KiB and at most 6 MiB (fs/exec.c); elsewhere 1 MiB (macOS's value).
+ */
+export function argMax(): number {
+  if (cachedArgMax !== undefined) return cachedArgMax;
+  let limit = 1024 * 1024;
+  if (process.platform === 'linux') {
+    limit = 2 * 1024 * 1024;
+    try {
+      const m = /^Max stack size\s+(\S+)/m.exec(fs.readFileSync('/proc/self/limits', 'latin1'));
+      const soft = m?.[1];
+      const stack = soft === 'unlimited' ? Infinity : Number(soft);
+      if (soft !== undefined && !Number.isNaN(stack)) limit = Math.max(128 * 1024, Math.min(6 * 1024 * 1024, Math.floor(stack / 4)));
+    } catch {
+      // keep the default
+    }
+  }
+  cachedArgMax = limit;
+  return limit;
+}
+
+function tooLarge(message: string): SpawnError {
+  return new SpawnError('too_large', message);
+}
+
+/** Throws SpawnError('too_large') for a path the OS would refuse with ENAMETOOLONG. */
+export function checkPathLength(what: string, p: string): void {
+  const bytes = Buffer.byteLength(p, 'utf8');
+  if (bytes >= PATH_MAX) throw tooLarge(`${what} is ${bytes} bytes long; the system limit for a path is ${PATH_MAX - 1} bytes (PATH_MAX).`);
+  for (const part of p.split('/')) {
+    const n = Buffer.byteLength(part, 'utf8');
+    if (n > NAME_MAX) throw tooLarge(`${what} has a path component of ${n} bytes; the system limit is ${NAME_MAX} bytes per name (NAME_MAX).`);
+  }
+}
+
+/**
+ * Checks, before anything is started, what execve would refuse with E2BIG or ENAMETOOLONG: one argument or
+ * environment entry over MAX_ARG_STRLEN (Linux), argv plus environment over ARG_MAX, an over-long program path
+ * or working directory. Throws SpawnError('too_large') naming the limit.
+ */
+export function checkSpawnLimits(file: string, args: readonly string[], env: Readonly<Record<string, string>>, cwd: string): void {
+  checkPathLength('The working directory', cwd);
+  checkPathLength('The program path', file);
+  let total = 0;
+  const argv = [file, ...args];
+  argv.forEach((arg, i) => {
+    const n = Buffer.byteLength(arg, 'utf8') + 1;
+    if (process.platform === 'linux' && n > MAX_ARG_STRLEN) {
+      throw tooLarge(`command[${i}] is ${n - 1} bytes long; the system limit for one argument is ${MAX_ARG_STRLEN - 1} bytes (MAX_ARG_STRLEN). Pass large input through a file or write_stdin.`);
+    }
+    total += n + 8;
+  });
+  for (const [name, value] of Object.entries(env)) {
+    const n = Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value, 'utf8') + 2;
+    if (process.platform === 'linux' && n > MAX_ARG_STRLEN) {
+      throw tooLarge(`The environment variable ${name} is ${n - 2} bytes long; the system limit for one entry is ${MAX_ARG_STRLEN - 1} bytes (MAX_ARG_STRLEN).`);
+    }
+    total += n + 8;
+  }
+  const max = argMax();
+  if (total > max) {
+    throw tooLarge(`The command and its environment take ${total} bytes; the system limit is ${max} bytes (ARG_MAX). Pass large input through a file or write_stdin.`);
+  }
+}
+
+/** A working directory opened once and verified: start the child in `spawnPath`, then `close()`. */
+export interface OpenedDirectory {
+  /** What to pass as the child's cwd: on Linux `/proc/self/fd/<n>`, the opened directory itself. */
+  readonly spawnPath: string;
+  /** The real path of what was opened. */
+  readonly realPath: string;
+  close(): void;
+}
+
+function isWithin(realRoot: string, p: string): boolean {
+  return p === realRoot || p.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
+}
+
+/**
+ * Opens `absDir` once (O_DIRECTORY), reads back the real path of the descriptor the kernel gave us (Linux:
+ * `/proc/self/fd/<n>`), and refuses it unless it lies inside `realRoot`. The child is then started with cwd
+ * `/proc/self/fd/<n>`: a magic link the kernel resolves to the opened directory itself, in the parent (checks)
+ * and in the forked child (whose copy of the descriptor stays open until exec, where chdir happens). So a folder
+ * swapped for a symbolic link between the workspace check and the spawn cannot send the child outside: whatever
+ * path resolution found is what was verified and what the child runs in.
+ * Elsewhere (no /proc) the real path is checked and used as the cwd, which narrows the window but cannot close it.
+ * Throws SpawnError: 'bad_cwd' (missing, not a directory), 'outside', 'too_large'.
+ */
+export function openDirectoryWithin(realRoot: string, absDir: string): OpenedDirectory {
+  checkPathLength('The working directory', absDir);
+  if (process.platform !== 'linux') {
+    let real: string;
+    try {
+      real = fs.realpathSync(absDir);
+      if (!fs.statSync(real).isDirectory()) throw new Error('not a directory');
+    } catch {
+      throw new SpawnError('bad_cwd', `Working directory ${absDir} does not exist or is not a directory.`);
+    }
+    if (!isWithin(realRoot, real)) throw new SpawnError('outside', `Working directory ${absDir} resolves outside the workspace (to ${real}).`);
+    return { spawnPath: real, realPath: real, close: () => undefined };
+  }
+  let fd: number;
+  try {
+    fd = fs.openSync(absDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENAMETOOLONG') throw tooLarge(`Working directory ${absDir} is too long a path for the system (ENAMETOOLONG).`);
+    throw new SpawnError('bad_cwd', `Working directory ${absDir} does not exist or is not a directory.`, { cause: err });
+  }
+  let real: string;
+  try {
+    real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw new SpawnError('failed', `Could not verify the working directory ${absDir}: ${String(err)}`, { cause: err });
+  }
+  if (!isWithin(realRoot, real)) {
+    fs.closeSync(fd);
+    throw new SpawnError('outside', `Working directory ${absDir} resolved outside the workspace when opened (to ${real}); it may have been replaced by a symbolic link.`);
+  }
+  let open = true;
+  return {
+    spawnPath: `/proc/self/fd/${fd}`,
+    realPath: real,
+    close: () => {
+      if (!open) return;
+      open = false;
+      fs.closeSync(fd);
+    },
+  };
+}
+
+/** The working directory to start in: verified inside `root` when a root is given, else only checked to exist. */
+export function openWorkingDirectory(cwd: string, root: string | undefined): OpenedDirectory {
+  if (root === undefined) {
+    checkCwd(cwd);
+    return { spawnPath: cwd, realPath: cwd, close: () => undefined };
+  }
+  let realRoot: string;
+  try {
+    realRoot = fs.realpathSync(root);
+  } catch (err) {
+    throw new SpawnError('bad_cwd', `The workspace folder ${root} no longer exists.`, { cause: err });
+  }
+  return openDirectoryWithin(realRoot, cwd);
+}

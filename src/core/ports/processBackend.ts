@@ -10,8 +10,14 @@ export interface SpawnOptions {
   readonly file: string;
   /** Arguments passed literally (argv[1..]). */
   readonly args: readonly string[];
-  /** Absolute working directory, already confined to the workspace. */
+  /**
+   * Absolute working directory, confined to the workspace by path. The backend opens it once and checks that
+   * what it opened lies inside `root` (a folder swapped for a symbolic link meanwhile is refused), then starts
+   * the child in the directory it opened. The child's `PWD` is this logical path.
+   */
   readonly cwd: string;
+  /** The workspace root `cwd` must stay inside (resolved to its real path by the backend). Absent: not checked. */
+  readonly root?: string;
   /** The complete environment of the child (nothing is inherited beyond it). */
   readonly env: Readonly<Record<string, string>>;
   /** Whether the backend is asked for a pseudo-terminal; a backend refuses a mode it does not provide. */
@@ -26,6 +32,12 @@ export interface ExitInfo {
   readonly exitCode?: number;
   /** Signal name (`SIGTERM`) where known, else its number. */
   readonly signal?: string | number;
+  /**
+   * False when the backend stopped collecting output before it could see the end of it (its bounded wait for
+   * the output to drain ran out): output may be missing. Absent or true: everything the process wrote before
+   * it exited was delivered through `onData`.
+   */
+  readonly outputComplete?: boolean;
 }
 
 /** One running process, which leads its own process group (and, for a PTY, its own session). */
@@ -38,6 +50,12 @@ export interface ProcessHandle {
   onExit(listener: (info: ExitInfo) => void): Disposable;
   /** Writes to the process's input (the terminal for a PTY, stdin for pipes). Throws when input is closed. */
   write(data: string | Uint8Array): void;
+  /**
+   * Ends the input. Pipes: closes stdin (after what was written), so the reader sees end of file; later writes
+   * throw. PTY: sends the terminal's end-of-file character (Ctrl-D) — twice when the line typed so far is not
+   * empty, since one only hands over that line; the terminal stays open for more input.
+   */
+  endInput(): void;
   /** Changes the terminal size. Throws for pipes. */
   resize(rows: number, cols: number): void;
   /** Sends `signal` (default SIGTERM) to the whole process group. Never throws for a process that is gone. */
@@ -66,6 +84,10 @@ export type SpawnFailure =
   | 'not_executable'
   /** The working directory does not exist or is not a directory. */
   | 'bad_cwd'
+  /** The working directory, once opened, turned out to lie outside the workspace root. */
+  | 'outside'
+  /** An argument, the environment or a path exceeds an OS limit (E2BIG, ENAMETOOLONG); checked before spawning. */
+  | 'too_large'
   /** The backend cannot run here (for example, node-pty failed to load). */
   | 'unavailable'
   /** Anything else the OS refused. */

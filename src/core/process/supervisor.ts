@@ -1,5 +1,5 @@
 import type { Disposable } from '../disposable';
-import { ToolError } from '../errors';
+import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Workspace } from '../policy/workspaces';
 import type { Logger } from '../ports/logger';
 import { silentLogger } from '../ports/logger';
@@ -48,6 +48,11 @@ export interface ProcessStatus {
   readonly command: readonly string[];
   readonly tty: boolean;
   readonly occupancy: Occupancy;
+  /**
+   * Once exited: whether all of the output was collected. False only when the drain after the exit gave up
+   * (see ExitInfo.outputComplete): output may be missing, and the agent should not judge the run by its tail.
+   */
+  readonly output_complete?: boolean;
 }
 
 export interface ProcessRead {
@@ -58,11 +63,15 @@ export interface ProcessRead {
   readonly eof: boolean;
   readonly output_lost: boolean;
   readonly retained_from: number;
+  /** Present (false) only once the process has exited with output known to be incomplete. */
+  readonly output_complete?: false;
 }
 
 export interface ExecOptions {
-  /** Absolute working directory, already confined to the workspace. */
+  /** Absolute working directory, already confined to the workspace by path. */
   readonly cwd: string;
+  /** The workspace root: the backend verifies that the directory it opens as `cwd` lies inside it. */
+  readonly root?: string;
   readonly tty?: boolean;
   /** Default `exclusive`: the process occupies its workspace while it runs. */
   readonly occupancy?: Occupancy;
@@ -172,6 +181,10 @@ interface ProcessRecord {
   exitCode?: number;
   signal?: string;
   endedAt?: number;
+  /** False when the backend could not collect the output to its end. */
+  outputComplete?: boolean;
+  /** Pipes: write_stdin eof closed stdin. */
+  inputClosed?: boolean;
   timer?: ReturnType<typeof setTimeout>;
   stopping?: Promise<void>;
 }
@@ -312,7 +325,16 @@ export class ProcessSupervisor implements Disposable {
 
     let handle: ProcessHandle;
     try {
-      handle = await backend.spawn({ file: command[0] as string, args: command.slice(1), cwd: options.cwd, env, tty, rows: PTY_ROWS, cols: PTY_COLS });
+      handle = await backend.spawn({
+        file: command[0] as string,
+        args: command.slice(1),
+        cwd: options.cwd,
+        ...(options.root !== undefined ? { root: options.root } : {}),
+        env,
+        tty,
+        rows: PTY_ROWS,
+        cols: PTY_COLS,
+      });
     } catch (err) {
       this.records.delete(id);
       markReady();
@@ -433,15 +455,27 @@ export class ProcessSupervisor implements Disposable {
 
   // ---- control ------------------------------------------------------------------------------------------
 
-  /** Sends `data` to the process's input. Returns the number of bytes written. */
-  async write(processId: string, data: string): Promise<number> {
+  /**
+   * Sends `data` to the process's input, then, with `eof`, ends the input (see ProcessHandle.endInput): on pipes
+   * stdin is closed and later writes fail with InvalidArgumentsError ("stdin is closed"); on a PTY the
+   * end-of-file character is sent and the terminal stays writable. Returns the number of data bytes written.
+   */
+  async write(processId: string, data: string, options: { eof?: boolean } = {}): Promise<number> {
     const rec = this.lookup(processId);
     await rec.ready;
-    const handle = this.liveHandle(rec, 'write to its input');
+    const what = options.eof ? 'close its input' : 'write to its input';
+    const handle = this.liveHandle(rec, what);
+    if (rec.inputClosed) {
+      throw new InvalidArgumentsError(`The stdin of process ${rec.id} is closed (write_stdin with eof: true closed it): nothing more can be written.`);
+    }
     try {
-      handle.write(data);
+      if (data !== '') handle.write(data);
+      if (options.eof) {
+        handle.endInput();
+        if (!rec.tty) rec.inputClosed = true;
+      }
     } catch (err) {
-      if (rec.phase === 'exited') throw this.exitedError(rec, 'write to its input');
+      if (rec.phase === 'exited') throw this.exitedError(rec, what);
       throw new ToolError('PROCESS_EXITED', `Process ${rec.id} no longer accepts input (its input is closed).`, {
         hint: 'Check process_status; the program may have closed its standard input or be exiting.',
         details: { process_id: rec.id },
@@ -547,8 +581,8 @@ export class ProcessSupervisor implements Disposable {
     });
   }
 
-  private spawnFailure(err: unknown, command: readonly string[], tty: boolean, cwd?: string): ToolError {
-    if (ToolError.is(err)) return err;
+  private spawnFailure(err: unknown, command: readonly string[], tty: boolean, cwd?: string): ToolError | InvalidArgumentsError {
+    if (ToolError.is(err) || err instanceof InvalidArgumentsError) return err;
     const program = command[0] ?? '';
     if (SpawnError.is(err)) {
       switch (err.reason) {
@@ -561,6 +595,13 @@ export class ProcessSupervisor implements Disposable {
           return new ToolError('NOT_FOUND', `${JSON.stringify(program)} exists but is not an executable program.`, {
             hint: 'Run it through its interpreter (for example ["sh", "script.sh"] or ["node", "script.js"]), or make it executable.',
             details: { command: [...command] },
+          });
+        case 'too_large':
+          return new InvalidArgumentsError(err.message);
+        case 'outside':
+          return new ToolError('PATH_OUTSIDE_WORKSPACE', 'The working directory lies outside the workspace (it was replaced by a symbolic link to somewhere else).', {
+            hint: 'Pass cwd as a folder inside the workspace.',
+            details: cwd === undefined ? {} : { cwd },
           });
         case 'bad_cwd':
           return new ToolError('NOT_FOUND', 'The working directory does not exist or is not a folder.', {
@@ -592,6 +633,7 @@ export class ProcessSupervisor implements Disposable {
       eof: final && r.cursor >= rec.buffer.end,
       output_lost: r.output_lost,
       retained_from: r.retained_from,
+      ...(final && rec.outputComplete === false ? { output_complete: false as const } : {}),
     };
   }
 
@@ -634,6 +676,7 @@ export class ProcessSupervisor implements Disposable {
     else if (signal === undefined && typeof info.exitCode === 'number') rec.termination = 'exited';
     else rec.termination = 'unknown';
     if (rec.termination === 'exited') rec.exitCode = info.exitCode;
+    rec.outputComplete = info.outputComplete !== false;
     for (const sub of rec.subscriptions.splice(0)) sub.dispose();
     rec.markExited();
     this.wake(rec);
@@ -665,7 +708,7 @@ export class ProcessSupervisor implements Disposable {
       // The exit listener may have run meanwhile: re-read the phase.
       if ((rec.phase as ProcessRecord['phase']) !== 'exited') {
         this.logger.warn(`process ${rec.id}: no exit report after terminate; recording it as ended`);
-        this.finish(rec, {});
+        this.finish(rec, { outputComplete: false });
       }
     })();
     return rec.stopping;
@@ -713,6 +756,7 @@ export class ProcessSupervisor implements Disposable {
       command: [...rec.command],
       tty: rec.tty,
       occupancy: rec.occupancy,
+      ...(exited ? { output_complete: rec.outputComplete !== false } : {}),
     };
   }
 }

@@ -1,10 +1,25 @@
 import { z } from 'zod';
-import { ToolError } from '../errors';
+import { InvalidArgumentsError, ToolError } from '../errors';
 import { confine } from '../policy/paths';
 import { requireProcesses } from '../process/services';
 import { defineTool } from './tool';
 
 const argument = z.string().refine((s) => !s.includes('\0'), { message: 'Arguments must not contain NUL bytes.' });
+
+/** Longest path (PATH_MAX less its NUL) and path component (NAME_MAX) the OS accepts, in UTF-8 bytes. */
+const MAX_PATH_BYTES = 4095;
+const MAX_NAME_BYTES = 255;
+const utf8 = new TextEncoder();
+
+/** Refuses, before touching the file system, a cwd the OS would refuse with ENAMETOOLONG. */
+function checkCwdLength(cwd: string, root: string): void {
+  for (const part of cwd.split('/')) {
+    const n = utf8.encode(part).length;
+    if (n > MAX_NAME_BYTES) throw new InvalidArgumentsError(`cwd has a folder name of ${n} bytes; the system limit is ${MAX_NAME_BYTES} bytes per name (NAME_MAX).`);
+  }
+  const n = utf8.encode(root).length + 1 + utf8.encode(cwd).length;
+  if (n > MAX_PATH_BYTES) throw new InvalidArgumentsError(`cwd makes a path of ${n} bytes; the system limit is ${MAX_PATH_BYTES} bytes (PATH_MAX).`);
+}
 
 export const execCommandTool = defineTool({
   name: 'exec_command',
@@ -42,6 +57,7 @@ export const execCommandTool = defineTool({
     const services = requireProcesses(ctx);
     const ws = services.workspaces.get(args.workspace_id);
     services.workspaces.require(ws, 'exec');
+    checkCwdLength(args.cwd ?? '', ws.root);
     const { abs, rel } = await confine(services.fs, ws.root, args.cwd ?? '', { allowRoot: true });
     const st = await services.fs.stat(abs);
     if (!st || st.type !== 'directory') {
@@ -52,6 +68,7 @@ export const execCommandTool = defineTool({
     }
     return services.processes.exec(ws, args.command, {
       cwd: abs,
+      root: ws.root,
       tty: args.tty ?? false,
       occupancy: args.occupancy ?? 'exclusive',
       env: services.exec.env(),

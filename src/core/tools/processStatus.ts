@@ -8,7 +8,8 @@ export const processStatusTool = defineTool({
   description:
     'How a process stands: state running or exited. Once exited, termination says how it ended: "exited" (on its own, with ' +
     'exit_code), "timeout" (stopped by the operator timeout), "terminated" (terminate_process or closed by the developer) or ' +
-    '"unknown" (for example killed by a signal from elsewhere). Only termination "exited" with exit_code 0 is a success.',
+    '"unknown" (for example killed by a signal from elsewhere). Only termination "exited" with exit_code 0 is a success. ' +
+    'output_complete (once exited): false when the output could not be collected to its end, so its tail may be missing.',
   kind: 'processRead',
   input: {
     process_id: z.string().min(1).describe('The process_id returned by exec_command.'),
@@ -22,6 +23,7 @@ export const processStatusTool = defineTool({
     ended_at: z.string().optional(),
     command: z.array(z.string()),
     tty: z.boolean(),
+    output_complete: z.boolean().optional(),
   },
   async handler(args, ctx) {
     const { processes } = requireProcesses(ctx);
@@ -35,6 +37,7 @@ export const processStatusTool = defineTool({
       ...(s.ended_at !== undefined ? { ended_at: s.ended_at } : {}),
       command: [...s.command],
       tty: s.tty,
+      ...(s.output_complete !== undefined ? { output_complete: s.output_complete } : {}),
     };
   },
 });

@@ -10,7 +10,9 @@ export const readProcessTool = defineTool({
     'wait_ms long-polls: the call returns as soon as new output or the exit arrives, or after wait_ms (at most 30000). ' +
     'eof: the process has exited and all its output was read; it does not mean success (use process_status). ' +
     'Only the newest output is retained (256 KiB by default): output_lost true means your cursor was older than retained_from ' +
-    'and the chunk starts there, so the log you hold is incomplete. Chunks end on whole UTF-8 characters.',
+    'and the chunk starts there, so the log you hold is incomplete. output_complete false (only ever present as false, once ' +
+    'the process has exited) means the output could not be collected to its end, so its tail may be missing. Chunks end on ' +
+    'whole UTF-8 characters.',
   kind: 'processRead',
   input: {
     process_id: z.string().min(1).describe('The process_id returned by exec_command.'),
@@ -24,10 +26,18 @@ export const readProcessTool = defineTool({
     eof: z.boolean(),
     output_lost: z.boolean(),
     retained_from: z.number(),
+    output_complete: z.literal(false).optional(),
   },
   async handler(args, ctx) {
     const { processes } = requireProcesses(ctx);
     const r = await processes.read(args.process_id, args.cursor, args.max_bytes, args.wait_ms, ctx.signal);
-    return { chunk: r.chunk, cursor: r.cursor, eof: r.eof, output_lost: r.output_lost, retained_from: r.retained_from };
+    return {
+      chunk: r.chunk,
+      cursor: r.cursor,
+      eof: r.eof,
+      output_lost: r.output_lost,
+      retained_from: r.retained_from,
+      ...(r.output_complete === false ? { output_complete: false as const } : {}),
+    };
   },
 });

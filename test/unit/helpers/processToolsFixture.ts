@@ -1,0 +1,80 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
+import { silentLogger } from '../../../src/core/ports/logger';
+import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
+import type { ProcessServices } from '../../../src/core/process/services';
+import { ProcessSupervisor } from '../../../src/core/process/supervisor';
+import { readProcessTool } from '../../../src/core/tools/readProcess';
+import type { AnyTool, ToolContext } from '../../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { ChildProcessBackend } from '../../../src/node/childProcessBackend';
+import { NodePtyBackend } from '../../../src/node/nodePtyBackend';
+import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+
+/** A workspace `proj` (exec profile) in a fresh temporary folder, with the real backends behind the process tools. */
+export interface ProcessToolsFixture {
+  /** Real path of the temporary folder holding `proj` (and whatever a test puts beside it). */
+  readonly tmp: string;
+  /** Real path of the workspace root. */
+  readonly root: string;
+  readonly supervisor: ProcessSupervisor;
+  readonly services: ProcessServices;
+  /** The child environment setting (mutable). */
+  env: Record<string, string>;
+  /** Parses the arguments with the tool's schema (as the MCP host does), runs it, checks the result schema. */
+  call(tool: AnyTool, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** read_process from cursor 0 until eof. */
+  readAll(processId: string): Promise<string>;
+  dispose(): Promise<void>;
+}
+
+export function processToolsFixture(): ProcessToolsFixture {
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-proc-')));
+  const root = path.join(tmp, 'proj');
+  fs.mkdirSync(root);
+  const source = new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }]);
+  const pty = new NodePtyBackend({ graceMs: 500 });
+  const pipes = new ChildProcessBackend({ graceMs: 500 });
+  const supervisor = new ProcessSupervisor({ backends: { tty: () => pty, pipes: () => pipes }, limits: () => DEFAULT_LIMITS, logger: silentLogger });
+  const fixture: ProcessToolsFixture = {
+    tmp,
+    root,
+    supervisor,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+    services: undefined as unknown as ProcessServices,
+    async call(tool, args) {
+      const parsed = z.object(tool.input).strict().parse(args);
+      const ctx: ToolContext = { services: fixture.services, signal: new AbortController().signal };
+      const result = (await tool.handler(parsed, ctx)) as Record<string, unknown>;
+      z.object(tool.output).strict().parse(result);
+      return result;
+    },
+    async readAll(processId) {
+      let cursor = 0;
+      let out = '';
+      for (let i = 0; i < 200; i++) {
+        const r = await fixture.call(readProcessTool, { process_id: processId, cursor, wait_ms: 1000 });
+        out += r.chunk as string;
+        cursor = r.cursor as number;
+        if (r.eof) return out;
+      }
+      throw new Error(`no eof; output so far: ${JSON.stringify(out.slice(-300))}`);
+    },
+    async dispose() {
+      await supervisor.disposeAll();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+  (fixture as { services: ProcessServices }).services = {
+    workspaces: new WorkspaceRegistry(source),
+    fs: new NodeWorkspaceFs(),
+    logger: silentLogger,
+    limits: () => DEFAULT_LIMITS,
+    processes: supervisor,
+    exec: { env: () => fixture.env, timeoutMs: () => 0 },
+  };
+  return fixture;
+}

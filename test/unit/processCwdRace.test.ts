@@ -1,0 +1,96 @@
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ToolError } from '../../src/core/errors';
+import { execCommandTool } from '../../src/core/tools/execCommand';
+import type { ProcessToolsFixture } from './helpers/processToolsFixture';
+import { processToolsFixture } from './helpers/processToolsFixture';
+
+/**
+ * A folder swapped for a symbolic link to the outside, between the workspace check and the spawn, must not
+ * send the command outside. Another process swaps `sub` (by renaming a fresh link over it) between a link to a
+ * folder inside and a link to a folder outside, as fast as it can, while commands run with cwd "sub".
+ */
+const SWAPPER = `
+const fs = require('fs'), path = require('path');
+const [dir, inside, outside, stop] = process.argv.slice(1);
+const link = path.join(dir, 'sub');
+let n = 0;
+for (;;) {
+  const tmp = path.join(dir, '.swap-' + (n % 2));
+  try { fs.unlinkSync(tmp); } catch {}
+  fs.symlinkSync(n % 2 ? outside : inside, tmp);
+  fs.renameSync(tmp, link);
+  n++;
+  if (n % 64 === 0 && fs.existsSync(stop)) break;
+}
+process.stdout.write(String(n));
+`;
+
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of fs.readdirSync(dir).sort()) out[name] = fs.readFileSync(path.join(dir, name), 'latin1');
+  return out;
+}
+
+describe('exec_command cwd against a concurrent symlink swap', function () {
+  this.timeout(120_000);
+  let f: ProcessToolsFixture;
+
+  beforeEach(() => {
+    f = processToolsFixture();
+  });
+
+  afterEach(async () => {
+    await f.dispose();
+  });
+
+  it('never runs a command outside the workspace, and the outside folder stays byte-identical', async () => {
+    const inside = path.join(f.root, 'inside');
+    const outside = path.join(f.tmp, 'outside');
+    fs.mkdirSync(inside);
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'keep.txt'), 'outside, must not change\n');
+    fs.symlinkSync(inside, path.join(f.root, 'sub'));
+    const before = snapshot(outside);
+    const stop = path.join(f.tmp, 'stop');
+
+    const swapper = spawn(process.execPath, ['-e', SWAPPER, f.root, inside, outside, stop], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let swaps = '';
+    swapper.stdout.on('data', (d: Buffer) => (swaps += d.toString()));
+    const swapperDone = new Promise<void>((resolve) => swapper.once('exit', () => resolve()));
+
+    const ran: string[] = [];
+    let refused = 0;
+    const escaped: string[] = [];
+    const one = async (i: number): Promise<void> => {
+      try {
+        const r = await f.call(execCommandTool, {
+          workspace_id: 'proj',
+          command: ['sh', '-c', 'pwd -P; echo marker > marker.txt'],
+          cwd: 'sub',
+          tty: i % 4 === 3,
+          occupancy: 'shared',
+        });
+        const where = (await f.readAll(r.process_id as string)).replace(/\r\n/g, '\n').trim();
+        ran.push(where);
+        if (where !== inside) escaped.push(where);
+      } catch (err) {
+        if (!ToolError.is(err, 'PATH_OUTSIDE_WORKSPACE')) throw err;
+        refused++;
+      }
+    };
+    try {
+      for (let i = 0; i < 240; i += 4) await Promise.all([one(i), one(i + 1), one(i + 2), one(i + 3)]);
+    } finally {
+      fs.writeFileSync(stop, '');
+      await swapperDone;
+    }
+
+    assert.ok(Number(swaps) >= 3000, `the swapper made ${swaps} swaps`);
+    assert.deepEqual(escaped, [], `${escaped.length} of ${ran.length} commands ran outside`);
+    assert.deepEqual(snapshot(outside), before);
+    assert.ok(ran.length > 0, `some commands ran (${refused} refused)`);
+  });
+});
