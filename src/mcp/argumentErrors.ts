@@ -1,8 +1,18 @@
 import { z } from 'zod';
 import type { ToolErrorBody } from '../core/errors';
 
+/** Longest argument name quoted back (keys are the agent's own strings: a path, or garbage). */
+const MAX_FIELD = 100;
+/** Most problems named in one message; the rest are counted. */
+const MAX_PROBLEMS = 10;
+
 /** The name of an argument as the agent wrote it: `start_line`, `command[0]`, `expected_versions["src/a.ts"]`. */
 export function fieldName(path: readonly (string | number)[]): string {
+  const name = rawFieldName(path);
+  return name.length > MAX_FIELD ? `${name.slice(0, MAX_FIELD)}…` : name;
+}
+
+function rawFieldName(path: readonly (string | number)[]): string {
   let out = '';
   for (const p of path) {
     if (typeof p === 'number') out += `[${p}]`;
@@ -127,14 +137,16 @@ function problemOf(issue: z.ZodIssue, shape: z.ZodRawShape, args: unknown): Prob
  * expected and what came; details carry the first field (and every problem when there are several).
  */
 export function invalidArgumentsBody(tool: string, error: z.ZodError, shape: z.ZodRawShape, args: unknown): ToolErrorBody {
-  const problems = error.issues.flatMap((i) => problemOf(i, shape, args));
+  const all = error.issues.flatMap((i) => problemOf(i, shape, args));
+  const problems = all.slice(0, MAX_PROBLEMS);
+  const more = all.length - problems.length;
   const first = problems[0] ?? { field: 'arguments', message: 'arguments: invalid' };
   const details: Record<string, unknown> = { field: first.field };
   if (first.expected !== undefined) details.expected = first.expected;
   if (problems.length > 1) details.problems = problems.map((p) => ({ field: p.field, message: p.message }));
   return {
     code: 'INVALID_ARGUMENTS',
-    message: problems.map((p) => p.message).join('; '),
+    message: problems.map((p) => p.message).join('; ') + (more > 0 ? `; and ${more} more problem(s)` : ''),
     hint: `Correct ${problems.length > 1 ? 'these arguments' : first.field} and call ${tool} again; its input schema (tools/list) describes every argument.`,
     details,
   };

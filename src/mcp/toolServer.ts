@@ -88,7 +88,8 @@ export function createToolServer(options: {
     const name = request.params.name;
     const entry = byName.get(name);
     if (!entry) {
-      throw protocolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}. Known tools: ${[...byName.keys()].join(', ')}.`);
+      const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
+      throw protocolError(ErrorCode.InvalidParams, `Unknown tool ${shown}. Known tools: ${[...byName.keys()].join(', ')}.`);
     }
     const args = request.params.arguments ?? {};
     const parsed = entry.input.safeParse(args);

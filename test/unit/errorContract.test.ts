@@ -77,6 +77,17 @@ describe('error contract (MCP 2025-11-25, SEP-1303): bad arguments are tool erro
     assert.equal(e.message, 'start_line: expected a number, got a string of 10000 characters');
   });
 
+  it('hostile arguments get a bounded message: long keys are cut, at most 10 problems are named', async () => {
+    const args: Record<string, unknown> = { workspace_id: 'proj', path: 'a.txt' };
+    for (let i = 0; i < 5000; i++) args[`k${i}_${'x'.repeat(1000)}`] = i;
+    const e = await err('read', args);
+    assert.equal(e.code, 'INVALID_ARGUMENTS');
+    assert.ok(e.message.length < 4000, `message of ${e.message.length} characters`);
+    assert.match(e.message, /; and 4990 more problem\(s\)$/);
+    assert.equal((e.details?.problems as unknown[]).length, 10);
+    assert.ok(String(e.details?.field).endsWith('…'));
+  });
+
   it('InvalidArgumentsError from a tool: INVALID_ARGUMENTS with its field, hint and details', async () => {
     const named = await err('refuse', { named: true });
     assert.deepEqual(named, { code: 'INVALID_ARGUMENTS', message: 'limit: expected at most 10, got 11', hint: 'Ask for fewer.', details: { field: 'limit', max: 10 } });
@@ -134,6 +145,13 @@ describe('error contract on the wire (real host over HTTP)', () => {
     const r = await call({ name: 'no_such_tool', arguments: {} });
     assert.equal(r.error?.code, -32602);
     assert.match(r.error?.message ?? '', /^Unknown tool "no_such_tool"\. Known tools: workspace_info, /);
+  });
+
+  it('a huge unknown tool name is not echoed whole', async () => {
+    const r = await call({ name: 'x'.repeat(1_000_000), arguments: {} });
+    assert.equal(r.error?.code, -32602);
+    assert.ok((r.error?.message.length ?? 0) < 1000);
+    assert.match(r.error?.message ?? '', /\(1000000 characters\)/);
   });
 
   it('a malformed tools/call (no tool name) is a protocol error without the prefix either', async () => {
