@@ -65,9 +65,16 @@ export class McpHttpHost implements ServerControl {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  /** Tells every listener; one that throws is logged and does not keep the others (or start/stop) from going on. */
   private setState(s: HostState): void {
     this._state = s;
-    for (const l of [...this.listeners]) l(s);
+    for (const l of [...this.listeners]) {
+      try {
+        l(s);
+      } catch (err) {
+        this.options.logger.error('[http] a server state listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+      }
+    }
   }
 
   private buildApp(): express.Express {
@@ -214,6 +221,8 @@ export class McpHttpHost implements ServerControl {
   }
 
   dispose(): void {
-    void this.stop();
+    this.stop().catch((err: unknown) => {
+      this.options.logger.error('[http] stopping the server failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+    });
   }
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCErrorResponse, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -149,7 +149,7 @@ export class JsonSessionTransport implements Transport {
     const exchange = this.waiting.get(id);
     if (!exchange) return; // the client hung up or the session closed: nobody to answer
     this.waiting.delete(id);
-    exchange.settle(id, message);
+    exchange.settle(id, isJSONRPCErrorResponse(message) ? withoutCodePrefix(message) : message);
   }
 
   async close(): Promise<void> {
@@ -184,6 +184,15 @@ class Exchange {
     if (this.res.headersSent) return;
     reply(this.res, 404, rpcError(-32001, 'Session closed before the request finished: initialize a new session.'));
   }
+}
+
+/**
+ * The SDK's McpError writes its code into its message ("MCP error -32602: Invalid …") and the SDK sends that
+ * message as it is, next to the code. Send the message alone.
+ */
+function withoutCodePrefix(message: JSONRPCErrorResponse): JSONRPCErrorResponse {
+  const text = message.error.message.replace(/^MCP error -?\d+: /, '');
+  return text === message.error.message ? message : { ...message, error: { ...message.error, message: text } };
 }
 
 function rpcError(code: number, message: string): unknown {

@@ -151,12 +151,21 @@ describe('inspect tools over a real MCP client', () => {
     }
   });
 
-  it('malformed arguments are protocol errors (InvalidParams), not tool results', async () => {
-    await assert.rejects(h.call('read', { workspace_id: 'proj' }), (e: unknown) => e instanceof McpError && e.code === -32602);
-    await assert.rejects(h.call('read', { workspace_id: 'proj', path: 'a', start_line: 0 }), (e: unknown) => e instanceof McpError && e.code === -32602);
-    await assert.rejects(h.call('read', { workspace_id: 'proj', path: 'lines.txt', start_line: 5, end_line: 2 }), (e: unknown) => e instanceof McpError && e.code === -32602 && /end_line/.test(e.message));
-    await assert.rejects(h.call('read', { workspace_id: 'proj', path: 'a', bogus: 1 }), (e: unknown) => e instanceof McpError && /bogus/.test(e.message));
-    await assert.rejects(h.call('no_such_tool', {}), (e: unknown) => e instanceof McpError && e.code === -32602);
+  it('malformed arguments are INVALID_ARGUMENTS tool errors naming the field; an unknown tool is a protocol error', async () => {
+    const missing = toolError(await h.call('read', { workspace_id: 'proj' }));
+    assert.equal(missing.code, 'INVALID_ARGUMENTS');
+    assert.equal(missing.message, 'path: required, expected a string');
+    assert.equal(missing.details?.field, 'path');
+    const zero = toolError(await h.call('read', { workspace_id: 'proj', path: 'a', start_line: 0 }));
+    assert.equal(zero.message, 'start_line: expected an integer ≥ 1, got 0');
+    const reversed = toolError(await h.call('read', { workspace_id: 'proj', path: 'lines.txt', start_line: 5, end_line: 2 }));
+    assert.equal(reversed.code, 'INVALID_ARGUMENTS');
+    assert.match(reversed.message, /end_line/);
+    const bogus = toolError(await h.call('read', { workspace_id: 'proj', path: 'a', bogus: 1 }));
+    assert.equal(bogus.code, 'INVALID_ARGUMENTS');
+    assert.equal(bogus.details?.field, 'bogus');
+    assert.match(bogus.message, /^bogus: unknown argument; the arguments are workspace_id, path, start_line, end_line$/);
+    await assert.rejects(h.call('no_such_tool', {}), (e: unknown) => e instanceof McpError && e.code === -32602 && e.message.startsWith('MCP error -32602: Unknown tool "no_such_tool". Known tools: workspace_info, '));
   });
 
   it('find matches globs, honours default excludes, sorts, and never lists through an escaping symlink', async () => {
@@ -186,17 +195,10 @@ describe('inspect tools over a real MCP client', () => {
   });
 
   it('find refuses a malformed or oversized glob as bad arguments naming the problem, never INTERNAL', async () => {
-    // Until the MCP layer answers InvalidArgumentsError as an isError result, it is a protocol error; accept both.
     const refusal = async (pattern: string): Promise<string> => {
-      try {
-        const r = await h.call('find', { workspace_id: 'proj', pattern });
-        const e = toolError(r);
-        assert.equal(e.code, 'INVALID_ARGUMENTS', `${pattern}: ${e.message}`);
-        return e.message;
-      } catch (err) {
-        assert.ok(err instanceof McpError && err.code === -32602, `${pattern}: ${String(err)}`);
-        return err.message;
-      }
+      const e = toolError(await h.call('find', { workspace_id: 'proj', pattern }));
+      assert.equal(e.code, 'INVALID_ARGUMENTS', `${pattern}: ${e.message}`);
+      return e.message;
     };
     assert.match(await refusal('['), /"\[" at column 1 is never closed/);
     assert.match(await refusal('**/*.{'), /"\{" at column 6 is never closed/);
@@ -207,9 +209,9 @@ describe('inspect tools over a real MCP client', () => {
     assert.deepEqual(stars.paths, ['src/a.ts']);
   });
 
-  it('find refuses absolute and escaping patterns', async () => {
-    await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '/etc/*' }), (e: unknown) => e instanceof McpError);
-    await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '../**' }), (e: unknown) => e instanceof McpError);
+  it('find refuses absolute and escaping patterns (INVALID_ARGUMENTS)', async () => {
+    assert.equal(toolError(await h.call('find', { workspace_id: 'proj', pattern: '/etc/*' })).code, 'INVALID_ARGUMENTS');
+    assert.equal(toolError(await h.call('find', { workspace_id: 'proj', pattern: '../**' })).code, 'INVALID_ARGUMENTS');
   });
 
   it('Restricted Mode: every workspace is read-only and says so', async () => {

@@ -13,7 +13,7 @@ const BIG_BYTES = 256 * 1024;
 const SMALL_BYTES = 4 * 1024;
 const CALLS = Number(process.env.CODESPACE_MEMORY_CALLS ?? 10_000);
 /** Every BIG_EVERY-th call reads the 256 KiB file, the others a 4 KiB one (1 = every call reads the big file). */
-const BIG_EVERY = Number(process.env.CODESPACE_MEMORY_BIG_EVERY ?? 10);
+const BIG_EVERY = Number(process.env.CODESPACE_MEMORY_BIG_EVERY ?? 20);
 const CHECK_EVERY = 500;
 const LIMIT_MiB = 16;
 /** Calls in flight at once on the one session. */
