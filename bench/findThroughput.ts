@@ -12,7 +12,8 @@ import { WORKSPACE_ID, connectHttpClient, startBenchHost } from './host';
 import type { BenchGroup, Contender, GroupResult } from './lib';
 import { Resources, interleave, ratio, summarize } from './lib';
 
-const TREE_DIR = path.join(os.tmpdir(), 'codespace-bench-tree-50k');
+/** Where the tree is generated once and reused, by this group and by `npm run bench:editor`. */
+export const TREE_DIR = path.join(os.tmpdir(), 'codespace-bench-tree-50k');
 const MARKER = '.codespace-bench-tree.json';
 const TREE_VERSION = 1;
 const FILES = 50_000;

@@ -21,8 +21,8 @@ import { BENCH_INFO_FILE, startJsonFloor } from '../protocol';
 
 const EXTENSION_ID = 'codespace.codespace-vscode';
 const RSS_SAMPLE_MS = 20;
-/** monitorEventLoopDelay's timer resolution: the max it reports is exact to about this much. */
-const LOOP_RESOLUTION_MS = 10;
+/** monitorEventLoopDelay's timer resolution (the runner's idle probe uses the same): the max is exact to about this. */
+const LOOP_RESOLUTION_MS = 2;
 
 function log(line: string): void {
   console.log(`[bench-host] ${line}`);
