@@ -77,7 +77,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     // A linear matcher (no backtracking): no pattern can stall the walk. Invalid patterns throw InvalidArgumentsError.
     const match = compileGlob(pattern);
     // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the matcher.
-    const active = (options.useExcludes ?? true) ? this.excludes : [];
+    const active = (options.useExcludes ?? true) ? (options.excludes ?? this.excludes) : [];
     const isNameGlob = (g: string): boolean => /^\*\*\/[^*?[\]{}/]+$/.test(g);
     const names = new Set(active.filter(isNameGlob).map((g) => g.slice(3)));
     const matchers = active.filter((g) => !isNameGlob(g)).map(compileGlob);

@@ -1,6 +1,4 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { checkGlob, compileGlob } from '../core/policy/glob';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
 
 /**
@@ -12,6 +10,14 @@ import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceF
  * again after they were checked. Open editors, the explorer and source control still see every change through
  * VS Code's file watcher, which reports the rename like any other change on disk.
  */
+/** The globs of `files.exclude` in effect for the folder at `root` (true entries only). */
+function filesExclude(root: string): string[] {
+  const map = vscode.workspace.getConfiguration('files', vscode.Uri.file(root)).get<Record<string, unknown>>('exclude') ?? {};
+  return Object.entries(map)
+    .filter(([, on]) => on === true)
+    .map(([glob]) => glob);
+}
+
 export class VsCodeWorkspaceFs implements WorkspaceFs {
   constructor(private readonly disk: WorkspaceFs) {}
 
@@ -55,26 +61,15 @@ export class VsCodeWorkspaceFs implements WorkspaceFs {
     return this.disk.createLink(target, p, options);
   }
 
-  async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
-    // VS Code matches results with a backtracking regular expression (src/vs/base/common/glob.ts): one `*` per
-    // segment is cheap, but several (`*a*b*c`) can take exponential time on a long name, in this very process. Such
-    // patterns go to the editor as a plain superset (their literal folder + `/**`) and are filtered here with the
-    // linear matcher; a superset search is bounded, and `truncated` says when the bound cut it.
-    const SUPERSET_LIMIT = 200_000;
-    const checked = checkGlob(pattern);
-    const filter = checked.simple ? undefined : compileGlob(checked.pattern);
-    const search = filter === undefined ? checked.pattern : checked.literalPrefix === '' ? '**' : `${checked.literalPrefix}/**`;
-    const limit = filter === undefined ? options.maxResults + 1 : SUPERSET_LIMIT;
-    const include = new vscode.RelativePattern(vscode.Uri.file(root), search);
-    // `undefined` applies files.exclude; `null` applies nothing.
-    const uris = await vscode.workspace.findFiles(include, options.useExcludes === false ? null : undefined, limit);
-    const paths = uris
-      .map((u) => path.relative(root, u.fsPath).split(path.sep).join('/'))
-      .filter((rel) => rel !== '' && !rel.startsWith('..') && (filter === undefined || filter(rel)))
-      .sort();
-    const truncated = paths.length > options.maxResults || (filter !== undefined && uris.length >= limit);
-    if (paths.length > options.maxResults) paths.length = options.maxResults;
-    return { paths, truncated };
+  /**
+   * The folder's files, as `workspace.findFiles` would list them: the same glob dialect and the folder's
+   * `files.exclude`. The walk itself is the confined Node adapter's (linear matcher, never through a linked
+   * folder, yielding to the event loop): findFiles in the extension host costs several times a walk (a round trip
+   * to the search process and one URI per result), and says nothing about links, so every result had to be
+   * resolved again. Excludes with a `when` condition (sibling tests) are not applied.
+   */
+  find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
+    return this.disk.find(root, pattern, { ...options, ...(options.useExcludes === false ? {} : { excludes: filesExclude(root) }) });
   }
 
   isDirty(p: string): boolean {

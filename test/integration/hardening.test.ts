@@ -9,6 +9,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import * as vscode from 'vscode';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { BULK_FILES, bulkFiles, bulkName, bulkPatch, hex, newContent, oldContent } from '../unit/helpers/bulkPatchScenario';
 import { MIN_SWAPS, runSwapRace } from '../unit/helpers/swapRace';
@@ -83,5 +84,30 @@ describe('file guarantees inside VS Code', function () {
     const report = JSON.parse(out.slice(out.indexOf('{'))) as { reads: number; missing: number; partial: number; examples: string[] };
     assert.ok(report.reads > BULK_FILES * 4, `the reader ran (${report.reads} reads)`);
     assert.deepEqual({ missing: report.missing, partial: report.partial, examples: report.examples }, { missing: 0, partial: 0, examples: [] });
+  });
+
+  it('find lists what workspace.findFiles lists, with the folder\'s files.exclude', async () => {
+    cleanup.push(path.join(root, 'findcheck'));
+    for (const rel of ['a.ts', 'b.js', 'sub/c.ts', 'sub/deep/d.ts', 'excluded/x.ts', 'sub/excluded/y.ts', '.hidden/z.ts', 'sub/e.test.ts']) {
+      await fsp.mkdir(path.dirname(path.join(root, 'findcheck', rel)), { recursive: true });
+      await fsp.writeFile(path.join(root, 'findcheck', rel), 'x\n');
+    }
+    const config = vscode.workspace.getConfiguration('files', folder(0).uri);
+    const previous = config.inspect<Record<string, boolean>>('exclude')?.workspaceFolderValue;
+    await config.update('exclude', { '**/excluded': true, '**/*.test.ts': true }, vscode.ConfigurationTarget.WorkspaceFolder);
+    try {
+      for (const pattern of ['findcheck/**/*.ts', 'findcheck/*', 'findcheck/{a,b}.*', 'findcheck/**', 'findcheck/**/?.ts', 'findcheck/sub/**/*']) {
+        const ours = (await call<{ paths: string[] }>(client, 'find', { workspace_id: wsId, pattern })).paths;
+        const theirs = (await vscode.workspace.findFiles(new vscode.RelativePattern(folder(0), pattern)))
+          .map((u) => path.relative(folder(0).uri.fsPath, u.fsPath).split(path.sep).join('/'))
+          .sort();
+        assert.deepEqual(ours, theirs, pattern);
+      }
+      const all = (await call<{ paths: string[] }>(client, 'find', { workspace_id: wsId, pattern: 'findcheck/**' })).paths;
+      assert.ok(!all.some((p) => p.includes('excluded') || p.endsWith('.test.ts')), all.join(', '));
+      assert.ok(all.includes('findcheck/.hidden/z.ts'));
+    } finally {
+      await config.update('exclude', previous, vscode.ConfigurationTarget.WorkspaceFolder);
+    }
   });
 });

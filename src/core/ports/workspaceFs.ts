@@ -18,6 +18,8 @@ export interface FindOptions {
   readonly maxResults: number;
   /** Whether to honour the editor's exclude settings (files.exclude). */
   readonly useExcludes?: boolean;
+  /** The exclude globs to honour (the editor's files.exclude for this folder); the adapter's defaults when absent. */
+  readonly excludes?: readonly string[];
 }
 
 export interface FindResult {
