@@ -3,7 +3,7 @@ import { promises as fsp } from 'node:fs';
 import type { Stats } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { checkGlob, compileGlob } from '../core/policy/glob';
+import { checkGlob } from '../core/policy/glob';
 import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../core/ports/workspaceFs';
 
 /** A node:fs stat as the port's FileStat, or undefined when nothing is there. */
@@ -74,24 +74,18 @@ export class VsCodeWorkspaceFs implements WorkspaceFs {
   }
 
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
-    // VS Code matches results with a backtracking regular expression (src/vs/base/common/glob.ts): one `*` per
-    // segment is cheap, but several (`*a*b*c`) can take exponential time on a long name, in this very process. Such
-    // patterns go to the editor as a plain superset (their literal folder + `/**`) and are filtered here with the
-    // linear matcher; a superset search is bounded, and `truncated` says when the bound cut it.
-    const SUPERSET_LIMIT = 200_000;
-    const checked = checkGlob(pattern);
-    const filter = checked.simple ? undefined : compileGlob(checked.pattern);
-    const search = filter === undefined ? checked.pattern : checked.literalPrefix === '' ? '**' : `${checked.literalPrefix}/**`;
-    const limit = filter === undefined ? options.maxResults + 1 : SUPERSET_LIMIT;
-    const include = new vscode.RelativePattern(vscode.Uri.file(root), search);
+    // The find tool has already checked the pattern (syntax, limits) and collapsed runs of stars. workspace.findFiles
+    // hands it to ripgrep, whose glob engine does not backtrack: even `*a*a*…` against long names is answered at once
+    // (test/integration/find.test.ts). checkGlob again here keeps the adapter safe on its own.
+    const include = new vscode.RelativePattern(vscode.Uri.file(root), checkGlob(pattern).pattern);
     // `undefined` applies files.exclude; `null` applies nothing.
-    const uris = await vscode.workspace.findFiles(include, options.useExcludes === false ? null : undefined, limit);
+    const uris = await vscode.workspace.findFiles(include, options.useExcludes === false ? null : undefined, options.maxResults + 1);
     const paths = uris
       .map((u) => path.relative(root, u.fsPath).split(path.sep).join('/'))
-      .filter((rel) => rel !== '' && !rel.startsWith('..') && (filter === undefined || filter(rel)))
+      .filter((rel) => rel !== '' && !rel.startsWith('..'))
       .sort();
-    const truncated = paths.length > options.maxResults || (filter !== undefined && uris.length >= limit);
-    if (paths.length > options.maxResults) paths.length = options.maxResults;
+    const truncated = paths.length > options.maxResults;
+    if (truncated) paths.length = options.maxResults;
     return { paths, truncated };
   }
 

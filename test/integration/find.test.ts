@@ -7,7 +7,7 @@ import { activateExtension, call, connectClient, connectionFromCommand, folder }
 
 /**
  * find in the real editor: the linear matcher against VS Code's own `workspace.findFiles` (ripgrep plus VS Code's
- * glob), and patterns that make VS Code's backtracking matcher run for minutes, while other calls keep being answered.
+ * glob), and patterns that make a backtracking glob regex run for minutes, while other calls keep being answered.
  */
 describe('find in VS Code', function () {
   this.timeout(120_000);
@@ -37,7 +37,7 @@ describe('find in VS Code', function () {
     return uris.map((u) => vscode.workspace.asRelativePath(u, false)).filter((p) => p.startsWith(`${base}/`)).sort();
   };
 
-  it('matches what workspace.findFiles matches, for simple and for filtered patterns', async () => {
+  it('matches what workspace.findFiles matches', async () => {
     const patterns = [
       '**/*.ts', '*/*.ts', '**/x/**/*.ts', '**/*.{ts,js}', '**/?.ts', '**/[ab].ts', '**/[!a]*.ts', '**/test_*_*.py', '**/*a*b*',
       '**/q/a*b*c', '**/[[]id[]].tsx', '**/a?b.txt', '**/deep/**', '**/long/*a*a*a*a', '**/{x,deep}/**/*.ts',
@@ -52,13 +52,14 @@ describe('find in VS Code', function () {
     }
   });
 
-  it('answers patterns that stall a backtracking matcher, and the extension host keeps answering other calls', async () => {
+  it('answers patterns that stall a backtracking glob regex, and keeps answering other calls', async () => {
     const hostile: [string, string[]][] = [
       [`${base}/**/${'*'.repeat(900)}x`, [`${base}/[id].tsx`]],
       [`${base}/long/${Array.from({ length: 16 }, () => '*a').join('')}*b`, []],
     ];
     for (const [pattern, expected] of hostile) {
-      // Before the pattern was checked, either call froze the extension host (and with it this HTTP endpoint).
+      // A backtracking glob regex (VS Code's glob.ts, or the one the Node adapter used) takes minutes on these. In the
+      // editor, findFiles hands them to ripgrep, which does not backtrack; this pins that down.
       const [r, info] = await Promise.all([
         client.callTool({ name: 'find', arguments: { workspace_id: id, pattern } }) as Promise<CallToolResult>,
         call<{ workspaces: unknown[] }>(client, 'workspace_info', {}),
