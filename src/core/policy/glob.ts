@@ -337,6 +337,8 @@ function buildNfa(root: Node): Nfa {
 interface DState {
   readonly states: Int32Array;
   readonly accepting: boolean;
+  /** Transitions on ASCII code units (the common case, an array lookup), and on the others. */
+  readonly ascii: (DState | undefined)[];
   readonly moves: Map<number, DState>;
 }
 
@@ -376,10 +378,13 @@ export function compileGlob(pattern: string): GlobMatcher {
     if (d === undefined) {
       if (cache.size >= MAX_DFA_STATES) {
         // Forget every state (and the edges that keep old ones alive); the start state is rebuilt from scratch.
-        for (const old of cache.values()) old.moves.clear();
+        for (const old of cache.values()) {
+          old.moves.clear();
+          old.ascii.length = 0;
+        }
         cache = new Map();
       }
-      d = { states: Int32Array.from(found), accepting, moves: new Map() };
+      d = { states: Int32Array.from(found), accepting, ascii: [], moves: new Map() };
       cache.set(key, d);
     }
     return d;
@@ -390,12 +395,13 @@ export function compileGlob(pattern: string): GlobMatcher {
     let d = start;
     for (let i = 0; i < path.length; i++) {
       const c = path.charCodeAt(i);
-      let n = d.moves.get(c);
+      let n = c < 128 ? d.ascii[c] : d.moves.get(c);
       if (n === undefined) {
         const seeds: number[] = [];
         for (const s of d.states) if ((nfa.tests[s] as CharTest)(c)) seeds.push(...(nfa.next[s] as number[]));
         n = closure(seeds);
-        d.moves.set(c, n);
+        if (c < 128) d.ascii[c] = n;
+        else d.moves.set(c, n);
       }
       if (n.states.length === 0 && !n.accepting) return false;
       d = n;
