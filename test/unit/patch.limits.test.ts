@@ -2,7 +2,9 @@ import * as assert from 'node:assert/strict';
 import { ToolError } from '../../src/core/errors';
 import { Pacer } from '../../src/core/patch/pacer';
 import { PATCH_LIMITS, parsePatch, parsePatchPaced } from '../../src/core/patch/parser';
-import { planPatch } from '../../src/core/patch/plan';
+import { contentVersionSteps, planPatch } from '../../src/core/patch/plan';
+import { runSync } from '../../src/core/patch/pacer';
+import { contentVersion } from '../../src/core/patch/version';
 import { MAX_UPDATE_FILE_BYTES, planFileUpdate } from '../../src/core/patch/planner';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -84,6 +86,13 @@ describe('patch engine bounds and linear matching', () => {
     const lines = ['@@', ' a', '-', '+x', ' b', ...Array.from({ length: 50_000 }, () => '')];
     const update = planFileUpdate('f.txt', enc(file), hunksOf(v4a('*** Update File: f.txt', ...lines)).hunks);
     assert.equal(dec(update.after), 'a\nx\nb\n');
+  });
+
+  it('hashes a version in chunks to the same value as in one go', () => {
+    for (const size of [0, 1, 1024 * 1024 - 1, 1024 * 1024, 3 * 1024 * 1024 + 7]) {
+      const bytes = new Uint8Array(size).map((_, i) => (i * 31) & 0xff);
+      assert.equal(runSync(contentVersionSteps(bytes)), contentVersion(bytes), `${size} bytes`);
+    }
   });
 
   it('a pacer past its deadline fails the plan with TIMEOUT naming the limit', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ToolError } from '../errors';
 import { checkRelativePath } from '../policy/paths';
 import { unifiedDiffSteps } from './diff';
@@ -5,7 +6,18 @@ import { Pacer, drive } from './pacer';
 import type { FileOp, ParsedPatch } from './parser';
 import { buildAddedFileSteps, planFileUpdateSteps } from './planner';
 import { decodeText } from './textFile';
-import { contentVersion } from './version';
+import type { Steps } from './pacer';
+
+/** contentVersion (`sha256:<hex>`) hashed 1 MiB at a time, yielding between chunks: a large file never blocks. */
+export function* contentVersionSteps(bytes: Uint8Array): Steps<string> {
+  const hash = createHash('sha256');
+  const CHUNK = 1024 * 1024;
+  for (let at = 0; at < bytes.length; at += CHUNK) {
+    hash.update(bytes.subarray(at, Math.min(bytes.length, at + CHUNK)));
+    yield;
+  }
+  return `sha256:${hash.digest('hex')}`;
+}
 
 /**
  * Turns a parsed patch into the exact bytes to write, validating every file before returning: nothing is
@@ -125,6 +137,7 @@ export async function planPatch(parsed: ParsedPatch, getFile: FileLookup, option
 }
 
 async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string) => Promise<void>, wantDiff: boolean, pacer: Pacer): Promise<PlannedFile> {
+  const version = (bytes: Uint8Array): Promise<string> => drive(contentVersionSteps(bytes), pacer);
   const udiff = async (a: string | null, b: string | null, x: string, y: string): Promise<string> => (wantDiff ? drive(unifiedDiffSteps(a, b, x, y), pacer) : '');
   const current = await getFile(op.path);
 
@@ -133,14 +146,14 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
     if (current !== undefined) throw exists(op.path, '"*** Add File" only creates new files');
     await checkParents(op.path);
     const after = await drive(buildAddedFileSteps(op.lines), pacer);
-    return { path: op.path, kind: 'add', after, afterVersion: contentVersion(after), diff: wantDiff ? await udiff(null, op.path, '', new TextDecoder().decode(after)) : '' };
+    return { path: op.path, kind: 'add', after, afterVersion: await version(after), diff: wantDiff ? await udiff(null, op.path, '', new TextDecoder().decode(after)) : '' };
   }
 
   const verb = op.kind === 'delete' ? 'delete' : op.moveTo !== undefined ? 'move' : 'update';
   if (current === undefined) throw notFound(op.path, verb);
   if (current === 'directory') throw isDirectory(op.path, verb);
   const before = current.bytes;
-  const beforeVersion = contentVersion(before);
+  const beforeVersion = await version(before);
   const mode = current.mode;
 
   if (op.kind === 'delete') {
@@ -160,7 +173,8 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
   }
 
   if (op.moveTo === undefined) {
-    return { path: op.path, kind: 'update', before, beforeVersion, after, afterVersion: contentVersion(after), ...(mode === undefined ? {} : { mode }), diff };
+    const afterVersion = after === before ? beforeVersion : await version(after);
+    return { path: op.path, kind: 'update', before, beforeVersion, after, afterVersion, ...(mode === undefined ? {} : { mode }), diff };
   }
 
   const target = await getFile(op.moveTo);
@@ -175,7 +189,7 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
     before,
     beforeVersion,
     after,
-    afterVersion: contentVersion(after),
+    afterVersion: after === before ? beforeVersion : await version(after),
     ...(mode === undefined ? {} : { mode }),
     diff: rename + diff,
   };

@@ -10,8 +10,8 @@ import { InvalidArgumentsError } from '../errors';
  * `*a*a*a*…` against a long name backtracks for minutes. Here the same expression is compiled into an automaton
  * and run without backtracking (a lazily built DFA over a Thompson NFA): time linear in the path, whatever the
  * pattern. `checkGlob` also refuses what VS Code would silently misread (an unclosed `[` or `{`, nested braces,
- * a stray `]` or `}`) and bounds the pattern's size, so the pattern handed to the editor is one its matcher
- * handles quickly too.
+ * a stray `]` or `}`), bounds the pattern's size and collapses star runs before any matcher sees it. (In the
+ * editor, `workspace.findFiles` hands the pattern to ripgrep, whose glob engine does not backtrack.)
  */
 
 /** Bounds on a find pattern, checked before any work; each refusal names its limit. */
@@ -32,14 +32,6 @@ export const GLOB_LIMITS = {
 export interface CheckedGlob {
   /** The pattern with runs of `*` collapsed (same matches); what to hand to any matcher. */
   readonly pattern: string;
-  /**
-   * True when a backtracking matcher (VS Code's) cannot blow up on it: at most one `*` in any path segment and at
-   * most two `**` segments. Otherwise an adapter should ask its editor for a simpler superset (`searchBase`) and
-   * filter with `compileGlob`.
-   */
-  readonly simple: boolean;
-  /** Leading literal folders (no wildcard, brace or class), '' when the first segment already has one. */
-  readonly literalPrefix: string;
 }
 
 function refuse(message: string): InvalidArgumentsError {
@@ -105,60 +97,39 @@ export function checkGlob(raw: string): CheckedGlob {
   if (braceGroups > GLOB_LIMITS.maxBraceGroups) throw overLimit('"{…}" groups', braceGroups, 'maxBraceGroups');
   if (alternatives > GLOB_LIMITS.maxAlternatives) throw overLimit('brace alternatives', alternatives, 'maxAlternatives');
 
-  const { stars, globstars, worstSegment } = complexity(out);
+  const { stars, globstars } = complexity(out);
   if (stars > GLOB_LIMITS.maxStars) throw overLimit('"*" wildcards', stars, 'maxStars');
   if (globstars > GLOB_LIMITS.maxGlobstars) throw overLimit('"**" segments', globstars, 'maxGlobstars');
-  return { pattern: out, simple: worstSegment <= 1 && globstars <= 2, literalPrefix: literalPrefixOf(out) };
+  return { pattern: out };
 }
 
-/** Leading segments without any special character, as a folder path ('' when there is none). */
-function literalPrefixOf(pattern: string): string {
-  const segments = splitGlobAware(pattern, '/');
-  const prefix: string[] = [];
-  for (const segment of segments.slice(0, -1)) {
-    if (!/^[^*?[\]{}]+$/.test(segment)) break;
-    prefix.push(segment);
-  }
-  return prefix.join('/');
-}
-
-/**
- * Wildcards of a (valid, collapsed) pattern: all stars, all `**` segments, and the most stars any one segment can
- * put in a row (brace alternatives are alternatives: a group counts as its worst alternative).
- */
-function complexity(pattern: string): { stars: number; globstars: number; worstSegment: number } {
+/** Wildcards of a (valid, collapsed) pattern: all stars, and `**` segments (a brace group counts its worst alternative). */
+function complexity(pattern: string): { stars: number; globstars: number } {
   let stars = 0;
   let globstars = 0;
-  let worstSegment = 0;
   for (const segment of splitGlobAware(pattern, '/')) {
     if (segment === '**') {
       globstars++;
       continue;
     }
-    let inSegment = 0;
     for (let i = 0; i < segment.length; i++) {
       const c = segment[i];
       if (c === '[') i = classEnd(segment, i);
-      else if (c === '*') {
-        inSegment++;
-        stars++;
-      }
+      else if (c === '*') stars++;
       else if (c === '{') {
         const close = segment.indexOf('}', i);
-        let worst = { stars: 0, globstars: 0, worstSegment: 0 };
+        let worst = 0;
         for (const alt of splitGlobAware(segment.slice(i + 1, close), ',')) {
           const inner = complexity(alt);
           stars += inner.stars;
-          if (inner.worstSegment + inner.globstars > worst.worstSegment + worst.globstars) worst = inner;
+          worst = Math.max(worst, inner.globstars);
         }
-        inSegment += worst.worstSegment;
-        globstars += worst.globstars;
+        globstars += worst;
         i = close;
       }
     }
-    worstSegment = Math.max(worstSegment, inSegment);
   }
-  return { stars, globstars, worstSegment };
+  return { stars, globstars };
 }
 
 /** Index of the `]` closing the class opened at `open`, or -1. */
@@ -366,6 +337,8 @@ function buildNfa(root: Node): Nfa {
 interface DState {
   readonly states: Int32Array;
   readonly accepting: boolean;
+  /** Transitions on ASCII code units (the common case, an array lookup), and on the others. */
+  readonly ascii: (DState | undefined)[];
   readonly moves: Map<number, DState>;
 }
 
@@ -405,10 +378,13 @@ export function compileGlob(pattern: string): GlobMatcher {
     if (d === undefined) {
       if (cache.size >= MAX_DFA_STATES) {
         // Forget every state (and the edges that keep old ones alive); the start state is rebuilt from scratch.
-        for (const old of cache.values()) old.moves.clear();
+        for (const old of cache.values()) {
+          old.moves.clear();
+          old.ascii.length = 0;
+        }
         cache = new Map();
       }
-      d = { states: Int32Array.from(found), accepting, moves: new Map() };
+      d = { states: Int32Array.from(found), accepting, ascii: [], moves: new Map() };
       cache.set(key, d);
     }
     return d;
@@ -419,12 +395,13 @@ export function compileGlob(pattern: string): GlobMatcher {
     let d = start;
     for (let i = 0; i < path.length; i++) {
       const c = path.charCodeAt(i);
-      let n = d.moves.get(c);
+      let n = c < 128 ? d.ascii[c] : d.moves.get(c);
       if (n === undefined) {
         const seeds: number[] = [];
         for (const s of d.states) if ((nfa.tests[s] as CharTest)(c)) seeds.push(...(nfa.next[s] as number[]));
         n = closure(seeds);
-        d.moves.set(c, n);
+        if (c < 128) d.ascii[c] = n;
+        else d.moves.set(c, n);
       }
       if (n.states.length === 0 && !n.accepting) return false;
       d = n;
