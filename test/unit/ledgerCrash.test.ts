@@ -53,6 +53,7 @@ describe('ledger: crash of the process between mint and finish', function () {
   it('killed after writing: reconciled as applied, and a retry with the same key writes nothing', async () => {
     const ledger = await crashThenRestart('after-writes');
     const [outcome] = await ledger.reconcile(diskHashes(workspace));
+    assert.ok(outcome);
     assert.equal(outcome.status, 'applied');
     assert.equal(ledger.get({ operation_key: SCENARIO_KEY }).status, 'applied');
 
@@ -67,6 +68,7 @@ describe('ledger: crash of the process between mint and finish', function () {
   it('killed before writing: reconciled as not_applied, workspace untouched, the key keeps that answer', async () => {
     const ledger = await crashThenRestart('before-write');
     const [outcome] = await ledger.reconcile(diskHashes(workspace));
+    assert.ok(outcome);
     assert.equal(outcome.status, 'not_applied');
     await assert.rejects(fs.stat(path.join(workspace, ADDED.path)), /ENOENT/);
 
@@ -79,6 +81,7 @@ describe('ledger: crash of the process between mint and finish', function () {
   it('killed between two writes: reconciled as unknown with evidence', async () => {
     const ledger = await crashThenRestart('between-writes');
     const [outcome] = await ledger.reconcile(diskHashes(workspace));
+    assert.ok(outcome);
     assert.equal(outcome.status, 'unknown');
     assert.deepEqual(
       outcome.evidence.map((e) => [e.path, e.found === e.expected_after, e.found === e.expected_before]),

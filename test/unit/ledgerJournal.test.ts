@@ -54,15 +54,15 @@ describe('ledger journal: FileJournal', () => {
     const j = journal(tmp.path, logger);
     assert.deepEqual(await j.load(), [{ n: 1 }, { n: 2 }]);
     assert.equal(j.lastLoadIssues.length, 1);
-    assert.equal(j.lastLoadIssues[0].kind, 'torn_tail');
-    assert.equal(j.lastLoadIssues[0].line, 3);
+    assert.equal(j.lastLoadIssues[0]?.kind, 'torn_tail');
+    assert.equal(j.lastLoadIssues[0]?.line, 3);
     assert.ok(logger.lines.some((l) => l.startsWith('[warn]') && l.includes('torn')), logger.lines.join('\n'));
 
     await j.append({ n: 4 });
     const reloaded = journal();
     assert.deepEqual(await reloaded.load(), [{ n: 1 }, { n: 2 }, { n: 4 }]);
     // The torn fragment is now a terminated middle line: still skipped, never glued to record 4.
-    assert.equal(reloaded.lastLoadIssues[0].kind, 'corrupt');
+    assert.equal(reloaded.lastLoadIssues[0]?.kind, 'corrupt');
   });
 
   it('accepts an unterminated last line that is complete JSON', async () => {

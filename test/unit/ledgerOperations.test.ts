@@ -299,12 +299,13 @@ describe('ledger: OperationLedger', () => {
       assert.equal(ledger.get({ operation_id: minted.operation_id }).status, 'pending');
       const outcomes = await ledger.reconcile(diskHashes(workspace));
       assert.equal(outcomes.length, 1);
-      assert.equal(outcomes[0].status, 'applied');
+      assert.equal(outcomes[0]?.status, 'applied');
 
       const record = ledger.get({ operation_key: SCENARIO_KEY });
       assert.equal(record.status, 'applied');
       assert.ok(record.finished_at);
       const event = record.events[record.events.length - 1];
+      assert.ok(event);
       assert.equal(event.type, 'reconciled');
       assert.equal(event.status, 'applied');
       assert.deepEqual(record.result, { status: 'applied', operation_id: minted.operation_id, files: minted.files, reason: event.reason });
@@ -319,6 +320,7 @@ describe('ledger: OperationLedger', () => {
       const minted = await crashAt('afterMint');
       const ledger = await restart();
       const [outcome] = await ledger.reconcile(diskHashes(workspace));
+      assert.ok(outcome);
       assert.equal(outcome.status, 'not_applied');
       const record = ledger.get({ operation_id: minted.operation_id });
       assert.equal(record.status, 'not_applied');
@@ -336,6 +338,7 @@ describe('ledger: OperationLedger', () => {
       await crashAt('betweenWrites');
       const ledger = await restart();
       const [outcome] = await ledger.reconcile(diskHashes(workspace));
+      assert.ok(outcome);
       assert.equal(outcome.status, 'unknown');
       assert.deepEqual(outcome.evidence, [
         { path: ADDED.path, expected_before: null, expected_after: sha256(ADDED.content), found: sha256(ADDED.content) },
@@ -343,7 +346,7 @@ describe('ledger: OperationLedger', () => {
       ]);
       const record = ledger.get({ operation_key: SCENARIO_KEY });
       assert.equal(record.status, 'unknown');
-      assert.deepEqual(record.events[record.events.length - 1].evidence, outcome.evidence);
+      assert.deepEqual(record.events[record.events.length - 1]?.evidence, outcome.evidence);
     });
 
     it('counts a folder or an unreadable path as unknown', async () => {
@@ -351,9 +354,11 @@ describe('ledger: OperationLedger', () => {
       await fs.mkdir(path.join(workspace, ADDED.path));
       const ledger = await restart();
       const [outcome] = await ledger.reconcile(async (p) => {
+      assert.ok(outcome);
         if (p === EXISTING.path) throw new Error('EACCES');
         return diskHashes(workspace)(p);
       });
+      assert.ok(outcome);
       assert.equal(outcome.status, 'unknown');
       assert.deepEqual(
         outcome.evidence.map((e) => e.found),

@@ -64,7 +64,7 @@ export function decodeJournalText(text: string): DecodedJournal {
   const terminated = text.endsWith('\n');
   const count = terminated ? lines.length - 1 : lines.length;
   for (let i = 0; i < count; i++) {
-    const line = lines[i];
+    const line = lines[i] ?? '';
     if (line.trim() === '') continue;
     const isTail = i === count - 1 && !terminated;
     const parsed = parseObject(line);

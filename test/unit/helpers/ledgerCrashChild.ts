@@ -17,7 +17,7 @@ function die(): never {
 
 async function main(): Promise<void> {
   const [journalDir, workspaceDir, point] = process.argv.slice(2);
-  if (!journalDir || !workspaceDir || !['before-write', 'between-writes', 'after-writes'].includes(point)) {
+  if (!journalDir || !workspaceDir || !point || !['before-write', 'between-writes', 'after-writes'].includes(point)) {
     throw new Error(`usage: ledgerCrashChild <journal dir> <workspace dir> <point>, got ${process.argv.slice(2).join(' ')}`);
   }
   const ledger = new OperationLedger({ journal: new FileJournal({ directory: journalDir, fileName: 'operations.jsonl' }) });

@@ -22,7 +22,7 @@ function batch(): void {
     for (const [i, { link, targets }] of links.entries()) {
       const tmp = `${link}.swap-${process.pid}-${i}`;
       try {
-        fs.symlinkSync(targets[swaps % 2], tmp);
+        fs.symlinkSync(targets[swaps % 2] as string, tmp);
         fs.renameSync(tmp, link);
       } catch {
         fs.rmSync(tmp, { force: true });
