@@ -128,21 +128,21 @@ export async function readFileWithin(realRoot: string, abs: string, maxBytes: nu
   const pre = await fsp.stat(abs);
   if (pre.isDirectory()) throw fsFailure('EISDIR', 'it is a folder');
   if (!pre.isFile()) throw fsFailure('ENOTREG', `it is a ${kindOf(pre)}, not a regular file`, { kind: kindOf(pre) });
-  if (pre.size > maxBytes) throw fsFailure('EFBIG', `it is ${pre.size} bytes`, { size: pre.size, limit: maxBytes });
+  if (pre.size > maxBytes) throw fsFailure('EFBIG', `it is ${pre.size} bytes`, { actual: pre.size, max: maxBytes });
   const handle = await fsp.open(abs, READ_FLAGS);
   await verified(handle, abs, realRoot);
   try {
     const st = await handle.stat();
     if (st.isDirectory()) throw fsFailure('EISDIR', 'it is a folder');
     if (!st.isFile()) throw fsFailure('ENOTREG', `it is a ${kindOf(st)}, not a regular file`, { kind: kindOf(st) });
-    if (st.size > maxBytes) throw fsFailure('EFBIG', `it is ${st.size} bytes`, { size: st.size, limit: maxBytes });
+    if (st.size > maxBytes) throw fsFailure('EFBIG', `it is ${st.size} bytes`, { actual: st.size, max: maxBytes });
     // Read what fstat announced, then on to the end in case the file grew meanwhile, never past the limit.
     const chunks: Buffer[] = [];
     let total = 0;
     let want = Math.max(st.size, 1);
     for (;;) {
       const buf = Buffer.allocUnsafe(Math.min(want, maxBytes + 1 - total));
-      if (buf.length === 0) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { size: total, limit: maxBytes });
+      if (buf.length === 0) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { actual: total, max: maxBytes });
       let filled = 0;
       while (filled < buf.length) {
         const { bytesRead } = await handle.read(buf, filled, buf.length - filled, null);
@@ -154,7 +154,7 @@ export async function readFileWithin(realRoot: string, abs: string, maxBytes: nu
       if (filled < buf.length) break;
       want = READ_CHUNK;
     }
-    if (total > maxBytes) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { size: total, limit: maxBytes });
+    if (total > maxBytes) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { actual: total, max: maxBytes });
     const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
     return { bytes, size: total, mode: st.mode & 0o7777 };
   } finally {

@@ -56,10 +56,9 @@ describe('hostile files', function () {
     const patch = await world.call('apply_patch', { workspace_id: WS_ID, patch: v4a('*** Update File: big.txt', '@@', '-a', '+b'), expected_versions: { 'big.txt': sha256('x') }, operation_key: 'big' });
     assert.equal(code(patch), 'TOO_LARGE');
     const first = patch.content[0];
-    const body = JSON.parse(first?.type === 'text' ? first.text : '{}') as { error: { message: string; details: { limit: number; size: number } } };
-    assert.equal(body.error.details.limit, 64 * 1024 * 1024);
-    assert.equal(body.error.details.size, 100 * 1024 * 1024);
-    assert.match(body.error.message, /limit is 67108864 bytes/);
+    const body = JSON.parse(first?.type === 'text' ? first.text : '{}') as { error: { message: string; details: { limit: string; max: number; actual: number } } };
+    assert.deepEqual(body.error.details, { path: 'big.txt', limit: 'max_update_file_bytes', max: 64 * 1024 * 1024, actual: 100 * 1024 * 1024 });
+    assert.match(body.error.message, /limit is 67108864 bytes \(max_update_file_bytes\)/);
   });
 
   it('a file vanishing and reappearing under read answers the content or NOT_FOUND, never INTERNAL', async () => {

@@ -174,7 +174,7 @@ export class PatchService {
             const code = failureCode(err);
             if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
             if (code === 'EISDIR') return 'directory';
-            throw fileError(err, rel) ?? err;
+            throw fileError(err, rel, 'max_update_file_bytes') ?? err;
           }
         })();
         p.catch(() => undefined); // surfaced when planPatch asks for it

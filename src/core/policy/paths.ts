@@ -111,11 +111,12 @@ export function failureCode(err: unknown): string | undefined {
 /**
  * Turns a failed confined file operation on `rel` into the tool error an agent can act on, or undefined when it is
  * not a file system condition (a bug, reported as INTERNAL). One place for every tool, so the same condition always
- * gets the same code.
+ * gets the same code. `limit` names the size limit a TOO_LARGE refers to (details: `limit`, `max`, `actual`).
  */
-export function fileError(err: unknown, rel: string): ToolError | undefined {
+export function fileError(err: unknown, rel: string, limit = 'max_file_bytes'): ToolError | undefined {
   const code = failureCode(err);
   const details: Record<string, unknown> = { path: rel, ...(err instanceof FsFailure ? err.details : {}) };
+  if (code === 'EFBIG') details.limit = limit;
   const why = err instanceof FsFailure ? err.message : undefined;
   switch (code) {
     case 'ENOENT':
@@ -126,7 +127,7 @@ export function fileError(err: unknown, rel: string): ToolError | undefined {
     case 'ENOTREG':
       return new ToolError('NOT_TEXT', `${rel} is not a regular file: ${why ?? 'a special file'}.`, { hint: 'Only regular files can be read or patched.', details, cause: err });
     case 'EFBIG':
-      return new ToolError('TOO_LARGE', `${rel} is too large: ${why ?? 'over the limit'}${typeof details.limit === 'number' ? `; the limit is ${details.limit} bytes` : ''}.`, {
+      return new ToolError('TOO_LARGE', `${rel} is too large: ${why ?? 'over the limit'}${typeof details.max === 'number' ? `; the limit is ${details.max} bytes (${limit})` : ''}.`, {
         hint: 'Run a command (for example head or grep) to inspect it instead.',
         details,
         cause: err,

@@ -64,7 +64,7 @@ export const readTool = defineTool({
     } catch (err) {
       // A path that is missing may be missing because it leads outside (a dangling link): say which.
       if (failureCode(err) === 'ENOENT') await confine(services.fs, ws.root, rel, { realRoot });
-      throw fileError(err, rel) ?? err;
+      throw fileError(err, rel, 'max_read_file_bytes') ?? err;
     }
     const version = contentVersion(bytes);
     // The same test of "text" as the patch engine's, so a file that reads as text can be patched.
