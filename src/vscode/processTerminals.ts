@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { Disposable } from '../core/disposable';
-import { ToolError } from '../core/errors';
+import { InvalidArgumentsError, ToolError } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
 import type { ProcessInfo, ProcessStatus, ProcessSupervisor } from '../core/process/supervisor';
 import { TerminalFeed } from '../core/process/terminalFeed';
@@ -223,6 +223,11 @@ class ProcessPty implements vscode.Pseudoterminal {
 
   private ignoreGone(err: unknown, what: string): void {
     if (ToolError.is(err, 'PROCESS_EXITED') || ToolError.is(err, 'PROCESS_NOT_FOUND')) return;
+    if (err instanceof InvalidArgumentsError) {
+      // The agent ended the input of this pipe process (write_stdin eof): what is typed here goes nowhere.
+      this.logger.debug(`[terminals] ${this.info.process_id}: ${what}: ${err.message}`);
+      return;
+    }
     this.logger.warn(`[terminals] ${this.info.process_id}: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 
