@@ -1,4 +1,4 @@
-// Bundles the extension (Node, CommonJS) and the panel page (browser, IIFE).
+// Bundles the extension (Node, CommonJS) into dist/extension.js; vscode and node-pty stay external.
 // Usage: node esbuild.mjs [--watch] [--production]
 import * as esbuild from 'esbuild';
 

@@ -12,7 +12,8 @@ import { WORKSPACE_ID, connectHttpClient, startBenchHost } from './host';
 import type { BenchGroup, Contender, GroupResult } from './lib';
 import { Resources, interleave, ratio, summarize } from './lib';
 
-const TREE_DIR = path.join(os.tmpdir(), 'codespace-bench-tree-50k');
+/** Where the tree is generated once and reused, by this group and by `npm run bench:editor`. */
+export const TREE_DIR = path.join(os.tmpdir(), 'codespace-bench-tree-50k');
 const MARKER = '.codespace-bench-tree.json';
 const TREE_VERSION = 1;
 const FILES = 50_000;
@@ -31,7 +32,7 @@ const NAMES = {
   handler: 'diag: find handler in-process (walk + realpath)',
 } as const;
 
-interface Marker {
+export interface Marker {
   version: number;
   files: number;
   ts: number;
@@ -58,25 +59,33 @@ export function ensureTree(log: (line: string) => void): Marker {
     // absent or unreadable: regenerate
   }
   log(`  find: generating ${FILES} files under ${TREE_DIR} (once; reused later)…`);
-  fs.rmSync(TREE_DIR, { recursive: true, force: true });
+  const marker = generateTree(TREE_DIR);
+  fs.writeFileSync(markerPath, JSON.stringify(marker));
+  return marker;
+}
+
+/**
+ * Writes the deterministic 50,000-file tree into `dir` (emptied first): 2047 folders, a third of the files `.ts`.
+ * Returns what it wrote; writes no marker.
+ */
+export function generateTree(dir: string): Marker {
+  fs.rmSync(dir, { recursive: true, force: true });
   const folders = 2 ** (DEPTH + 1) - 1;
   const folderPaths = Array.from({ length: folders }, (_, j) => folderPath(j));
-  for (const rel of folderPaths) fs.mkdirSync(path.join(TREE_DIR, rel), { recursive: true });
+  for (const rel of folderPaths) fs.mkdirSync(path.join(dir, rel), { recursive: true });
   let ts = 0;
   for (let i = 0; i < FILES; i++) {
     const ext = EXTENSIONS[i % EXTENSIONS.length] as string;
     if (ext === 'ts') ts++;
     const rel = folderPaths[i % folders] as string;
     const body = ext === 'md' ? `# Note ${i}\n` : `export const item${i} = ${i};\n`;
-    fs.writeFileSync(path.join(TREE_DIR, rel, `file${String(i).padStart(5, '0')}.${ext}`), body);
+    fs.writeFileSync(path.join(dir, rel, `file${String(i).padStart(5, '0')}.${ext}`), body);
   }
-  const marker: Marker = { version: TREE_VERSION, files: FILES, ts };
-  fs.writeFileSync(markerPath, JSON.stringify(marker));
-  return marker;
+  return { version: TREE_VERSION, files: FILES, ts };
 }
 
 /** Runs rg and returns the paths it printed (relative, "/"-separated). */
-function runRg(cwd: string): Promise<string[]> {
+export function runRg(cwd: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(RG, ['--no-config', '--files', '-g', '*.ts'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];

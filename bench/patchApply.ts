@@ -30,7 +30,7 @@ const BIG_HUNKS = 100;
 const SMALL_FILES = 200;
 const TARGET_RATIO = 2;
 
-interface Case {
+export interface Case {
   readonly name: string;
   /** Files before the patch (relative path → content). */
   readonly files: Map<string, string>;
@@ -42,7 +42,7 @@ interface Case {
   readonly rounds: number;
 }
 
-function sha256(s: string | Uint8Array): string {
+export function sha256(s: string | Uint8Array): string {
   return `sha256:${createHash('sha256').update(s).digest('hex')}`;
 }
 
@@ -88,7 +88,7 @@ function applyEdits(lines: readonly string[], edits: readonly Edit[]): string {
   return `${copy.join('\n')}\n`;
 }
 
-function bigCase(): Case {
+export function bigCase(): Case {
   const lines: string[] = [];
   let bytes = 0;
   for (let i = 0; bytes < BIG_BYTES; i++) {
@@ -111,7 +111,7 @@ function bigCase(): Case {
   };
 }
 
-function smallCase(): Case {
+export function smallCase(): Case {
   const files = new Map<string, string>();
   const after = new Map<string, string>();
   const v4a: string[] = ['*** Begin Patch'];
@@ -130,7 +130,7 @@ function smallCase(): Case {
 }
 
 /** Replaces `dir` with a fresh copy of the case's files. */
-function populate(dir: string, files: Map<string, string>): void {
+export function populate(dir: string, files: Map<string, string>): void {
   fs.rmSync(dir, { recursive: true, force: true });
   for (const [rel, content] of files) {
     const abs = path.join(dir, ...rel.split('/'));
@@ -139,14 +139,14 @@ function populate(dir: string, files: Map<string, string>): void {
   }
 }
 
-function verify(dir: string, after: Map<string, string>, who: string): void {
+export function verify(dir: string, after: Map<string, string>, who: string): void {
   for (const [rel, content] of after) {
     const got = fs.readFileSync(path.join(dir, ...rel.split('/')), 'utf8');
     if (got !== content) throw new Error(`${who} produced a different ${rel} (${got.length} bytes, expected ${content.length})`);
   }
 }
 
-function gitApply(cwd: string, patchFile: string): Promise<void> {
+export function gitApply(cwd: string, patchFile: string): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile('git', ['apply', '--whitespace=nowarn', patchFile], { cwd }, (err, _stdout, stderr) => {
       if (err) reject(new Error(`git apply failed: ${stderr || err.message}`));

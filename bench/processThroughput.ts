@@ -37,7 +37,7 @@ const NAMES = {
 } as const;
 
 /** `a` repeated `bytes` times on stdout: no newline, so the PTY passes it through unchanged. */
-function flood(bytes: number): string[] {
+export function flood(bytes: number): string[] {
   return ['sh', '-c', `head -c ${bytes} /dev/zero | tr '\\0' a`];
 }
 

@@ -13,12 +13,14 @@ import { Resources, markdownTable, renderGroup } from './lib';
 import { patchApply } from './patchApply';
 import { processThroughput } from './processThroughput';
 import { readLatency } from './readLatency';
+import { sessionTransport } from './sessionTransport';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
   find: findThroughput,
   patch: patchApply,
   process: processThroughput,
+  session: sessionTransport,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

@@ -1,5 +1,5 @@
 // Installs the offline VS Code test host (code-server, which is VS Code 1.100.3 served to a browser) into
-// .vscode-test/code-server/ on first use; later runs find it and skip. See shared/notes/vscode-test-host.md.
+// .vscode-test/code-server/ on first use; later runs find it and skip. Why each step: docs/TESTING.md.
 // Usage: node scripts/installVsCodeHost.mjs        (also imported by runVsCodeTests.mjs and test/e2e/host.ts)
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, copyFileSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // Shared helpers to run a real VS Code offline: code-server (VS Code 1.100.3) on 127.0.0.1 plus Debian's
 // headless Chromium driven by playwright-core. Used by scripts/runVsCodeTests.mjs (integration suite) and by
-// test/e2e/host.ts (end-to-end tests). Facts behind every choice: shared/notes/vscode-test-host.md.
+// test/e2e/host.ts (end-to-end tests). Facts behind every choice: docs/TESTING.md.
 //
 // Everything started here is stopped by handle: the code-server process group we spawned (detached, so its
 // pid is the group id) and the Playwright browser we launched. Nothing else is touched.

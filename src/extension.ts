@@ -5,6 +5,7 @@ import { toolCatalogue } from './core/tools/catalogue';
 import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, createToolServer } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
+import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
@@ -23,19 +24,23 @@ export interface CodeSpaceApi {
 
 let shutdown: (() => Promise<void>) | undefined;
 
+function describe(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}
+
 /** Composition root: builds the pieces in order, starts the endpoint, registers the UI. */
 export async function activate(context: vscode.ExtensionContext): Promise<CodeSpaceApi> {
   const version = (context.extension.packageJSON as { version: string }).version;
   const log = new OutputLogger();
   context.subscriptions.push(log);
 
-  const tokens = new TokenStore(context.secrets);
+  const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
   log.addSecret(await tokens.load());
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const core = await assembleServices({
     workspaces,
-    fs: new VsCodeWorkspaceFs(),
+    fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),
     logger: log,
     limits: settings.limits,
     storageDir: (context.storageUri ?? context.globalStorageUri).fsPath,
@@ -49,7 +54,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(new ProcessTerminals(core.supervisor, log));
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
-    core.supervisor.addSecret(t);
+    // Older tokens stay masked too; every registration is released when the extension deactivates.
+    context.subscriptions.push(core.supervisor.addSecret(t));
   }));
 
   const tools = toolCatalogue();
@@ -66,7 +72,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME }),
     registerMcpDefinitionProvider(host, tokens, version),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (settings.affects(e, 'server.port')) void vscode.commands.executeCommand(COMMANDS.restartServer);
+      if (settings.affects(e, 'server.port')) {
+        vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describe(err)));
+      }
     }),
   );
 
@@ -75,9 +83,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error(`[activate] the MCP endpoint could not start: ${message}`);
-    void vscode.window.showErrorMessage(`CodeSpace: the MCP endpoint could not start: ${message}`, 'Show Log').then((pick) => {
-      if (pick) log.channel.show();
-    });
+    vscode.window.showErrorMessage(`CodeSpace: the MCP endpoint could not start: ${message}`, 'Show Log').then(
+      (pick) => {
+        if (pick) log.channel.show();
+      },
+      (e: unknown) => log.error('[activate] showing the error failed', describe(e)),
+    );
   }
   return { endpointUrl: () => endpointUrl(host) };
 }

@@ -1,13 +1,16 @@
 /** Error codes of the tool contract (docs: TOOLS.md "Error codes"). */
 export const ERROR_CODES = [
+  'INVALID_ARGUMENTS',
   'WORKSPACE_NOT_FOUND',
   'PATH_OUTSIDE_WORKSPACE',
   'NOT_FOUND',
   'IS_DIRECTORY',
   'NOT_TEXT',
   'TOO_LARGE',
+  'PERMISSION_DENIED',
   'READ_ONLY',
   'EXEC_DISABLED',
+  'INVALID_ARGUMENTS',
   'VERSION_REQUIRED',
   'VERSION_CONFLICT',
   'FILE_EXISTS',
@@ -70,16 +73,32 @@ export class ToolError extends Error {
 }
 
 /**
- * The arguments were well-typed but make no sense together (for example end_line before start_line).
- * The MCP adapter answers it as a protocol error (InvalidParams), like any malformed argument.
+ * The arguments were well-typed but make no sense (for example end_line before start_line). The MCP adapter
+ * answers it like an argument that fails the input schema: a tool error with code INVALID_ARGUMENTS (MCP
+ * 2025-11-25, SEP-1303), so the agent can correct the call. The message names the argument and what was expected;
+ * `field` names it for `details.field`.
  */
 export class InvalidArgumentsError extends Error {
-  constructor(message: string) {
+  readonly field: string | undefined;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(message: string, options: { field?: string; hint?: string; details?: Record<string, unknown> } = {}) {
     super(message);
     this.name = 'InvalidArgumentsError';
+    this.field = options.field;
+    this.hint = options.hint;
+    this.details = options.details;
   }
 
   static is(err: unknown): err is InvalidArgumentsError {
     return err instanceof InvalidArgumentsError;
+  }
+
+  toBody(): ToolErrorBody {
+    const body: ToolErrorBody = { code: 'INVALID_ARGUMENTS', message: this.message };
+    if (this.hint !== undefined) body.hint = this.hint;
+    if (this.field !== undefined || this.details !== undefined) body.details = { ...(this.field === undefined ? {} : { field: this.field }), ...this.details };
+    return body;
   }
 }

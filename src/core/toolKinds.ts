@@ -1,6 +1,8 @@
 /**
- * One table of tool kinds. Policy, the ledger, the panel and the MCP annotations all read these flags,
- * so a kind is declared once.
+ * One table of tool kinds, so a kind is declared once. Today only the MCP annotations read it
+ * (src/mcp/toolServer.ts: readOnly, destructive and idempotent become readOnlyHint, destructiveHint and
+ * idempotentHint). The other flags describe the kind but nothing reads them yet: the profile checks live in
+ * the workspace registry and the process supervisor, not here.
  */
 export interface ToolKindFlags {
   /** Touches nothing: MCP readOnlyHint. */

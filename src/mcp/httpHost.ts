@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Request, Response } from 'express';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../core/ports/logger';
 import type { ServerControl, ServerState as HostState } from '../core/ports/serverControl';
+import { JsonSessionTransport } from './jsonSessionTransport';
 import { bearerGuard, hostGuard, originGuard } from './security';
 
 export const LOOPBACK = '127.0.0.1';
@@ -17,7 +17,7 @@ const MAX_BODY = '32mb';
 
 
 interface Session {
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: JsonSessionTransport;
   readonly server: McpServer;
   lastSeen: number;
 }
@@ -35,9 +35,10 @@ export interface McpHttpHostOptions {
 }
 
 /**
- * Streamable HTTP on 127.0.0.1 only: one transport and one server per session, GET/POST/DELETE on /mcp.
- * Every request passes the Host allow-list, the Origin refusal and the bearer token, in that order,
- * before any MCP handling. JSON responses (not SSE) for POST, which measured fastest.
+ * Streamable HTTP on 127.0.0.1 only: one transport and one server per session, POST/DELETE on /mcp (GET is 405:
+ * no standalone event stream). Every request passes the Host allow-list, the Origin refusal and the bearer token,
+ * in that order, before any MCP handling. JSON responses (not SSE) for POST, through our own JsonSessionTransport,
+ * which measured fastest and keeps nothing once a request is answered (`npm run bench -- session`).
  */
 export class McpHttpHost implements ServerControl {
   private httpServer: http.Server | undefined;
@@ -64,9 +65,16 @@ export class McpHttpHost implements ServerControl {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  /** Tells every listener; one that throws is logged and does not keep the others (or start/stop) from going on. */
   private setState(s: HostState): void {
     this._state = s;
-    for (const l of [...this.listeners]) l(s);
+    for (const l of [...this.listeners]) {
+      try {
+        l(s);
+      } catch (err) {
+        this.options.logger.error('[http] a server state listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+      }
+    }
   }
 
   private buildApp(): express.Express {
@@ -105,7 +113,7 @@ export class McpHttpHost implements ServerControl {
         return;
       }
       session.lastSeen = Date.now();
-      await session.transport.handleRequest(req, res, req.body);
+      await session.transport.handle(req, res, req.body);
       return;
     }
     if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
@@ -114,20 +122,19 @@ export class McpHttpHost implements ServerControl {
     }
     this.evictIfFull();
     const server = this.options.createServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    // Our own transport, not the SDK's StreamableHTTPServerTransport: see jsonSessionTransport.ts (SDK issue #2559).
+    const transport: JsonSessionTransport = new JsonSessionTransport({
       sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
       onsessioninitialized: (id) => {
         this.sessions.set(id, { transport, server, lastSeen: Date.now() });
         this.options.logger.info(`[http] session ${maskId(id)} opened (${this.sessions.size} open)`);
       },
-      onsessionclosed: (id) => this.forget(id),
     });
     transport.onclose = () => {
       if (transport.sessionId) this.forget(transport.sessionId);
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await transport.handle(req, res, req.body);
   }
 
   private forget(id: string): void {
@@ -214,6 +221,8 @@ export class McpHttpHost implements ServerControl {
   }
 
   dispose(): void {
-    void this.stop();
+    this.stop().catch((err: unknown) => {
+      this.options.logger.error('[http] stopping the server failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+    });
   }
 }

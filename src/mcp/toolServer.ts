@@ -1,12 +1,13 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../core/errors';
 import type { ToolErrorBody } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
 import { kindFlags } from '../core/toolKinds';
 import type { AnyTool, CoreServices } from '../core/tools/tool';
+import { invalidArgumentsBody } from './argumentErrors';
 
 export const SERVER_NAME = 'codespace';
 
@@ -21,6 +22,14 @@ function text(value: unknown): string {
 }
 
 /**
+ * A JSON-RPC error for the SDK to send. Not an McpError: that class puts "MCP error -32602: " in front of the
+ * message, and the SDK sends `message` as it is, so the client would read the code twice.
+ */
+export function protocolError(code: number, message: string): Error & { code: number } {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
  * A tool that ran and failed. The body travels as JSON text only: clients validate `structuredContent` against
  * the tool's output schema even on errors, and an error body is not a result.
  */
@@ -28,17 +37,16 @@ export function errorResult(body: ToolErrorBody): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: text({ error: body }) }] };
 }
 
-function describeZodError(err: z.ZodError): string {
-  return err.issues
-    .map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`)
-    .join('; ');
-}
-
 /**
  * Builds one MCP server for one session over the tool catalogue. Tools are plain data; this adapter is the only
  * place that knows the SDK. tools/list comes from McpServer.registerTool; tools/call is answered by our own
- * handler so that malformed arguments and unknown tools are protocol errors (InvalidParams), a tool that ran and
- * failed is `isError: true` with a code, and nothing else (no stack trace) reaches the client.
+ * handler. Per MCP 2025-11-25 (SEP-1303) arguments that fail the input schema, and arguments a tool refuses
+ * (InvalidArgumentsError), are tool execution errors the model can correct: `isError: true`, code
+ * INVALID_ARGUMENTS, the message naming the field and what was expected. Only an unknown tool (and malformed
+ * JSON-RPC, which the SDK answers before us) is a protocol error. A tool that ran and failed is `isError: true`
+ * with its code; nothing else (no stack trace) reaches the client. The SDK still checks every result against
+ * CallToolResultSchema (Server wraps this handler), and clients check `structuredContent` against the output
+ * schema.
  */
 export function createToolServer(options: {
   tools: readonly AnyTool[];
@@ -72,16 +80,23 @@ export function createToolServer(options: {
     );
     byName.set(tool.name, { tool, input: z.object(tool.input).strict() });
   }
+  // registerTool declares `tools.listChanged: true` (the SDK assumes tools may come and go). Ours are fixed for
+  // the life of a session and we never send notifications/tools/list_changed, so say so.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
 
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
     const entry = byName.get(name);
     if (!entry) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}. Known tools: ${[...byName.keys()].join(', ')}.`);
+      const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
+      throw protocolError(ErrorCode.InvalidParams, `Unknown tool ${shown}. Known tools: ${[...byName.keys()].join(', ')}.`);
     }
-    const parsed = entry.input.safeParse(request.params.arguments ?? {});
+    const args = request.params.arguments ?? {};
+    const parsed = entry.input.safeParse(args);
     if (!parsed.success) {
-      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${name}: ${describeZodError(parsed.error)}`);
+      const body = invalidArgumentsBody(name, parsed.error, entry.tool.input, args);
+      logger.debug(`[mcp] ${name} refused: INVALID_ARGUMENTS (${String(body.details?.field)})`);
+      return errorResult(body);
     }
     const started = Date.now();
     try {
@@ -94,7 +109,10 @@ export function createToolServer(options: {
         return errorResult(err.toBody());
       }
       if (InvalidArgumentsError.is(err)) {
-        throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${name}: ${err.message}`);
+        logger.debug(`[mcp] ${name} refused: INVALID_ARGUMENTS`);
+        const body = err.toBody();
+        body.hint ??= `Correct the arguments and call ${name} again.`;
+        return errorResult(body);
       }
       logger.error(`[mcp] ${name} failed unexpectedly`, err instanceof Error ? (err.stack ?? err.message) : String(err));
       return errorResult({ code: 'INTERNAL', message: `${name} failed unexpectedly inside the extension.`, hint: 'The developer can see details in the CodeSpace log (command "CodeSpace: Show Log").' });

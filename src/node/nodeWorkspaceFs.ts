@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_EXCLUDES, globToRegExp } from '../core/policy/glob';
-import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../core/ports/workspaceFs';
+import { DEFAULT_EXCLUDES, compileGlob } from '../core/policy/glob';
+import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
+import { createLinkWithin, deleteWithin, readFileWithin, removeEmptyFolderWithin, removeTempWithin, writeFileWithin } from './confinedFs';
 
 function toStat(st: Stats): FileStat {
   const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
@@ -16,8 +16,9 @@ function isMissing(err: unknown): boolean {
 }
 
 /**
- * WorkspaceFs on node:fs. Used where no editor is around (unit tests, benchmarks); the extension uses the
- * VS Code adapter so the editor sees every write. Never follows a symlinked folder while walking.
+ * WorkspaceFs on node:fs. Every read and write is confined through verified descriptors (see confinedFs.ts).
+ * Used on its own where no editor is around (unit tests, benchmarks), and inside the VS Code adapter for all disk
+ * access there. Never follows a symlinked folder while walking.
  */
 export class NodeWorkspaceFs implements WorkspaceFs {
   constructor(private readonly excludes: readonly string[] = DEFAULT_EXCLUDES) {}
@@ -44,56 +45,49 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     return fsp.realpath(p);
   }
 
-  async readFile(p: string): Promise<Uint8Array> {
-    return fsp.readFile(p);
+  readFile(p: string, options: Within & { maxBytes: number }): Promise<FileContent> {
+    return readFileWithin(options.within, p, options.maxBytes);
   }
 
-  async writeFile(p: string, data: Uint8Array, options: { mode?: number } = {}): Promise<void> {
-    await fsp.mkdir(path.dirname(p), { recursive: true });
-    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.codespace-${randomBytes(6).toString('hex')}.tmp`);
-    const handle = await fsp.open(tmp, 'wx', options.mode ?? 0o644);
-    try {
-      await handle.writeFile(data);
-      if (options.mode !== undefined) await handle.chmod(options.mode);
-      // No fsync, like the editor's own file system: the rename makes the replace atomic for readers and across
-      // a crash of this process; the operation ledger, which is what recovery relies on, is fsynced.
-    } finally {
-      await handle.close();
-    }
-    try {
-      await fsp.rename(tmp, p);
-    } catch (err) {
-      await fsp.rm(tmp, { force: true });
-      throw err;
-    }
+  writeFile(p: string, data: Uint8Array, options: Within & { mode?: number; tag: string }): Promise<void> {
+    return writeFileWithin(options.within, p, data, options);
   }
 
-  async deleteFile(p: string): Promise<void> {
-    await fsp.unlink(p);
+  removeTemp(p: string, tag: string, options: Within): Promise<boolean> {
+    return removeTempWithin(options.within, p, tag);
   }
 
-  async removeEmptyFolder(p: string): Promise<void> {
-    await fsp.rmdir(p);
+  deleteFile(p: string, options: Within): Promise<void> {
+    return deleteWithin(options.within, p);
+  }
+
+  removeEmptyFolder(p: string, options: Within): Promise<void> {
+    return removeEmptyFolderWithin(options.within, p);
   }
 
   readLink(p: string): Promise<string> {
     return fsp.readlink(p);
   }
 
-  async createLink(target: string, p: string): Promise<void> {
-    await fsp.symlink(target, p);
+  createLink(target: string, p: string, options: Within): Promise<void> {
+    return createLinkWithin(options.within, target, p);
   }
 
   async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
-    const match = globToRegExp(pattern);
-    // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the regex.
-    const active = (options.useExcludes ?? true) ? this.excludes : [];
-    const names = new Set(active.filter((g) => /^\*\*\/[^*?[{/]+$/.test(g)).map((g) => g.slice(3)));
-    const regexes = active.filter((g) => !names.has(g.slice(3)) || !g.startsWith('**/')).map(globToRegExp);
-    const isExcluded = (name: string, rel: string): boolean => names.has(name) || (regexes.length > 0 && regexes.some((re) => re.test(rel)));
+    // A linear matcher (no backtracking): no pattern can stall the walk. Invalid patterns throw InvalidArgumentsError.
+    const match = compileGlob(pattern);
+    // `**/name` excludes (all of the defaults) are a set lookup on the entry name; others need the matcher.
+    const active = (options.useExcludes ?? true) ? (options.excludes ?? this.excludes) : [];
+    const isNameGlob = (g: string): boolean => /^\*\*\/[^*?[\]{}/]+$/.test(g);
+    const names = new Set(active.filter(isNameGlob).map((g) => g.slice(3)));
+    const matchers = active.filter((g) => !isNameGlob(g)).map(compileGlob);
+    const isExcluded = (name: string, rel: string): boolean => names.has(name) || (matchers.length > 0 && matchers.some((m) => m(rel)));
     const paths: string[] = [];
     const symlinks: string[] = [];
     let truncated = false;
+    // Matching is cheap but a walk of a huge tree is not: give the event loop a turn every few milliseconds.
+    const YIELD_AFTER_MS = 8;
+    let sliceStart = performance.now();
     const walk = async (dir: string, relDir: string): Promise<void> => {
       let entries: Dirent[];
       try {
@@ -101,13 +95,17 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       } catch {
         return;
       }
+      if (performance.now() - sliceStart > YIELD_AFTER_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
       const subdirs: [string, string][] = [];
       for (const e of entries) {
         const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
         if (isExcluded(e.name, rel)) continue;
         if (e.isDirectory()) {
           subdirs.push([path.join(dir, e.name), rel]);
-        } else if ((e.isFile() || e.isSymbolicLink()) && match.test(rel)) {
+        } else if ((e.isFile() || e.isSymbolicLink()) && match(rel)) {
           paths.push(rel);
           if (e.isSymbolicLink()) symlinks.push(rel);
         }

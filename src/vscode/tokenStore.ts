@@ -8,7 +8,10 @@ export class TokenStore {
   private current: string | undefined;
   private readonly listeners = new Set<(token: string) => void>();
 
-  constructor(private readonly secrets: vscode.SecretStorage) {}
+  constructor(
+    private readonly secrets: vscode.SecretStorage,
+    private readonly onListenerError: (err: unknown) => void = () => undefined,
+  ) {}
 
   /** Loads the stored token, creating one on first use. */
   async load(): Promise<string> {
@@ -29,7 +32,15 @@ export class TokenStore {
     const token = randomBytes(32).toString('base64url');
     await this.secrets.store(KEY, token);
     this.current = token;
-    for (const l of [...this.listeners]) l(token);
+    // Every listener hears of the new token even if one throws, and the rotation goes on (the caller still has
+    // to close the sessions opened with the old token): the failure is reported, not thrown.
+    for (const l of [...this.listeners]) {
+      try {
+        l(token);
+      } catch (err) {
+        this.onListenerError(err);
+      }
+    }
     return token;
   }
 

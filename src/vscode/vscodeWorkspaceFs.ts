@@ -1,88 +1,75 @@
-import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
-import type { Stats } from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../core/ports/workspaceFs';
-
-/** A node:fs stat as the port's FileStat, or undefined when nothing is there. */
-async function statOrUndefined(get: () => Promise<Stats>): Promise<FileStat | undefined> {
-  try {
-    const st = await get();
-    const type = st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
-    return { type, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw err;
-  }
-}
+import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
 
 /**
- * WorkspaceFs through `vscode.workspace.fs` and `workspace.findFiles`, so open editors, the explorer, source control
- * and file watchers see every change. Stat, symlink and folder questions go to node:fs (workspace.fs has no lstat,
- * realpath or mode); the extension only serves `file:` folders.
+ * WorkspaceFs for the extension: disk access goes to `disk` (the confined node:fs adapter, wired in by the
+ * composition root), file search to `workspace.findFiles`, and unsaved state to the open text documents.
+ *
+ * Reads and writes do not go through `workspace.fs`: its `rename(…, { overwrite: true })` deletes the target
+ * before renaming over it, so a reader can find the file missing and a crash can lose it, and it follows paths
+ * again after they were checked. Open editors, the explorer and source control still see every change through
+ * VS Code's file watcher, which reports the rename like any other change on disk.
  */
+/** The globs of `files.exclude` in effect for the folder at `root` (true entries only). */
+function filesExclude(root: string): string[] {
+  const map = vscode.workspace.getConfiguration('files', vscode.Uri.file(root)).get<Record<string, unknown>>('exclude') ?? {};
+  return Object.entries(map)
+    .filter(([, on]) => on === true)
+    .map(([glob]) => glob);
+}
+
 export class VsCodeWorkspaceFs implements WorkspaceFs {
-  // Stat questions go to node:fs like lstat and realpath: one round trip that also gives the mode a patch keeps.
+  constructor(private readonly disk: WorkspaceFs) {}
+
   stat(p: string): Promise<FileStat | undefined> {
-    return statOrUndefined(() => fsp.stat(p));
+    return this.disk.stat(p);
   }
 
   lstat(p: string): Promise<FileStat | undefined> {
-    return statOrUndefined(() => fsp.lstat(p));
+    return this.disk.lstat(p);
   }
 
   realpath(p: string): Promise<string> {
-    return fsp.realpath(p);
+    return this.disk.realpath(p);
   }
 
-  async readFile(p: string): Promise<Uint8Array> {
-    return vscode.workspace.fs.readFile(vscode.Uri.file(p));
+  readFile(p: string, options: Within & { maxBytes: number }): Promise<FileContent> {
+    return this.disk.readFile(p, options);
   }
 
-  async writeFile(p: string, data: Uint8Array, options: { mode?: number } = {}): Promise<void> {
-    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.codespace-${randomBytes(6).toString('hex')}.tmp`);
-    const tmpUri = vscode.Uri.file(tmp);
-    await vscode.workspace.fs.createDirectory(vscode.Uri.file(path.dirname(p)));
-    await vscode.workspace.fs.writeFile(tmpUri, data);
-    try {
-      if (options.mode !== undefined) await fsp.chmod(tmp, options.mode);
-      await vscode.workspace.fs.rename(tmpUri, vscode.Uri.file(p), { overwrite: true });
-    } catch (err) {
-      await fsp.rm(tmp, { force: true });
-      throw err;
-    }
+  writeFile(p: string, data: Uint8Array, options: Within & { mode?: number; tag: string }): Promise<void> {
+    return this.disk.writeFile(p, data, options);
   }
 
-  async deleteFile(p: string): Promise<void> {
-    await vscode.workspace.fs.delete(vscode.Uri.file(p), { recursive: false, useTrash: false });
+  removeTemp(p: string, tag: string, options: Within): Promise<boolean> {
+    return this.disk.removeTemp(p, tag, options);
   }
 
-  async removeEmptyFolder(p: string): Promise<void> {
-    // rmdir refuses a folder that is not empty, which is the guarantee wanted here; the file watcher reports it.
-    await fsp.rmdir(p);
+  deleteFile(p: string, options: Within): Promise<void> {
+    return this.disk.deleteFile(p, options);
+  }
+
+  removeEmptyFolder(p: string, options: Within): Promise<void> {
+    return this.disk.removeEmptyFolder(p, options);
   }
 
   readLink(p: string): Promise<string> {
-    return fsp.readlink(p);
+    return this.disk.readLink(p);
   }
 
-  async createLink(target: string, p: string): Promise<void> {
-    await fsp.symlink(target, p);
+  createLink(target: string, p: string, options: Within): Promise<void> {
+    return this.disk.createLink(target, p, options);
   }
 
-  async find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
-    const include = new vscode.RelativePattern(vscode.Uri.file(root), pattern);
-    // `undefined` applies files.exclude; `null` applies nothing.
-    const uris = await vscode.workspace.findFiles(include, options.useExcludes === false ? null : undefined, options.maxResults + 1);
-    const paths = uris
-      .map((u) => path.relative(root, u.fsPath).split(path.sep).join('/'))
-      .filter((rel) => rel !== '' && !rel.startsWith('..'))
-      .sort();
-    const truncated = paths.length > options.maxResults;
-    if (truncated) paths.length = options.maxResults;
-    return { paths, truncated };
+  /**
+   * The folder's files, as `workspace.findFiles` would list them: the same glob dialect and the folder's
+   * `files.exclude`. The walk itself is the confined Node adapter's (linear matcher, never through a linked
+   * folder, yielding to the event loop): findFiles in the extension host costs several times a walk (a round trip
+   * to the search process and one URI per result), and says nothing about links, so every result had to be
+   * resolved again. Excludes with a `when` condition (sibling tests) are not applied.
+   */
+  find(root: string, pattern: string, options: FindOptions): Promise<FindResult> {
+    return this.disk.find(root, pattern, { ...options, ...(options.useExcludes === false ? {} : { excludes: filesExclude(root) }) });
   }
 
   isDirty(p: string): boolean {

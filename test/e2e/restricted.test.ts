@@ -54,15 +54,23 @@ describe('an untrusted workspace (Restricted Mode)', function () {
 
   it('writes nothing and starts nothing, even when the folder settings ask for exec', async () => {
     const all = (await call('workspace_info', {})).structuredContent as { workspaces: { id: string }[] };
-    const id = all.workspaces[0]!.id;
+    const previousId = all.workspaces[0]!.id;
     await fsp.mkdir(path.join(wb.workspaceDir, '.vscode'), { recursive: true });
-    await fsp.writeFile(path.join(wb.workspaceDir, '.vscode', 'settings.json'), JSON.stringify({ 'codespace.profile': 'exec', 'codespace.exec.env': { INJECTED: '1' } }));
-    await new Promise((r) => setTimeout(r, 1500));
+    // codespace.workspaceId is not restricted: once the served id changes, VS Code has read this very file, so the
+    // exec profile next to it has been seen (and must have been ignored).
+    await fsp.writeFile(path.join(wb.workspaceDir, '.vscode', 'settings.json'), JSON.stringify({ 'codespace.profile': 'exec', 'codespace.exec.env': { INJECTED: '1' }, 'codespace.workspaceId': 'settings-were-read' }));
+    let ids: string[] = [];
+    for (let i = 0; i < 200 && !ids.includes('settings-were-read'); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      ids = ((await call('workspace_info', {})).structuredContent as { workspaces: { id: string }[] }).workspaces.map((w) => w.id);
+    }
+    assert.deepEqual(ids, ['settings-were-read'], 'the folder settings were read');
+    const id = ids[0] as string;
+    assert.notEqual(id, previousId);
     const readme = (await call('read', { workspace_id: id, path: 'README.md' })).structuredContent as { content: string; version: string };
     const patch = `*** Begin Patch\n*** Add File: pwned.txt\n+x\n*** End Patch\n`;
     assert.equal(errorCode(await call('apply_patch', { workspace_id: id, patch, expected_versions: {}, operation_key: 'restricted-1' })), 'READ_ONLY');
     assert.equal(errorCode(await call('exec_command', { workspace_id: id, command: ['touch', 'pwned-by-exec'] })), 'EXEC_DISABLED');
-    await new Promise((r) => setTimeout(r, 500));
     await assert.rejects(fsp.stat(path.join(wb.workspaceDir, 'pwned.txt')));
     await assert.rejects(fsp.stat(path.join(wb.workspaceDir, 'pwned-by-exec')));
     assert.equal(wb.readWorkspaceFile('README.md'), readme.content);

@@ -18,9 +18,10 @@ describe('integration harness', () => {
     assert.ok(stat.size > 0);
   });
 
-  it('reads the launcher info when the offline runner started the suite', () => {
+  it('reads the launcher info when the offline runner started the suite', function () {
     const info = readRunnerInfo();
-    if (info === undefined) return; // @vscode/test-electron writes no info file
+    // @vscode/test-electron writes no info file: nothing to check under that launcher, and mocha says so.
+    if (info === undefined) this.skip();
     assert.equal(info.runner, 'code-server');
     assert.ok(info.screenshotDir && info.screenshotDir.length > 0);
   });

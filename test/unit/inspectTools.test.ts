@@ -151,12 +151,21 @@ describe('inspect tools over a real MCP client', () => {
     }
   });
 
-  it('malformed arguments are protocol errors (InvalidParams), not tool results', async () => {
-    await assert.rejects(h.call('read', { workspace_id: 'proj' }), (e: unknown) => e instanceof McpError && e.code === -32602);
-    await assert.rejects(h.call('read', { workspace_id: 'proj', path: 'a', start_line: 0 }), (e: unknown) => e instanceof McpError && e.code === -32602);
-    await assert.rejects(h.call('read', { workspace_id: 'proj', path: 'lines.txt', start_line: 5, end_line: 2 }), (e: unknown) => e instanceof McpError && e.code === -32602 && /end_line/.test(e.message));
-    await assert.rejects(h.call('read', { workspace_id: 'proj', path: 'a', bogus: 1 }), (e: unknown) => e instanceof McpError && /bogus/.test(e.message));
-    await assert.rejects(h.call('no_such_tool', {}), (e: unknown) => e instanceof McpError && e.code === -32602);
+  it('malformed arguments are INVALID_ARGUMENTS tool errors naming the field; an unknown tool is a protocol error', async () => {
+    const missing = toolError(await h.call('read', { workspace_id: 'proj' }));
+    assert.equal(missing.code, 'INVALID_ARGUMENTS');
+    assert.equal(missing.message, 'path: required, expected a string');
+    assert.equal(missing.details?.field, 'path');
+    const zero = toolError(await h.call('read', { workspace_id: 'proj', path: 'a', start_line: 0 }));
+    assert.equal(zero.message, 'start_line: expected an integer ≥ 1, got 0');
+    const reversed = toolError(await h.call('read', { workspace_id: 'proj', path: 'lines.txt', start_line: 5, end_line: 2 }));
+    assert.equal(reversed.code, 'INVALID_ARGUMENTS');
+    assert.match(reversed.message, /end_line/);
+    const bogus = toolError(await h.call('read', { workspace_id: 'proj', path: 'a', bogus: 1 }));
+    assert.equal(bogus.code, 'INVALID_ARGUMENTS');
+    assert.equal(bogus.details?.field, 'bogus');
+    assert.match(bogus.message, /^bogus: unknown argument; the arguments are workspace_id, path, start_line, end_line, start_column$/);
+    await assert.rejects(h.call('no_such_tool', {}), (e: unknown) => e instanceof McpError && e.code === -32602 && e.message.startsWith('MCP error -32602: Unknown tool "no_such_tool". Known tools: workspace_info, '));
   });
 
   it('find matches globs, honours default excludes, sorts, and never lists through an escaping symlink', async () => {
@@ -185,9 +194,24 @@ describe('inspect tools over a real MCP client', () => {
     assert.equal(toolError(await h.call('read', { workspace_id: 'proj', path: '-rf' })).code, 'NOT_FOUND');
   });
 
-  it('find refuses absolute and escaping patterns', async () => {
-    await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '/etc/*' }), (e: unknown) => e instanceof McpError);
-    await assert.rejects(h.call('find', { workspace_id: 'proj', pattern: '../**' }), (e: unknown) => e instanceof McpError);
+  it('find refuses a malformed or oversized glob as bad arguments naming the problem, never INTERNAL', async () => {
+    const refusal = async (pattern: string): Promise<string> => {
+      const e = toolError(await h.call('find', { workspace_id: 'proj', pattern }));
+      assert.equal(e.code, 'INVALID_ARGUMENTS', `${pattern}: ${e.message}`);
+      return e.message;
+    };
+    assert.match(await refusal('['), /"\[" at column 1 is never closed/);
+    assert.match(await refusal('**/*.{'), /"\{" at column 6 is never closed/);
+    assert.match(await refusal('src/{a,{b,c}}'), /nesting limit 1/);
+    assert.match(await refusal(Array.from({ length: 40 }, () => '*q').join('')), /the limit \(maxStars\) is 32/);
+    // A long run of stars is one star: answered, not refused, and quickly.
+    const stars = ok<{ paths: string[] }>(await h.call('find', { workspace_id: 'proj', pattern: `src/${'*'.repeat(990)}.ts` }));
+    assert.deepEqual(stars.paths, ['src/a.ts']);
+  });
+
+  it('find refuses absolute and escaping patterns (INVALID_ARGUMENTS)', async () => {
+    assert.equal(toolError(await h.call('find', { workspace_id: 'proj', pattern: '/etc/*' })).code, 'INVALID_ARGUMENTS');
+    assert.equal(toolError(await h.call('find', { workspace_id: 'proj', pattern: '../**' })).code, 'INVALID_ARGUMENTS');
   });
 
   it('Restricted Mode: every workspace is read-only and says so', async () => {

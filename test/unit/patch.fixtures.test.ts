@@ -6,6 +6,9 @@ import { parsePatch } from '../../src/core/patch/parser';
 import { checkExpectedVersions, planPatch } from '../../src/core/patch/plan';
 import type { PlannedPatch } from '../../src/core/patch/plan';
 import { contentVersion } from '../../src/core/patch/version';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { openPatchWorld } from './helpers/patchWorld';
+import { toolError } from './helpers/workspaceFixture';
 
 /**
  * Golden files for the patch engine: each folder of test/fixtures/patches is one case with
@@ -124,6 +127,73 @@ describe('patch engine fixtures', () => {
           assert.equal(f.mode, 0o644);
         }
         if (f.kind !== 'move') assert.ok(f.diff.length > 0 || (f.before !== undefined && f.after !== undefined && Buffer.from(f.before).equals(Buffer.from(f.after))), `${f.path}: a diff`);
+      }
+    });
+  }
+});
+
+/** Files below `root` (folders left out), for comparing a real workspace with a fixture's after/ tree. */
+function diskFiles(root: string): Map<string, Uint8Array> {
+  return readTree(root).files;
+}
+
+/**
+ * The same golden cases through the real writer: PatchService on the Node adapter with its ledger (patchWorld), over
+ * a real MCP client. expected_versions is the fixture's versions.json, or else the current version of every file in
+ * before/ (what an agent that read them would send).
+ */
+describe('patch engine fixtures through the real PatchService', () => {
+  for (const name of cases) {
+    it(name, async () => {
+      const dir = path.join(FIXTURES, name);
+      const before = readTree(path.join(dir, 'before'));
+      const patchText = fs.readFileSync(path.join(dir, 'patch'), 'utf8');
+      const errorFile = path.join(dir, 'error');
+      const versionsFile = path.join(dir, 'versions.json');
+      const expectedError = fs.existsSync(errorFile) ? (JSON.parse(fs.readFileSync(errorFile, 'utf8')) as { code: string; details?: Record<string, unknown> }) : undefined;
+      const world = await openPatchWorld(Object.fromEntries(before.files));
+      try {
+        for (const d of before.dirs) fs.mkdirSync(world.abs(d), { recursive: true });
+        const expected: Record<string, string> = {};
+        if (fs.existsSync(versionsFile)) {
+          for (const [p, v] of Object.entries(JSON.parse(fs.readFileSync(versionsFile, 'utf8')) as Record<string, string>)) {
+            const bytes = before.files.get(p);
+            expected[p] = v === 'current' && bytes !== undefined ? contentVersion(bytes) : v;
+          }
+        } else {
+          for (const [p, bytes] of before.files) expected[p] = contentVersion(bytes);
+        }
+        const args = { workspace_id: 'proj', patch: patchText, expected_versions: expected, operation_key: `fixture-${name}` };
+        if (patchText === '') {
+          // The input schema refuses an empty patch before the service sees it: a protocol error.
+          await assert.rejects(world.call('apply_patch', args), (e: unknown) => e instanceof McpError && e.code === -32602);
+          assert.deepEqual(world.writes(), []);
+          return;
+        }
+        const result = await world.call('apply_patch', args);
+        if (expectedError !== undefined) {
+          const e = toolError(result);
+          assert.equal(e.code, expectedError.code, `wrong code; message: ${e.message}`);
+          for (const [key, value] of Object.entries(expectedError.details ?? {})) {
+            assert.deepEqual(e.details?.[key], value, `details.${key} (details: ${JSON.stringify(e.details)})`);
+          }
+          const now = diskFiles(world.root);
+          assert.deepEqual([...now.keys()].sort(), [...before.files.keys()].sort(), 'a refused patch leaves the workspace as it was');
+          for (const [p, bytes] of before.files) assert.ok(Buffer.from(now.get(p) as Uint8Array).equals(Buffer.from(bytes)), `${p} unchanged`);
+          assert.deepEqual(world.writes(), [], 'nothing was written');
+          return;
+        }
+        assert.ok(!result.isError, `the patch failed: ${JSON.stringify(result.content)}`);
+        assert.equal((result.structuredContent as { status: string }).status, 'applied');
+        const after = readTree(path.join(dir, 'after')).files;
+        const now = diskFiles(world.root);
+        assert.deepEqual([...now.keys()].sort(), [...after.keys()].sort(), 'the set of files after the patch');
+        for (const [p, bytes] of after) {
+          const got = now.get(p);
+          assert.ok(got !== undefined && Buffer.from(got).equals(Buffer.from(bytes)), `${p}: expected ${show(bytes)}, got ${show(got)}`);
+        }
+      } finally {
+        await world.dispose();
       }
     });
   }

@@ -7,7 +7,6 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ApplyResult, PatchWorld, StatusResult, WorldOptions } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, snapshotTree, v4a } from './helpers/patchWorld';
 
@@ -231,13 +230,14 @@ describe('apply_patch through MCP on the assembled services', function () {
       });
     }
 
-    it('an empty patch string is refused by the schema (InvalidParams)', async () => {
+    it('an empty patch string is refused by the schema (INVALID_ARGUMENTS naming patch)', async () => {
       const w = await world(files);
-      await assert.rejects(w.harness.call('apply_patch', { workspace_id: WS_ID, patch: '', expected_versions: {}, operation_key: 'e' }), (err: unknown) => {
-        assert.ok(err instanceof McpError);
-        assert.equal(err.code, ErrorCode.InvalidParams);
-        return true;
-      });
+      const res = await w.harness.call('apply_patch', { workspace_id: WS_ID, patch: '', expected_versions: {}, operation_key: 'e' });
+      assert.equal(res.isError, true);
+      const body = JSON.parse((res.content[0] as { text: string }).text) as { error: { code: string; message: string; details: { field: string } } };
+      assert.equal(body.error.code, 'INVALID_ARGUMENTS');
+      assert.equal(body.error.details.field, 'patch');
+      assert.equal(body.error.message, 'patch: expected a non-empty string, got an empty string');
     });
 
     it('a multi-file patch whose second file fails validation leaves every file unchanged', async () => {
@@ -606,16 +606,15 @@ describe('apply_patch through MCP on the assembled services', function () {
   });
 
   describe('operation_status', () => {
-    it('exactly one of operation_key / operation_id (InvalidParams); unknown → OPERATION_NOT_FOUND; never re-runs', async () => {
+    it('exactly one of operation_key / operation_id (INVALID_ARGUMENTS); unknown → OPERATION_NOT_FOUND; never re-runs', async () => {
       const w = await world({ [APP]: APP_TEXT });
       const r = await w.apply<ApplyResult>({ patch: APP_PATCH, expected_versions: { [APP]: sha256(APP_TEXT) }, operation_key: 'q' });
       for (const args of [{}, { operation_key: 'q', operation_id: r.operation_id }]) {
-        await assert.rejects(w.call('operation_status', args), (err: unknown) => {
-          assert.ok(err instanceof McpError, String(err));
-          assert.equal(err.code, ErrorCode.InvalidParams);
-          assert.match(err.message, /exactly one/);
-          return true;
-        });
+        const res = await w.call('operation_status', args);
+        assert.equal(res.isError, true);
+        const body = JSON.parse((res.content[0] as { text: string }).text) as { error: { code: string; message: string } };
+        assert.equal(body.error.code, 'INVALID_ARGUMENTS');
+        assert.match(body.error.message, /exactly one/);
       }
       for (const args of [{ operation_key: 'nope' }, { operation_id: 'op_0000000000000000' }]) {
         const res = await w.call('operation_status', args);

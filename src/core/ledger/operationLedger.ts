@@ -27,9 +27,16 @@
  *   is still safe, because the patch's `expected_versions` are checked again against the disk.
  * - `unknown`: stored too; the agent inspects the files (the evidence names them) before a new key.
  *
- * Retention rolls off finished records older than `maxAgeMs`, then beyond the newest `maxRecords`. Once a
- * record has rolled off its key is free again; a late retry then runs as a new request, and
- * `expected_versions` (or FILE_EXISTS for added files) stops it from applying twice.
+ * Retention rolls off finished records older than `maxAgeMs`, then beyond the newest `maxRecords`, then the
+ * oldest until the records fit in `maxBytes`. Once a record has rolled off its key is free again; a late retry
+ * then runs as a new request, and `expected_versions` (or FILE_EXISTS for added files) stops it from applying
+ * twice.
+ *
+ * Bytes. A record keeps paths and hashes, never file content; the only large part a result can carry is the
+ * per-file `diff` of a preview. A record whose journal line would exceed `maxRecordBytes` keeps its result
+ * without the diffs (the `reason` says so; the caller still got them), and a mint that is over the bound even
+ * so is refused with TOO_LARGE before anything is written. When the journal grows past `maxBytes` while open,
+ * it is compacted on the spot, rolling off the oldest finished records until the rest take half of it.
  *
  * A pending record that was minted in this session is an operation in flight; `lookupKey` returns it as is
  * and the caller must not run the patch a second time. `reconcile` only settles records that were already
@@ -39,6 +46,7 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../disposable';
 import { ToolError } from '../errors';
 import type { Journal, JournalRecord } from '../ports/journal';
+import { encodeJournalRecord } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { silentLogger } from '../ports/logger';
 import type {
@@ -53,6 +61,10 @@ import { isOperationRecord } from './operationRecord';
 
 export const DEFAULT_LEDGER_MAX_RECORDS = 1000;
 export const DEFAULT_LEDGER_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** Journal bytes the ledger keeps (compacted, latest state of each record). */
+export const DEFAULT_LEDGER_MAX_BYTES = 32 * 1024 * 1024;
+/** Bytes of one record's journal line. */
+export const DEFAULT_LEDGER_MAX_RECORD_BYTES = 2 * 1024 * 1024;
 
 /** Journal line type of one operation snapshot; each line holds the whole record in its latest state. */
 const ENTRY_TYPE = 'patch_operation';
@@ -65,6 +77,10 @@ export interface OperationLedgerOptions {
   readonly maxRecords?: number;
   /** Finished records older than this (from finished_at) roll off at open. */
   readonly maxAgeMs?: number;
+  /** Journal bytes kept; past it the oldest finished records roll off (at open, and while open). */
+  readonly maxBytes?: number;
+  /** Largest journal line of one record (see "Bytes" above). */
+  readonly maxRecordBytes?: number;
   /** Milliseconds since the epoch; injectable for tests. */
   readonly now?: () => number;
   /** New operation ids; injectable for tests. Default `op_` + 16 hex digits. */
@@ -135,6 +151,8 @@ export class OperationLedger implements Disposable {
   private readonly logger: Logger;
   private readonly maxRecords: number;
   private readonly maxAgeMs: number;
+  private readonly maxBytes: number;
+  private readonly maxRecordBytes: number;
   private readonly now: () => number;
   private readonly newOperationId: () => string;
 
@@ -146,6 +164,11 @@ export class OperationLedger implements Disposable {
   private readonly busy = new Set<string>();
   private readonly listeners = new Set<LedgerChangeListener>();
   private unrecognized: JournalRecord[] = [];
+  /** Journal line bytes of each record's latest state. */
+  private readonly sizes = new Map<string, number>();
+  /** Bytes the journal holds now (superseded lines included), as far as this ledger wrote or loaded them. */
+  private journalBytes = 0;
+  private compacting = false;
   private state: 'closed' | 'opening' | 'open' = 'closed';
 
   constructor(options: OperationLedgerOptions) {
@@ -153,10 +176,13 @@ export class OperationLedger implements Disposable {
     this.logger = options.logger ?? silentLogger;
     this.maxRecords = options.maxRecords ?? DEFAULT_LEDGER_MAX_RECORDS;
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_LEDGER_MAX_AGE_MS;
+    this.maxBytes = options.maxBytes ?? DEFAULT_LEDGER_MAX_BYTES;
+    this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_LEDGER_MAX_RECORD_BYTES;
     this.now = options.now ?? Date.now;
     this.newOperationId = options.newOperationId ?? (() => `op_${randomBytes(8).toString('hex')}`);
     if (!Number.isInteger(this.maxRecords) || this.maxRecords < 0) throw new RangeError('maxRecords must be a non-negative integer.');
     if (!(this.maxAgeMs >= 0)) throw new RangeError('maxAgeMs must be a non-negative number.');
+    if (!(this.maxBytes > 0) || !(this.maxRecordBytes > 0)) throw new RangeError('maxBytes and maxRecordBytes must be positive.');
   }
 
   /** Loads the journal, keeps the latest state of each operation, applies retention and compacts the file. */
@@ -177,8 +203,12 @@ export class OperationLedger implements Disposable {
         this.logger.warn(`ledger: kept ${this.unrecognized.length} journal record(s) it does not understand, unchanged`);
       }
       const loaded = this.byId.size;
-      const rolledOff = this.selectRolledOff();
-      for (const id of rolledOff) this.byId.delete(id);
+      for (const record of this.byId.values()) this.sizes.set(record.operation_id, lineBytes(record));
+      const rolledOff = this.selectRolledOff(this.maxBytes);
+      for (const id of rolledOff) {
+        this.byId.delete(id);
+        this.sizes.delete(id);
+      }
       if (rolledOff.length > 0) this.logger.info(`ledger: rolled off ${rolledOff.length} finished operation(s) by retention`);
 
       for (const record of this.byId.values()) {
@@ -195,6 +225,7 @@ export class OperationLedger implements Disposable {
       const skipped = this.journal.lastLoadIssues.length;
       const compacted = kept.length !== entries.length || skipped > 0;
       if (compacted) await this.journal.rewrite(kept);
+      this.journalBytes = [...this.sizes.values()].reduce((a, b) => a + b, 0) + this.unrecognized.reduce((a, r) => a + entryBytes(r), 0);
       if (this.orphaned.size > 0) this.logger.warn(`ledger: ${this.orphaned.size} operation(s) were cut off by an earlier run; reconciling from disk`);
       this.state = 'open';
       return { loaded, pending: this.orphaned.size, rolled_off: rolledOff.length, unrecognized: this.unrecognized.length, skipped_lines: skipped, compacted };
@@ -202,6 +233,7 @@ export class OperationLedger implements Disposable {
       this.byId.clear();
       this.idByKey.clear();
       this.orphaned.clear();
+      this.sizes.clear();
       this.unrecognized = [];
       this.state = 'closed';
       throw err;
@@ -254,12 +286,21 @@ export class OperationLedger implements Disposable {
       changes: clone(request.changes),
       events: [{ type: 'minted', at }],
     };
+    const size = lineBytes(record);
+    if (size > this.maxRecordBytes) {
+      throw new ToolError('TOO_LARGE', `The operation's record would take ${size} bytes; the ledger keeps records up to ${this.maxRecordBytes} bytes (limit ledger_record_bytes). Nothing was written.`, {
+        hint: 'Split the patch into several smaller ones (fewer files, shorter paths).',
+        details: { limit: 'ledger_record_bytes', max: this.maxRecordBytes, actual: size },
+      });
+    }
     // Reserve the key before the first await, so a concurrent mint with the same key sees it.
     this.byId.set(id, record);
     this.idByKey.set(record.operation_key, id);
     this.busy.add(id);
     try {
       await this.journal.append(toEntry(record));
+      this.sizes.set(id, size);
+      this.journalBytes += size;
     } catch (err) {
       this.byId.delete(id);
       this.idByKey.delete(record.operation_key);
@@ -286,7 +327,7 @@ export class OperationLedger implements Disposable {
     this.assertSettleable(current);
     const at = this.timestamp();
     const event: OperationEvent = { type: 'finished', at, status: request.status, ...(request.reason === undefined ? {} : { reason: request.reason }) };
-    const next: OperationRecord = {
+    let next: OperationRecord = {
       ...current,
       status: request.status,
       finished_at: at,
@@ -294,6 +335,10 @@ export class OperationLedger implements Disposable {
       events: [...current.events, event],
       result: clone(request.result),
     };
+    if (lineBytes(next) > this.maxRecordBytes) {
+      next = { ...next, result: withoutDiffs(next.result, this.maxRecordBytes) };
+      this.logger.info(`ledger: kept the result of ${operationId} without its diffs (over ${this.maxRecordBytes} bytes)`);
+    }
     await this.commit(next);
     return clone(next);
   }
@@ -363,6 +408,7 @@ export class OperationLedger implements Disposable {
 
   private async commit(next: OperationRecord): Promise<void> {
     const id = next.operation_id;
+    const size = lineBytes(next);
     this.busy.add(id);
     try {
       await this.journal.append(toEntry(next));
@@ -370,8 +416,39 @@ export class OperationLedger implements Disposable {
       this.busy.delete(id);
     }
     this.byId.set(id, next);
+    this.sizes.set(id, size);
+    this.journalBytes += size;
     this.orphaned.delete(id);
     this.emit(next);
+    await this.compactIfOver();
+  }
+
+  /**
+   * While open: once the journal holds more than maxBytes, roll off the oldest finished records until the rest take
+   * half of it, and rewrite the journal. Only when no record is being written, so the snapshot is the latest state
+   * of everything (a journal runs its operations in order, so later appends land in the new file).
+   */
+  private async compactIfOver(): Promise<void> {
+    if (this.journalBytes <= this.maxBytes || this.compacting || this.busy.size > 0) return;
+    this.compacting = true;
+    try {
+      const rolledOff = this.selectRolledOff(this.maxBytes / 2);
+      for (const id of rolledOff) {
+        const record = this.byId.get(id);
+        this.byId.delete(id);
+        this.sizes.delete(id);
+        if (record && this.idByKey.get(record.operation_key) === id) this.idByKey.delete(record.operation_key);
+      }
+      const kept = [...[...this.byId.values()].map(toEntry), ...this.unrecognized];
+      const bytes = [...this.sizes.values()].reduce((a, b) => a + b, 0) + this.unrecognized.reduce((a, r) => a + entryBytes(r), 0);
+      await this.journal.rewrite(kept);
+      this.journalBytes = bytes;
+      this.logger.info(`ledger: journal over ${this.maxBytes} bytes; compacted to ${bytes} bytes, rolling off ${rolledOff.length} finished operation(s)`);
+    } catch (err) {
+      this.logger.warn(`ledger: could not compact the journal: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      this.compacting = false;
+    }
   }
 
   private async probe(hashOf: DiskHashProbe, path: string, record: OperationRecord): Promise<string | null> {
@@ -398,8 +475,11 @@ export class OperationLedger implements Disposable {
     }
   }
 
-  /** Finished records past the age limit, then the oldest beyond the count limit. Pending ones never go. */
-  private selectRolledOff(): string[] {
+  /**
+   * Finished records past the age limit, then the oldest beyond the count limit, then the oldest until the kept
+   * records take at most `byteBudget` bytes. Pending ones never go.
+   */
+  private selectRolledOff(byteBudget: number): string[] {
     const now = this.now();
     const finished = [...this.byId.values()]
       .filter((r) => r.status !== 'pending')
@@ -408,11 +488,15 @@ export class OperationLedger implements Disposable {
       .sort((a, b) => (a.order === b.order ? 0 : a.order < b.order ? 1 : -1));
     const dropped: string[] = [];
     let kept = 0;
+    // Pending records always stay, so their bytes come first.
+    let bytes = [...this.byId.values()].filter((r) => r.status === 'pending').reduce((a, r) => a + (this.sizes.get(r.operation_id) ?? 0), 0);
     for (const { id, at } of finished) {
-      if ((!Number.isNaN(at) && now - at > this.maxAgeMs) || kept >= this.maxRecords) {
+      const size = this.sizes.get(id) ?? 0;
+      if ((!Number.isNaN(at) && now - at > this.maxAgeMs) || kept >= this.maxRecords || bytes + size > byteBudget) {
         dropped.push(id);
       } else {
         kept++;
+        bytes += size;
       }
     }
     return dropped;
@@ -456,6 +540,35 @@ function judge(evidence: readonly ReconcileEvidence[]): ReconcileOutcome['status
 
 function toEntry(record: OperationRecord): JournalRecord {
   return { type: ENTRY_TYPE, v: ENTRY_VERSION, record };
+}
+
+/** UTF-8 bytes of a journal line. */
+function entryBytes(entry: JournalRecord): number {
+  return Buffer.byteLength(encodeJournalRecord(entry), 'utf8');
+}
+
+/** UTF-8 bytes of the record's journal line. */
+function lineBytes(record: OperationRecord): number {
+  return entryBytes(toEntry(record));
+}
+
+/**
+ * A patch result without the per-file diffs (what makes a preview's result large), saying so in `reason`. Anything
+ * else that is too large (not a patch result) is replaced by a note.
+ */
+function withoutDiffs(result: unknown, limit: number): unknown {
+  const note = `The diffs were not kept: the record would exceed ${limit} bytes (limit ledger_record_bytes). Preview again with a new operation_key to see them.`;
+  if (result !== null && typeof result === 'object' && Array.isArray((result as { files?: unknown }).files)) {
+    const r = result as { files: unknown[]; reason?: unknown };
+    const files = r.files.map((f) => {
+      if (f === null || typeof f !== 'object') return f;
+      const rest = { ...(f as Record<string, unknown>) };
+      delete rest.diff;
+      return rest;
+    });
+    return { ...r, files, reason: typeof r.reason === 'string' ? `${r.reason} ${note}` : note };
+  }
+  return { note };
 }
 
 function clone<T>(value: T): T {

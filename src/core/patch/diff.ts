@@ -6,7 +6,10 @@
  * diffed with Myers' O((N+M)D) algorithm. A piece too different to diff within a fixed budget becomes one
  * replace block: still a correct diff, only not minimal. A last line without a newline is a different line
  * from the same text with one, and is followed by `\ No newline at end of file`, as git prints it.
+ * The work yields at checkpoints (see pacer.ts), so a diff of a large file never holds the event loop.
  */
+import type { Steps } from './pacer';
+import { runSync } from './pacer';
 
 /** A block of the edit script: a[aStart, aEnd) is replaced by b[bStart, bEnd). */
 interface Change {
@@ -28,7 +31,7 @@ const SMALL_REGION = 2048;
 const MYERS_BUDGET = 5_000_000;
 const MAX_DEPTH = 48;
 
-function split(text: string, intern: Map<string, number>): Side {
+function* split(text: string, intern: Map<string, number>): Steps<Side> {
   if (text === '') return { lines: [], keys: new Int32Array(0), noFinalNewline: false };
   const lines = text.split('\n');
   const noFinalNewline = lines[lines.length - 1] !== '';
@@ -43,12 +46,13 @@ function split(text: string, intern: Map<string, number>): Side {
       intern.set(key, id);
     }
     keys[i] = id;
+    if ((i & 16383) === 16383) yield;
   }
   return { lines, keys, noFinalNewline };
 }
 
 /** The edit script from `a` to `b` as ordered, non-overlapping change blocks. */
-function diffLines(a: Int32Array, b: Int32Array): Change[] {
+function* diffLines(a: Int32Array, b: Int32Array): Steps<Change[]> {
   const out: Change[] = [];
   const push = (aStart: number, aEnd: number, bStart: number, bEnd: number): void => {
     if (aStart === aEnd && bStart === bEnd) return;
@@ -59,7 +63,8 @@ function diffLines(a: Int32Array, b: Int32Array): Change[] {
     } else out.push({ aStart, aEnd, bStart, bEnd });
   };
 
-  const region = (aLo: number, aHi: number, bLo: number, bHi: number, depth: number): void => {
+  const region = function* (aLo: number, aHi: number, bLo: number, bHi: number, depth: number): Steps<void> {
+    yield;
     while (aLo < aHi && bLo < bHi && a[aLo] === b[bLo]) {
       aLo++;
       bLo++;
@@ -73,39 +78,41 @@ function diffLines(a: Int32Array, b: Int32Array): Change[] {
       return;
     }
     if (aHi - aLo + (bHi - bLo) > SMALL_REGION && depth < MAX_DEPTH) {
-      const anchors = patienceAnchors(a, aLo, aHi, b, bLo, bHi);
+      const anchors = yield* patienceAnchors(a, aLo, aHi, b, bLo, bHi);
       if (anchors.length > 0) {
         let pa = aLo;
         let pb = bLo;
         for (const [ai, bi] of anchors) {
-          region(pa, ai, pb, bi, depth + 1);
+          yield* region(pa, ai, pb, bi, depth + 1);
           pa = ai + 1;
           pb = bi + 1;
         }
-        region(pa, aHi, pb, bHi, depth + 1);
+        yield* region(pa, aHi, pb, bHi, depth + 1);
         return;
       }
     }
-    if (!myers(a, aLo, aHi, b, bLo, bHi, push)) push(aLo, aHi, bLo, bHi);
+    if (!(yield* myers(a, aLo, aHi, b, bLo, bHi, push))) push(aLo, aHi, bLo, bHi);
   };
 
-  region(0, a.length, 0, b.length, 0);
+  yield* region(0, a.length, 0, b.length, 0);
   return out;
 }
 
 /** Lines unique on both sides, kept in the longest run increasing on both sides: [aIndex, bIndex] pairs. */
-function patienceAnchors(a: Int32Array, aLo: number, aHi: number, b: Int32Array, bLo: number, bHi: number): [number, number][] {
+function* patienceAnchors(a: Int32Array, aLo: number, aHi: number, b: Int32Array, bLo: number, bHi: number): Steps<[number, number][]> {
   // count < 0 marks "seen more than once".
   const inA = new Map<number, number>();
   for (let i = aLo; i < aHi; i++) {
     const k = a[i] as number;
     inA.set(k, inA.has(k) ? -1 : i);
+    if ((i & 16383) === 16383) yield;
   }
   const inB = new Map<number, number>();
   for (let j = bLo; j < bHi; j++) {
     const k = b[j] as number;
     if (!inA.has(k) || (inA.get(k) as number) < 0) continue;
     inB.set(k, inB.has(k) ? -1 : j);
+    if ((j & 16383) === 16383) yield;
   }
   const pairs: [number, number][] = [];
   for (let i = aLo; i < aHi; i++) {
@@ -113,8 +120,10 @@ function patienceAnchors(a: Int32Array, aLo: number, aHi: number, b: Int32Array,
     const ai = inA.get(k) as number;
     const bj = inB.get(k);
     if (ai === i && bj !== undefined && bj >= 0) pairs.push([i, bj]);
+    if ((i & 16383) === 16383) yield;
   }
   if (pairs.length === 0) return pairs;
+  yield;
   // Longest increasing subsequence of the b indexes (pairs are already in a order).
   const tails: number[] = [];
   const prev = new Int32Array(pairs.length).fill(-1);
@@ -136,7 +145,7 @@ function patienceAnchors(a: Int32Array, aLo: number, aHi: number, b: Int32Array,
 }
 
 /** Myers' greedy diff of a[aLo,aHi) and b[bLo,bHi); false when the budget runs out before it finishes. */
-function myers(a: Int32Array, aLo: number, aHi: number, b: Int32Array, bLo: number, bHi: number, push: (aStart: number, aEnd: number, bStart: number, bEnd: number) => void): boolean {
+function* myers(a: Int32Array, aLo: number, aHi: number, b: Int32Array, bLo: number, bHi: number, push: (aStart: number, aEnd: number, bStart: number, bEnd: number) => void): Steps<boolean> {
   const n = aHi - aLo;
   const m = bHi - bLo;
   const max = n + m;
@@ -163,6 +172,7 @@ function myers(a: Int32Array, aLo: number, aHi: number, b: Int32Array, bLo: numb
     }
     trace.push(v.slice(off - d, off + d + 1));
     if (cost > MYERS_BUDGET) return false;
+    if ((d & 63) === 63) yield;
   }
 
   // Walk back from (n, m), collecting single-line edits in reverse.
@@ -214,13 +224,18 @@ function range(start: number, len: number): string {
  * The texts are compared exactly as given: a BOM or a CR stays part of its line.
  */
 export function unifiedDiff(oldPath: string | null, newPath: string | null, before: string, after: string, context = 3): string {
+  return runSync(unifiedDiffSteps(oldPath, newPath, before, after, context));
+}
+
+/** unifiedDiff, yielding at checkpoints (see pacer.ts). */
+export function* unifiedDiffSteps(oldPath: string | null, newPath: string | null, before: string, after: string, context = 3): Steps<string> {
   const headers = `--- ${oldPath === null ? '/dev/null' : `a/${oldPath}`}\n+++ ${newPath === null ? '/dev/null' : `b/${newPath}`}\n`;
   const createsOrDeletes = (oldPath === null) !== (newPath === null);
   if (before === after) return createsOrDeletes ? headers : '';
   const intern = new Map<string, number>();
-  const a = split(before, intern);
-  const b = split(after, intern);
-  const changes = diffLines(a.keys, b.keys);
+  const a = yield* split(before, intern);
+  const b = yield* split(after, intern);
+  const changes = yield* diffLines(a.keys, b.keys);
   if (changes.length === 0) return createsOrDeletes ? headers : '';
 
   const ctx = Math.max(0, Math.floor(context));
@@ -237,6 +252,7 @@ export function unifiedDiff(oldPath: string | null, newPath: string | null, befo
   };
 
   let g = 0;
+  let emitted = 0;
   while (g < changes.length) {
     // Group changes whose context would touch or overlap.
     let h = g;
@@ -257,6 +273,10 @@ export function unifiedDiff(oldPath: string | null, newPath: string | null, befo
     }
     for (; ai < aTo; ai++) emitA(' ', ai);
     g = h + 1;
+    if (out.length > 65536 * (1 + emitted)) {
+      emitted++;
+      yield;
+    }
   }
   return `${out.join('\n')}\n`;
 }

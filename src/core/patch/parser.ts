@@ -1,5 +1,7 @@
 import { ToolError } from '../errors';
 import { checkRelativePath } from '../policy/paths';
+import type { Pacer, Steps } from './pacer';
+import { drive, runSync } from './pacer';
 
 /**
  * V4A patch parser. Turns the patch text an agent sends into a checked, typed list of file operations.
@@ -18,7 +20,25 @@ import { checkRelativePath } from '../policy/paths';
  * lines starting with ' ' (context), '-' (remove) or '+' (add), optionally closed by `*** End of File`
  * (the hunk must match at the end of the file). A completely empty line inside a hunk is an empty context
  * line. The `@@` of the first hunk of a file may be left out.
+ *
+ * Bounds, checked before the work they would cost: `PATCH_LIMITS` (characters, file sections, hunks per file);
+ * each refusal is `TOO_LARGE` with `details.limit` naming it. Lines are read one at a time and the parse yields
+ * at checkpoints (see pacer.ts), so a large patch never holds the event loop.
  */
+
+/** Size bounds of one patch. */
+export const PATCH_LIMITS = {
+  /** Characters of patch text (16 MiB). */
+  maxPatchChars: 16 * 1024 * 1024,
+  /** `*** Add/Update/Delete File` sections. */
+  maxFiles: 1000,
+  /** Hunks in one `*** Update File` section. */
+  maxHunksPerFile: 1000,
+} as const;
+
+function tooLarge(limit: keyof typeof PATCH_LIMITS, message: string, hint: string, extra: Record<string, unknown> = {}): ToolError {
+  return new ToolError('TOO_LARGE', message, { hint, details: { limit, max: PATCH_LIMITS[limit], ...extra } });
+}
 
 export type HunkLineKind = 'context' | 'remove' | 'add';
 
@@ -104,57 +124,136 @@ function isHeader(line: string): boolean {
 /** Matches a unified-diff hunk header such as `@@ -1,3 +1,4 @@`, which V4A does not use. */
 const UNIFIED_RANGE = /^@@ -\d+(,\d+)? \+\d+(,\d+)? @@/;
 
+/** Reads the patch one line at a time (`\r\n` or `\n`), without splitting the whole text at once. */
 class Cursor {
+  private pos: number;
   private index: number;
+  private current: string | undefined;
+  private nextPos = 0;
   constructor(
-    private readonly lines: readonly string[],
-    start: number,
-    private readonly end: number,
+    private readonly text: string,
+    start: { pos: number; index: number },
+    private readonly endIndex: number,
   ) {
-    this.index = start;
+    this.pos = start.pos;
+    this.index = start.index;
   }
   get done(): boolean {
-    return this.index >= this.end;
+    return this.index >= this.endIndex;
   }
   /** 1-based patch line of the current line. */
   get lineNo(): number {
     return this.index + 1;
   }
   peek(): string {
-    return this.lines[this.index] ?? '';
+    if (this.current === undefined) {
+      if (this.done) return '';
+      const nl = this.text.indexOf('\n', this.pos);
+      const end = nl < 0 ? this.text.length : nl;
+      this.current = this.text.slice(this.pos, end > this.pos && this.text.charCodeAt(end - 1) === 13 ? end - 1 : end);
+      this.nextPos = nl < 0 ? this.text.length : nl + 1;
+    }
+    return this.current;
   }
   next(): string {
-    const l = this.lines[this.index] ?? '';
-    this.index++;
+    const l = this.peek();
+    if (!this.done) {
+      this.pos = this.nextPos;
+      this.index++;
+      this.current = undefined;
+    }
     return l;
   }
 }
 
+/** Start offsets of the lines of `text` that a scan visits; the shape `Cursor` starts from. */
+interface LineStart {
+  pos: number;
+  index: number;
+}
+
+/** The first line that is not blank (or the end), counting lines. */
+function* firstContentLine(text: string): Steps<LineStart & { line: string }> {
+  let pos = 0;
+  let index = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', pos);
+    const line = text.slice(pos, nl < 0 ? text.length : nl).replace(/\r$/, '');
+    if (line.trim() !== '' || nl < 0) return { pos, index, line };
+    pos = nl + 1;
+    index++;
+    if ((index & 4095) === 0) yield;
+  }
+}
+
+/** Number of lines in `text` (as split(/\r?\n/) would count them). */
+function* countLines(text: string): Steps<number> {
+  let n = 1;
+  for (let pos = text.indexOf('\n'); pos >= 0; pos = text.indexOf('\n', pos + 1)) {
+    n++;
+    if ((n & 65535) === 0) yield;
+  }
+  return n;
+}
+
+/** The last line that is not blank: its text, 0-based index and start offset (given the total line count). */
+function lastContentLine(text: string, total: number): LineStart & { line: string } {
+  let end = text.length;
+  let index = total - 1;
+  for (;;) {
+    const nl = end === 0 ? -1 : text.lastIndexOf('\n', end - 1);
+    const start = nl + 1;
+    const line = text.slice(start, end).replace(/\r$/, '');
+    if (line.trim() !== '' || nl < 0) return { pos: start, index, line };
+    end = nl;
+    index--;
+  }
+}
+
+/** Parses a patch at once (tests, small patches). */
 export function parsePatch(text: string): ParsedPatch {
+  return runSync(parseSteps(text));
+}
+
+/** Parses a patch, yielding to the event loop as `pacer` says. */
+export function parsePatchPaced(text: string, pacer: Pacer): Promise<ParsedPatch> {
+  return drive(parseSteps(text), pacer);
+}
+
+function* parseSteps(text: string): Steps<ParsedPatch> {
   if (typeof text !== 'string' || text.trim() === '') {
     throw invalid(1, 'the patch is empty.', `${FORMAT_HINT} An empty patch changes nothing, so it is rejected.`);
   }
-  const lines = text.split(/\r?\n/);
+  if (text.length > PATCH_LIMITS.maxPatchChars) {
+    throw tooLarge('maxPatchChars', `The patch has ${text.length} characters; the limit (maxPatchChars) is ${PATCH_LIMITS.maxPatchChars}.`, 'Split the change into several smaller patches.', { actual: text.length });
+  }
 
   // Blank lines before Begin and after End are tolerated; the markers themselves may carry trailing spaces.
-  let first = 0;
-  while (first < lines.length && (lines[first] ?? '').trim() === '') first++;
-  let last = lines.length - 1;
-  while (last > first && (lines[last] ?? '').trim() === '') last--;
+  const total = yield* countLines(text);
+  const head = yield* firstContentLine(text);
+  const tail = lastContentLine(text, total);
+  const first = head.index;
+  const last = Math.max(first, tail.index);
 
-  if ((lines[first] ?? '').trim() !== BEGIN) {
-    throw invalid(first + 1, `expected "${BEGIN}" but found ${JSON.stringify(lines[first])}.`);
+  if (head.line.trim() !== BEGIN) {
+    throw invalid(first + 1, `expected "${BEGIN}" but found ${JSON.stringify(head.line)}.`);
   }
-  if (last === first || (lines[last] ?? '').trimEnd() !== END) {
+  if (last === first || tail.line.trimEnd() !== END) {
     // Say where the text really ends, and whether End Patch appears too early.
-    const early = lines.findIndex((l, i) => i > first && i < last && l.trimEnd() === END);
-    if (early >= 0) {
-      throw invalid(early + 2, `text follows "${END}".`, `Put "${END}" on the last line of the patch, after every file section.`);
+    const scan = new Cursor(text, head, last);
+    scan.next();
+    while (!scan.done) {
+      const lineNo = scan.lineNo;
+      if (scan.next().trimEnd() === END) {
+        throw invalid(lineNo + 1, `text follows "${END}".`, `Put "${END}" on the last line of the patch, after every file section.`);
+      }
+      if ((lineNo & 4095) === 0) yield;
     }
     throw invalid(last + 1, `the patch does not end with "${END}" (it may have been cut off).`, `Finish the patch with a "${END}" line; send the whole patch again.`);
   }
 
-  const cur = new Cursor(lines, first + 1, last);
+  const cur = new Cursor(text, head, last);
+  cur.next();
   const files: FileOp[] = [];
   const touched = new Map<string, number>();
   const touch = (p: string, line: number): void => {
@@ -169,6 +268,10 @@ export function parsePatch(text: string): ParsedPatch {
     const lineNo = cur.lineNo;
     const raw = cur.next();
     const header = raw.trimEnd();
+    if (files.length >= PATCH_LIMITS.maxFiles && (header.startsWith(ADD) || header.startsWith(DELETE) || header.startsWith(UPDATE))) {
+      throw tooLarge('maxFiles', `The patch has more than ${PATCH_LIMITS.maxFiles} file sections (the limit, maxFiles); the next one starts at line ${lineNo}.`, 'Split the change into several patches of at most that many files each.', { line: lineNo });
+    }
+    yield;
     if (header.startsWith(ADD)) {
       const p = checkPath(header.slice(ADD.length), lineNo);
       touch(p, lineNo);
@@ -180,6 +283,7 @@ export function parsePatch(text: string): ParsedPatch {
           throw invalid(ln, `every line of an added file must start with "+"; found ${JSON.stringify(l)}.`, 'Prefix each content line of "*** Add File" with "+" (a lone "+" is an empty line).');
         }
         content.push(l.slice(1));
+        if ((content.length & 4095) === 0) yield;
       }
       files.push({ kind: 'add', path: p, lines: content, patchLine: lineNo });
     } else if (header.startsWith(DELETE)) {
@@ -201,7 +305,7 @@ export function parsePatch(text: string): ParsedPatch {
         }
         touch(moveTo, moveLine);
       }
-      const hunks = parseHunks(cur, p);
+      const hunks = yield* parseHunks(cur, p);
       if (hunks.length === 0 && moveTo === undefined) {
         throw invalid(lineNo, `"*** Update File: ${p}" has no hunks.`, 'Add at least one "@@" hunk with "-" / "+" lines, or leave the file out of the patch.', { path: p });
       }
@@ -228,7 +332,7 @@ export function parsePatch(text: string): ParsedPatch {
 }
 
 /** Reads the hunks of one Update section, up to the next file header or the end of the patch. */
-function parseHunks(cur: Cursor, path: string): Hunk[] {
+function* parseHunks(cur: Cursor, path: string): Steps<Hunk[]> {
   const hunks: Hunk[] = [];
   let anchors: string[] = [];
   let body: HunkLine[] = [];
@@ -243,6 +347,9 @@ function parseHunks(cur: Cursor, path: string): Hunk[] {
         hunk: hunks.length + 1,
         end_line: atLine,
       });
+    }
+    if (hunks.length >= PATCH_LIMITS.maxHunksPerFile) {
+      throw tooLarge('maxHunksPerFile', `${JSON.stringify(path)} has more than ${PATCH_LIMITS.maxHunksPerFile} hunks (the limit, maxHunksPerFile); hunk ${hunks.length + 1} starts at line ${start}.`, 'Merge neighbouring hunks, or split the change into several patches.', { path, line: start });
     }
     hunks.push({ anchors, lines: body, endOfFile, patchLine: start });
     anchors = [];
@@ -292,6 +399,7 @@ function parseHunks(cur: Cursor, path: string): Hunk[] {
       start = lineNo;
     }
     body.push(line);
+    if ((body.length & 4095) === 0) yield;
   }
   close(false, cur.lineNo);
   return hunks;

@@ -5,9 +5,10 @@ import type { OperationChange, OperationFile, OperationRecord } from '../ledger/
 import { hashArguments } from '../ledger/canonicalJson';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
-import { confine } from '../policy/paths';
+import { confine, failureCode, fileError, realRootOf } from '../policy/paths';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
-import { parsePatch } from './parser';
+import { Pacer } from './pacer';
+import { parsePatchPaced } from './parser';
 import type { PlannedFile, PlannedPatch } from './plan';
 import { checkExpectedVersions, planPatch } from './plan';
 import { mapLimit } from '../util/concurrency';
@@ -62,6 +63,9 @@ export interface PatchServiceOptions {
   readonly faults?: PatchFaults;
 }
 
+/** Files a patch may read: larger ones are refused with TOO_LARGE before a byte is read. */
+export const MAX_PATCH_FILE_BYTES = 64 * 1024 * 1024;
+
 interface Step {
   readonly file: PlannedFile;
   readonly abs: string;
@@ -104,7 +108,7 @@ export class PatchService {
       const stored = this.options.ledger.lookupKey(request.operation_key, argsHash);
       if (stored) return this.replay(stored);
 
-      const { planned, steps } = await this.validate(ws, request);
+      const { planned, steps, realRoot } = await this.validate(ws, request);
       const files = planned.files.map((f) => fileResult(f, request.check_only === true));
       const record = await this.options.ledger.mint({
         operation_key: request.operation_key,
@@ -119,9 +123,9 @@ export class PatchService {
         await this.options.ledger.finish(record.operation_id, { status: 'checked', result, reason: 'preview' });
         return result;
       }
-      const outcome = await this.write(ws, steps, record.operation_id, files);
+      const outcome = await this.write(ws, realRoot, steps, record.operation_id, files);
       await this.options.faults?.beforeFinish?.();
-      await this.options.ledger.finish(record.operation_id, { status: outcome.status as 'applied', result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
+      await this.options.ledger.finish(record.operation_id, { status: outcome.status, result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
       return outcome;
     });
   }
@@ -140,15 +144,17 @@ export class PatchService {
   }
 
   /** Every check that can refuse the patch, before anything is recorded or written. */
-  private async validate(ws: Workspace, request: ApplyPatchRequest): Promise<{ planned: PlannedPatch; steps: Step[] }> {
+  private async validate(ws: Workspace, request: ApplyPatchRequest): Promise<{ planned: PlannedPatch; steps: Step[]; realRoot: string }> {
     const { fs } = this.options;
-    const parsed = parsePatch(request.patch);
+    // One pacer for the whole check: the work yields to the event loop and has one deadline (TIMEOUT).
+    const pacer = new Pacer();
+    const parsed = await parsePatchPaced(request.patch, pacer);
     const absOf = new Map<string, string>();
-    const realRoot = await fs.realpath(ws.root).catch(() => undefined);
+    const realRoot = await realRootOf(fs, ws.root);
     const resolve = async (rel: string): Promise<string> => {
       const known = absOf.get(rel);
       if (known) return known;
-      const { abs } = await confine(fs, ws.root, rel, realRoot !== undefined ? { realRoot } : {});
+      const { abs } = await confine(fs, ws.root, rel, { realRoot });
       absOf.set(rel, abs);
       return abs;
     };
@@ -160,10 +166,16 @@ export class PatchService {
       if (!p) {
         p = (async (): Promise<FileFound> => {
           const abs = await resolve(rel);
-          const st = await fs.stat(abs);
-          if (!st) return undefined;
-          if (st.type === 'directory') return 'directory';
-          return { bytes: await fs.readFile(abs), ...(st.mode !== undefined ? { mode: st.mode } : {}) };
+          try {
+            // Read through one verified descriptor: what is planned from is what was inside the workspace.
+            const { bytes, mode } = await fs.readFile(abs, { within: realRoot, maxBytes: MAX_PATCH_FILE_BYTES });
+            return { bytes, ...(mode !== undefined ? { mode } : {}) };
+          } catch (err) {
+            const code = failureCode(err);
+            if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+            if (code === 'EISDIR') return 'directory';
+            throw fileError(err, rel) ?? err;
+          }
         })();
         p.catch(() => undefined); // surfaced when planPatch asks for it
         lookups.set(rel, p);
@@ -172,7 +184,7 @@ export class PatchService {
     };
     const named = [...new Set(parsed.files.flatMap((op) => (op.kind === 'update' && op.moveTo !== undefined ? [op.path, op.moveTo] : [op.path])))];
     await mapLimit(named, 16, (rel) => lookup(rel).then(() => undefined, () => undefined));
-    const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true });
+    const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true, pacer });
     checkExpectedVersions(planned, request.expected_versions);
     const steps: Step[] = [];
     /** What each section changes on disk (see diskIdentity) → the patch path that names it. */
@@ -219,10 +231,10 @@ export class PatchService {
       }
       steps.push({ file, abs, newFolders, ...(absTarget ? { absTarget } : {}), ...(linkTarget !== undefined ? { linkTarget } : {}) });
     }
-    return { planned, steps };
+    return { planned, steps, realRoot };
   }
 
-  private async write(ws: Workspace, steps: Step[], operationId: string, files: PatchFileResult[]): Promise<ApplyPatchResult> {
+  private async write(ws: Workspace, realRoot: string, steps: Step[], operationId: string, files: PatchFileResult[]): Promise<ApplyPatchResult> {
     const { fs, faults, logger } = this.options;
     // Adds and updates touch independent paths and are written several at a time. A delete or a move may clear the
     // way for a later section (a file replaced by a folder of the same name), so such patches keep patch order;
@@ -234,7 +246,7 @@ export class PatchService {
       if (failure) return;
       try {
         if (faults?.failWrite?.(index, step.file.path)) throw new Error(`injected write failure at ${step.file.path}`);
-        await writeStep(fs, step);
+        await writeStep(fs, step, { within: realRoot, tag: operationId });
         done.push(step);
         await faults?.afterWrite?.(index);
       } catch (error) {
@@ -247,8 +259,12 @@ export class PatchService {
     logger.warn(`[patch] write failed in ${ws.id} (${message}); restoring ${done.length} file operation(s)`);
     const failedStep = steps[failure.index] as Step;
     const failedAt = failedStep.file.path;
-    // Also undo the step that failed: an atomic write leaves it untouched, but a move may be half done.
-    const states = await this.restore(done.includes(failedStep) ? done : [...done, failedStep]);
+    // Also undo and verify the step that failed: an atomic write leaves it untouched, but a move may be half done.
+    // Except when confinement refused it: its folder led outside, nothing was opened for writing, and re-checking it
+    // through the same moving link would only report that link's state.
+    const refused = failureCode(failure.error) === 'ESCAPED' && failedStep.file.kind !== 'move';
+    const undo = refused || done.includes(failedStep) ? done : [...done, failedStep];
+    const states = await this.restore(realRoot, operationId, undo);
     const broken = states.filter((s) => s.state !== 'restored');
     if (broken.length === 0) {
       return {
@@ -269,28 +285,30 @@ export class PatchService {
   }
 
   /** Puts back what each step changed, newest first, and checks each path by hash. */
-  private async restore(steps: Step[]): Promise<{ path: string; state: string }[]> {
+  private async restore(realRoot: string, operationId: string, steps: Step[]): Promise<{ path: string; state: string }[]> {
     const { fs } = this.options;
+    const within = { within: realRoot };
+    const hash = (abs: string) => hashAt(fs, abs, realRoot);
     const out: { path: string; state: string }[] = [];
     for (const step of [...steps].reverse()) {
       const { file } = step;
       try {
         if (file.kind === 'add') {
-          if (await fs.stat(step.abs)) await fs.deleteFile(step.abs);
+          if (await fs.stat(step.abs)) await fs.deleteFile(step.abs, within);
         } else if (step.linkTarget !== undefined) {
-          if ((await fs.lstat(step.abs)) === undefined) await fs.createLink(step.linkTarget, step.abs);
-          if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget);
+          if ((await fs.lstat(step.abs)) === undefined) await fs.createLink(step.linkTarget, step.abs, within);
+          if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget, within);
         } else if (file.before) {
-          if ((await hashAt(fs, step.abs)) !== file.beforeVersion) await fs.writeFile(step.abs, file.before, modeOf(file));
-          if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget);
+          if ((await hash(step.abs)) !== file.beforeVersion) await fs.writeFile(step.abs, file.before, { ...within, ...modeOf(file), tag: `${operationId}-undo` });
+          if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget, within);
         }
         for (const folder of step.newFolders) {
           // Fails, harmlessly, while another file of the patch still lives there; its own undo removes it later.
-          await fs.removeEmptyFolder(folder).catch(() => undefined);
+          await fs.removeEmptyFolder(folder, within).catch(() => undefined);
         }
         const ok = file.kind === 'add'
-          ? (await hashAt(fs, step.abs)) === undefined
-          : (await hashAt(fs, step.abs)) === file.beforeVersion && (file.kind !== 'move' || (await hashAt(fs, step.absTarget as string)) === undefined);
+          ? (await hash(step.abs)) === undefined
+          : (await hash(step.abs)) === file.beforeVersion && (file.kind !== 'move' || (await hash(step.absTarget as string)) === undefined);
         out.push({ path: file.path, state: ok ? 'restored' : 'differs from both before and after' });
       } catch (err) {
         out.push({ path: file.path, state: `restore failed: ${err instanceof Error ? err.message : String(err)}` });
@@ -304,11 +322,16 @@ export class PatchService {
     const { fs, workspaces, logger } = this.options;
     const outcomes = await this.options.ledger.reconcile(async (rel, record) => {
       const ws = workspaces.get(record.workspace_id);
-      const { abs } = await confine(fs, ws.root, rel);
+      const realRoot = await realRootOf(fs, ws.root);
+      const { abs } = await confine(fs, ws.root, rel, { realRoot });
+      // A write cut off before its rename left a temp file; the target itself is wholly old or wholly new.
+      for (const tag of [record.operation_id, `${record.operation_id}-undo`]) {
+        if (await fs.removeTemp(abs, tag, { within: realRoot }).catch(() => false)) logger.info(`[patch] removed a temp file left next to ${rel}`);
+      }
       const st = await fs.stat(abs);
       if (!st) return undefined;
       if (st.type === 'directory') return 'directory';
-      return contentVersion(await fs.readFile(abs));
+      return hashAt(fs, abs, realRoot);
     });
     for (const o of outcomes) logger.info(`[patch] reconciled ${o.operation_id} (key ${o.operation_key}) as ${o.status}`);
   }
@@ -349,25 +372,31 @@ function modeOf(file: PlannedFile): { mode?: number } {
   return file.mode !== undefined ? { mode: file.mode } : {};
 }
 
-async function hashAt(fs: WorkspaceFs, abs: string): Promise<string | undefined> {
-  const st = await fs.stat(abs);
-  if (!st || st.type !== 'file') return undefined;
-  return contentVersion(await fs.readFile(abs));
+/** The version of the regular file at `abs`, read through a verified descriptor; undefined when there is none. */
+async function hashAt(fs: WorkspaceFs, abs: string, realRoot: string): Promise<string | undefined> {
+  try {
+    return contentVersion((await fs.readFile(abs, { within: realRoot, maxBytes: MAX_PATCH_FILE_BYTES })).bytes);
+  } catch (err) {
+    const code = failureCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENOTREG') return undefined;
+    throw err;
+  }
 }
 
-async function writeStep(fs: WorkspaceFs, step: Step): Promise<void> {
+async function writeStep(fs: WorkspaceFs, step: Step, options: { within: string; tag: string }): Promise<void> {
   const { file } = step;
+  const within = { within: options.within };
   switch (file.kind) {
     case 'add':
     case 'update':
-      await fs.writeFile(step.abs, file.after as Uint8Array, modeOf(file));
+      await fs.writeFile(step.abs, file.after as Uint8Array, { ...options, ...modeOf(file) });
       return;
     case 'delete':
-      await fs.deleteFile(step.abs);
+      await fs.deleteFile(step.abs, within);
       return;
     case 'move':
-      await fs.writeFile(step.absTarget as string, file.after as Uint8Array, modeOf(file));
-      await fs.deleteFile(step.abs);
+      await fs.writeFile(step.absTarget as string, file.after as Uint8Array, { ...options, ...modeOf(file) });
+      await fs.deleteFile(step.abs, within);
       return;
   }
 }

@@ -1,8 +1,9 @@
 import { ToolError } from '../errors';
 import { checkRelativePath } from '../policy/paths';
-import { unifiedDiff } from './diff';
+import { unifiedDiffSteps } from './diff';
+import { Pacer, drive } from './pacer';
 import type { FileOp, ParsedPatch } from './parser';
-import { buildAddedFile, planFileUpdate } from './planner';
+import { buildAddedFileSteps, planFileUpdateSteps } from './planner';
 import { decodeText } from './textFile';
 import { contentVersion } from './version';
 
@@ -73,10 +74,13 @@ function parents(path: string): string[] {
 export interface PlanOptions {
   /** Compute each file's unified diff (default true). An apply does not return diffs, so it skips them. */
   readonly diffs?: boolean;
+  /** Paces the work (yields to the event loop, enforces the deadline); a fresh one by default. */
+  readonly pacer?: Pacer;
 }
 
 export async function planPatch(parsed: ParsedPatch, getFile: FileLookup, options: PlanOptions = {}): Promise<PlannedPatch> {
   const wantDiff = options.diffs ?? true;
+  const pacer = options.pacer ?? new Pacer();
   const created = new Set<string>();
   for (const op of parsed.files) {
     if (op.kind === 'update' && op.moveTo !== undefined) created.add(op.moveTo);
@@ -113,22 +117,23 @@ export async function planPatch(parsed: ParsedPatch, getFile: FileLookup, option
 
   const files: PlannedFile[] = [];
   for (const op of parsed.files) {
-    files.push(await planOne(op, getFile, checkParents, wantDiff));
+    await pacer.breathe();
+    files.push(await planOne(op, getFile, checkParents, wantDiff, pacer));
     if (op.kind === 'delete' || (op.kind === 'update' && op.moveTo !== undefined)) removed.add(op.path);
   }
   return { files };
 }
 
-async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string) => Promise<void>, wantDiff: boolean): Promise<PlannedFile> {
-  const udiff = (a: string | null, b: string | null, x: string, y: string): string => (wantDiff ? unifiedDiff(a, b, x, y) : '');
+async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string) => Promise<void>, wantDiff: boolean, pacer: Pacer): Promise<PlannedFile> {
+  const udiff = async (a: string | null, b: string | null, x: string, y: string): Promise<string> => (wantDiff ? drive(unifiedDiffSteps(a, b, x, y), pacer) : '');
   const current = await getFile(op.path);
 
   if (op.kind === 'add') {
     if (current === 'directory') throw isDirectory(op.path, 'add');
     if (current !== undefined) throw exists(op.path, '"*** Add File" only creates new files');
     await checkParents(op.path);
-    const after = buildAddedFile(op.lines);
-    return { path: op.path, kind: 'add', after, afterVersion: contentVersion(after), diff: wantDiff ? udiff(null, op.path, '', new TextDecoder().decode(after)) : '' };
+    const after = await drive(buildAddedFileSteps(op.lines), pacer);
+    return { path: op.path, kind: 'add', after, afterVersion: contentVersion(after), diff: wantDiff ? await udiff(null, op.path, '', new TextDecoder().decode(after)) : '' };
   }
 
   const verb = op.kind === 'delete' ? 'delete' : op.moveTo !== undefined ? 'move' : 'update';
@@ -141,17 +146,17 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
   if (op.kind === 'delete') {
     // The BOM stays in the text, as U+FEFF, so the diff is faithful to the bytes.
     const text = decodeText(before);
-    const diff = !wantDiff ? '' : text === undefined ? binaryDiff(op.path, null) : udiff(op.path, null, text, '');
+    const diff = !wantDiff ? '' : text === undefined ? binaryDiff(op.path, null) : await udiff(op.path, null, text, '');
     return { path: op.path, kind: 'delete', before, beforeVersion, ...(mode === undefined ? {} : { mode }), diff };
   }
 
   let after = before;
   let diff = '';
   if (op.hunks.length > 0) {
-    const update = planFileUpdate(op.path, before, op.hunks);
+    const update = await drive(planFileUpdateSteps(op.path, before, op.hunks), pacer);
     after = update.after;
     const bom = update.bom ? '\uFEFF' : '';
-    diff = udiff(op.path, op.moveTo ?? op.path, bom + update.beforeText, bom + update.afterText);
+    diff = await udiff(op.path, op.moveTo ?? op.path, bom + update.beforeText, bom + update.afterText);
   }
 
   if (op.moveTo === undefined) {

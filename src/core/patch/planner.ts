@@ -1,6 +1,8 @@
 import { ToolError } from '../errors';
+import type { Steps } from './pacer';
+import { runSync } from './pacer';
 import type { Hunk } from './parser';
-import { encodeText, joinLines, readTextFile } from './textFile';
+import { encodeText, joinLinesSteps, readTextFileSteps } from './textFile';
 import type { Eol, TextLine } from './textFile';
 
 /**
@@ -24,7 +26,16 @@ import type { Eol, TextLine } from './textFile';
  * last line was changed or lines were appended (the new last line then has no newline); a file with one
  * keeps it. An empty file counts as newline-terminated, so lines added to it end with a newline.
  * (To turn "a" with no final newline into "a\n", replace the last line with itself plus one empty line.)
+ *
+ * Cost. Lines are interned to integers per level, with an index of where each line occurs. A hunk is looked up
+ * from its rarest line when that line is rare, and otherwise with Knuth-Morris-Pratt over the interned lines:
+ * linear in the file for any hunk, even one whose context is a long run of identical lines (a naive scan is
+ * quadratic there). The work yields at checkpoints (see pacer.ts). A file over `MAX_UPDATE_FILE_BYTES` is
+ * TOO_LARGE before it is decoded.
  */
+
+/** Largest file an `*** Update File` edits (64 MiB). */
+export const MAX_UPDATE_FILE_BYTES = 64 * 1024 * 1024;
 
 export interface FileUpdate {
   /** The new content, ready to write. */
@@ -38,11 +49,20 @@ export interface FileUpdate {
 type Level = 0 | 1 | 2;
 const LEVEL_NAMES = ['exact', 'ignoring trailing whitespace', 'ignoring surrounding whitespace'] as const;
 
+interface LevelView {
+  /** Interned id of each file line. */
+  readonly ids: Int32Array;
+  readonly intern: Map<string, number>;
+  /** Line indexes grouped by id: the lines with id k are order[start[k] .. start[k + 1]), ascending. */
+  readonly start: Int32Array;
+  readonly order: Int32Array;
+}
+
 /** File lines normalised per level and interned to integers (fast to compare), computed on first use. */
 class LineViews {
-  private readonly views: ({ ids: Int32Array; intern: Map<string, number> } | undefined)[] = [];
+  private readonly views: (LevelView | undefined)[] = [];
   constructor(private readonly lines: readonly string[]) {}
-  get(level: Level): { ids: Int32Array; intern: Map<string, number> } {
+  *get(level: Level): Steps<LevelView> {
     let v = this.views[level];
     if (v === undefined) {
       const intern = new Map<string, number>();
@@ -55,8 +75,24 @@ class LineViews {
           intern.set(key, id);
         }
         ids[i] = id;
+        if ((i & 16383) === 16383) yield;
       }
-      v = { ids, intern };
+      // Counting sort of line indexes by id.
+      const start = new Int32Array(intern.size + 1);
+      for (let i = 0; i < ids.length; i++) {
+        const k = (ids[i] as number) + 1;
+        start[k] = (start[k] as number) + 1;
+      }
+      for (let k = 0; k < intern.size; k++) start[k + 1] = (start[k + 1] as number) + (start[k] as number);
+      const fill = start.slice(0, intern.size);
+      const order = new Int32Array(ids.length);
+      for (let i = 0; i < ids.length; i++) {
+        const k = ids[i] as number;
+        order[fill[k] as number] = i;
+        fill[k] = (fill[k] as number) + 1;
+      }
+      yield;
+      v = { ids, intern, start, order };
       this.views[level] = v;
     }
     return v;
@@ -67,32 +103,79 @@ function normalise(s: string, level: Level): string {
   return level === 0 ? s : level === 1 ? s.trimEnd() : s.trim();
 }
 
+/** First index in the sorted slice order[lo, hi) whose value is >= x. */
+function lowerBound(order: Int32Array, lo: number, hi: number, x: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((order[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Start indexes in [from, to] where `want` (normalised to `level`) matches the file, at most `limit`. */
-function findAll(views: LineViews, want: readonly string[], level: Level, from: number, to: number, limit: number): number[] {
-  const { ids, intern } = views.get(level);
-  const needle = want.map((w) => intern.get(normalise(w, level)) ?? -1);
+function* findAll(views: LineViews, want: readonly string[], level: Level, from: number, to: number, limit: number): Steps<number[]> {
+  const view = yield* views.get(level);
+  const { ids, intern, start, order } = view;
+  const needle = Int32Array.from(want, (w) => intern.get(normalise(w, level)) ?? -1);
   const out: number[] = [];
-  if (needle.includes(-1)) return out; // A line the file does not have at all.
-  const first = needle[0] as number;
-  for (let i = from; i <= to; i++) {
-    if (ids[i] !== first) continue;
-    let ok = true;
-    for (let j = 1; j < needle.length; j++) {
-      if (ids[i + j] !== needle[j]) {
-        ok = false;
-        break;
+  if (needle.includes(-1) || to < from) return out; // A line the file does not have at all, or no room.
+  const n = needle.length;
+  // The rarest line of the hunk: when it occurs only a few times, checking those places is the cheapest way.
+  let rare = 0;
+  let rareCount = Number.POSITIVE_INFINITY;
+  for (let j = 0; j < n; j++) {
+    const k = needle[j] as number;
+    const count = (start[k + 1] as number) - (start[k] as number);
+    if (count < rareCount) {
+      rareCount = count;
+      rare = j;
+    }
+  }
+  if (rareCount * n <= 4 * (to - from + n)) {
+    const k = needle[rare] as number;
+    let steps = 0;
+    for (let c = lowerBound(order, start[k] as number, start[k + 1] as number, from + rare); c < (start[k + 1] as number); c++) {
+      const at = (order[c] as number) - rare;
+      if (at > to) break;
+      let j = 0;
+      while (j < n && ids[at + j] === needle[j]) j++;
+      if (j === n) {
+        out.push(at);
+        if (out.length >= limit) break;
+      }
+      steps += j + 1;
+      if (steps > 65536) {
+        steps = 0;
+        yield;
       }
     }
-    if (ok) {
-      out.push(i);
+    return out;
+  }
+  // Knuth-Morris-Pratt over the interned lines: linear in the file whatever the hunk repeats.
+  const fail = new Int32Array(n);
+  for (let i = 1, k = 0; i < n; i++) {
+    while (k > 0 && needle[i] !== needle[k]) k = fail[k - 1] as number;
+    if (needle[i] === needle[k]) k++;
+    fail[i] = k;
+    if ((i & 65535) === 0) yield;
+  }
+  const end = Math.min(ids.length, to + n);
+  for (let i = from, k = 0; i < end; i++) {
+    while (k > 0 && ids[i] !== needle[k]) k = fail[k - 1] as number;
+    if (ids[i] === needle[k]) k++;
+    if (k === n) {
+      out.push(i - n + 1);
       if (out.length >= limit) break;
+      k = fail[k - 1] as number;
     }
+    if ((i & 65535) === 0) yield;
   }
   return out;
 }
 
-function contextNotFound(path: string, hunkNo: number, what: string, wanted: string, fileLines: readonly string[], extra: Record<string, unknown> = {}): ToolError {
-  const nearest = nearestLine(wanted, fileLines);
+function* contextNotFound(path: string, hunkNo: number, what: string, wanted: string, fileLines: readonly string[], extra: Record<string, unknown> = {}): Steps<ToolError> {
+  const nearest = yield* nearestLineSteps(wanted, fileLines);
   const details: Record<string, unknown> = { path, hunk: hunkNo, first_context_line: wanted, ...extra };
   if (nearest !== undefined) {
     details.nearest_line = nearest.line;
@@ -110,13 +193,40 @@ function contextNotFound(path: string, hunkNo: number, what: string, wanted: str
 }
 
 export function planFileUpdate(path: string, before: Uint8Array, hunks: readonly Hunk[]): FileUpdate {
-  const file = readTextFile(path, before);
+  return runSync(planFileUpdateSteps(path, before, hunks));
+}
+
+/** planFileUpdate, yielding at checkpoints (see pacer.ts). */
+export function* planFileUpdateSteps(path: string, before: Uint8Array, hunks: readonly Hunk[]): Steps<FileUpdate> {
+  if (before.length > MAX_UPDATE_FILE_BYTES) {
+    throw new ToolError('TOO_LARGE', `${JSON.stringify(path)} is ${before.length} bytes; a patch updates files up to ${MAX_UPDATE_FILE_BYTES} bytes (limit max_update_file_bytes).`, {
+      hint: 'Edit such a file with a command, or replace it with Delete File + Add File.',
+      details: { path, limit: 'max_update_file_bytes', max: MAX_UPDATE_FILE_BYTES, actual: before.length },
+    });
+  }
+  const file = yield* readTextFileSteps(path, before);
   const texts = file.lines.map((l) => l.text);
+  yield;
   const views = new LineViews(texts);
   const out: TextLine[] = [];
   let cursor = 0;
+  // A run of trailing empty context lines longer than the file's longest run of blank lines can never match:
+  // the retry below starts from there instead of dropping them one at a time.
+  let longestBlankRun = -1;
+  const blankRun = function* (): Steps<number> {
+    if (longestBlankRun < 0) {
+      longestBlankRun = 0;
+      for (let i = 0, run = 0; i < texts.length; i++) {
+        run = (texts[i] as string).trim() === '' ? run + 1 : 0;
+        if (run > longestBlankRun) longestBlankRun = run;
+        if ((i & 16383) === 16383) yield;
+      }
+    }
+    return longestBlankRun;
+  };
 
-  hunks.forEach((hunk, index) => {
+  for (const [index, hunk] of hunks.entries()) {
+    yield;
     const hunkNo = index + 1;
     // Anchors: each one found after the previous; the hunk may start on the last anchor line itself.
     let searchFrom = cursor;
@@ -124,48 +234,16 @@ export function planFileUpdate(path: string, before: Uint8Array, hunks: readonly
     for (const anchor of hunk.anchors) {
       let found = -1;
       for (let level: Level = 0; level <= 2 && found < 0; level = (level + 1) as Level) {
-        const hits = findAll(views, [anchor], level, anchorFrom, texts.length - 1, 1);
+        const hits = yield* findAll(views, [anchor], level, anchorFrom, texts.length - 1, 1);
         if (hits.length > 0) found = hits[0] as number;
       }
-      if (found < 0) throw contextNotFound(path, hunkNo, 'the @@ anchor', anchor, texts, { anchor });
+      if (found < 0) throw yield* contextNotFound(path, hunkNo, 'the @@ anchor', anchor, texts, { anchor });
       searchFrom = found;
       anchorFrom = found + 1;
     }
     const anchored = hunk.anchors.length > 0;
 
-    let lines = hunk.lines;
-    let pos = locate(lines);
-    // Retry without trailing empty context lines (blank separator lines in the patch).
-    while (pos === undefined && lines.length > 0 && lines[lines.length - 1]?.kind === 'context' && lines[lines.length - 1]?.text === '') {
-      lines = lines.slice(0, -1);
-      pos = locate(lines);
-    }
-    if (pos === undefined) {
-      const firstOld = hunk.lines.find((l) => l.kind !== 'add');
-      const wanted = firstOld?.text ?? '';
-      const extra: Record<string, unknown> = { end_of_file: hunk.endOfFile };
-      // A common slip: hunks out of file order. Say so when the hunk fits before the previous one.
-      const old = hunk.lines.filter((l) => l.kind !== 'add').map((l) => l.text);
-      if (cursor > 0 && !hunk.endOfFile) {
-        const earlier = ([0, 1, 2] as const).map((lv) => findAll(views, old, lv, 0, Math.min(cursor - 1, texts.length - old.length), 1)[0]).find((h) => h !== undefined);
-        if (earlier !== undefined) extra.matches_before_previous_hunk = earlier + 1;
-      }
-      throw contextNotFound(path, hunkNo, hunk.endOfFile ? 'the end-of-file context starting with' : 'the context starting with', wanted, texts, extra);
-    }
-
-    // Copy the untouched lines before the hunk, then apply it.
-    for (let i = cursor; i < pos; i++) out.push(file.lines[i] as TextLine);
-    let at = pos;
-    for (const l of lines) {
-      if (l.kind === 'context') out.push(file.lines[at++] as TextLine);
-      else if (l.kind === 'remove') at++;
-      else {
-        out.push({ text: l.text, eol: file.eol });
-      }
-    }
-    cursor = at;
-
-    function locate(want: typeof hunk.lines): number | undefined {
+    const locate = function* (want: readonly HunkLineLike[]): Steps<number | undefined> {
       const old = want.filter((l) => l.kind !== 'add').map((l) => l.text);
       if (old.length === 0) {
         // Pure insertion: after the anchor, at the end of the file, or into an empty file.
@@ -181,7 +259,7 @@ export function planFileUpdate(path: string, before: Uint8Array, hunks: readonly
       if (lastStart < searchFrom) return undefined;
       for (let level: Level = 0; level <= 2; level = (level + 1) as Level) {
         const from = hunk.endOfFile ? lastStart : searchFrom;
-        const hits = findAll(views, old, level, from, lastStart, anchored ? 1 : 6);
+        const hits = yield* findAll(views, old, level, from, lastStart, anchored ? 1 : 6);
         if (hits.length === 0) continue;
         if (hits.length > 1) {
           throw new ToolError('PATCH_AMBIGUOUS', `Hunk ${hunkNo} of ${JSON.stringify(path)} matches ${hits.length > 5 ? 'more than 5' : hits.length} places (${LEVEL_NAMES[level]}), at lines ${hits.slice(0, 5).map((h) => h + 1).join(', ')}.`, {
@@ -192,9 +270,60 @@ export function planFileUpdate(path: string, before: Uint8Array, hunks: readonly
         return hits[0];
       }
       return undefined;
+    };
+
+    let lines = hunk.lines;
+    let pos = yield* locate(lines);
+    // Retry without trailing empty context lines (blank separator lines in the patch).
+    const isTrailingBlank = (ls: typeof lines): boolean => ls.length > 0 && ls[ls.length - 1]?.kind === 'context' && ls[ls.length - 1]?.text === '';
+    if (pos === undefined && isTrailingBlank(lines)) {
+      let trailing = 0;
+      while (trailing < lines.length && lines[lines.length - 1 - trailing]?.kind === 'context' && lines[lines.length - 1 - trailing]?.text === '') trailing++;
+      const keep = Math.min(trailing - 1, yield* blankRun());
+      lines = lines.slice(0, lines.length - trailing + keep);
+      pos = yield* locate(lines);
+      while (pos === undefined && isTrailingBlank(lines)) {
+        lines = lines.slice(0, -1);
+        pos = yield* locate(lines);
+      }
     }
-  });
-  for (let i = cursor; i < file.lines.length; i++) out.push(file.lines[i] as TextLine);
+    if (pos === undefined) {
+      const firstOld = hunk.lines.find((l) => l.kind !== 'add');
+      const wanted = firstOld?.text ?? '';
+      const extra: Record<string, unknown> = { end_of_file: hunk.endOfFile };
+      // A common slip: hunks out of file order. Say so when the hunk fits before the previous one.
+      const old = hunk.lines.filter((l) => l.kind !== 'add').map((l) => l.text);
+      if (cursor > 0 && !hunk.endOfFile) {
+        for (const lv of [0, 1, 2] as const) {
+          const earlier = (yield* findAll(views, old, lv, 0, Math.min(cursor - 1, texts.length - old.length), 1))[0];
+          if (earlier !== undefined) {
+            extra.matches_before_previous_hunk = earlier + 1;
+            break;
+          }
+        }
+      }
+      throw yield* contextNotFound(path, hunkNo, hunk.endOfFile ? 'the end-of-file context starting with' : 'the context starting with', wanted, texts, extra);
+    }
+
+    // Copy the untouched lines before the hunk, then apply it.
+    for (let i = cursor; i < pos; i++) {
+      out.push(file.lines[i] as TextLine);
+      if ((i & 65535) === 0) yield;
+    }
+    let at = pos;
+    for (const l of lines) {
+      if (l.kind === 'context') out.push(file.lines[at++] as TextLine);
+      else if (l.kind === 'remove') at++;
+      else {
+        out.push({ text: l.text, eol: file.eol });
+      }
+    }
+    cursor = at;
+  }
+  for (let i = cursor; i < file.lines.length; i++) {
+    out.push(file.lines[i] as TextLine);
+    if ((i & 65535) === 0) yield;
+  }
 
   // Line endings: every line but the last ends with one; the last follows the file's final-newline state.
   const fixed: TextLine[] = out.map((l, i) => {
@@ -202,23 +331,38 @@ export function planFileUpdate(path: string, before: Uint8Array, hunks: readonly
     const eol: Eol | '' = isLast && !file.finalNewline ? '' : l.eol === '' ? file.eol : l.eol;
     return eol === l.eol ? l : { text: l.text, eol };
   });
-  const afterText = joinLines(fixed);
+  yield;
+  const afterText = yield* joinLinesSteps(fixed);
+  yield;
   return { after: encodeText(afterText, file.bom), beforeText: file.text, afterText, bom: file.bom };
 }
 
+type HunkLineLike = Hunk['lines'][number];
+
 /** Content of a `*** Add File`: each line ends with LF; no lines is an empty file. */
 export function buildAddedFile(lines: readonly string[]): Uint8Array {
-  return encodeText(lines.map((l) => `${l}\n`).join(''), false);
+  return runSync(buildAddedFileSteps(lines));
+}
+
+/** buildAddedFile, yielding at checkpoints. */
+export function* buildAddedFileSteps(lines: readonly string[]): Steps<Uint8Array> {
+  const text = yield* joinLinesSteps(lines.map((text) => ({ text, eol: '\n' as const })));
+  return encodeText(text, false);
 }
 
 /** The file line (1-based) most similar to `wanted`, by character bigrams; a hint for a failed match. */
 export function nearestLine(wanted: string, lines: readonly string[]): { line: number; text: string } | undefined {
+  return runSync(nearestLineSteps(wanted, lines));
+}
+
+function* nearestLineSteps(wanted: string, lines: readonly string[]): Steps<{ line: number; text: string } | undefined> {
   const target = wanted.trim();
   if (lines.length === 0) return undefined;
   const want = bigrams(target);
   let best = -1;
   let bestScore = -1;
   for (let i = 0; i < lines.length; i++) {
+    if ((i & 4095) === 4095) yield;
     const text = (lines[i] as string).trim();
     if (text === target) return { line: i + 1, text: lines[i] as string };
     // Cheap length filter: Dice similarity cannot beat the best so far when lengths differ a lot.

@@ -1,4 +1,6 @@
 import { ToolError } from '../errors';
+import type { Steps } from './pacer';
+import { runSync } from './pacer';
 
 /**
  * A text file split into lines with everything needed to write it back byte-for-byte: the UTF-8 BOM, each
@@ -41,6 +43,11 @@ export function decodeText(bytes: Uint8Array): string | undefined {
 
 /** Splits bytes into a TextFile; a binary or non-UTF-8 file is `NOT_TEXT`. */
 export function readTextFile(path: string, bytes: Uint8Array): TextFile {
+  return runSync(readTextFileSteps(path, bytes));
+}
+
+/** readTextFile, yielding at checkpoints (see pacer.ts). */
+export function* readTextFileSteps(path: string, bytes: Uint8Array): Steps<TextFile> {
   const bom = hasBom(bytes);
   const decoded = decodeText(bom ? bytes.subarray(3) : bytes);
   if (decoded === undefined) {
@@ -49,29 +56,51 @@ export function readTextFile(path: string, bytes: Uint8Array): TextFile {
       details: { path },
     });
   }
-  const parts = decoded.split('\n');
-  const finalNewline = decoded === '' || parts[parts.length - 1] === '';
-  if (finalNewline) parts.pop();
+  yield;
+  const lines: TextLine[] = [];
   let crlf = 0;
   let lf = 0;
-  const lines: TextLine[] = parts.map((p, i) => {
-    const last = i === parts.length - 1;
-    if (last && !finalNewline) return { text: p, eol: '' };
-    if (p.endsWith('\r')) {
-      crlf++;
-      return { text: p.slice(0, -1), eol: '\r\n' };
+  let pos = 0;
+  for (;;) {
+    const nl = decoded.indexOf('\n', pos);
+    if (nl < 0) {
+      if (pos < decoded.length) lines.push({ text: decoded.slice(pos), eol: '' });
+      break;
     }
-    lf++;
-    return { text: p, eol: '\n' };
-  });
+    if (nl > pos && decoded.charCodeAt(nl - 1) === 13) {
+      crlf++;
+      lines.push({ text: decoded.slice(pos, nl - 1), eol: '\r\n' });
+    } else {
+      lf++;
+      lines.push({ text: decoded.slice(pos, nl), eol: '\n' });
+    }
+    pos = nl + 1;
+    if ((lines.length & 8191) === 0) yield;
+  }
+  const finalNewline = decoded === '' || decoded.endsWith('\n');
   return { bom, lines, eol: crlf > lf ? '\r\n' : '\n', finalNewline, text: decoded };
 }
 
 /** Joins lines back into text (without the BOM). */
 export function joinLines(lines: readonly TextLine[]): string {
-  let out = '';
-  for (const l of lines) out += l.text + l.eol;
-  return out;
+  return runSync(joinLinesSteps(lines));
+}
+
+/** joinLines, yielding at checkpoints. */
+export function* joinLinesSteps(lines: readonly TextLine[]): Steps<string> {
+  const parts: string[] = [];
+  let chunk = '';
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i] as TextLine;
+    chunk += l.text + l.eol;
+    if ((i & 8191) === 8191) {
+      parts.push(chunk);
+      chunk = '';
+      yield;
+    }
+  }
+  parts.push(chunk);
+  return parts.join('');
 }
 
 export function encodeText(text: string, bom: boolean): Uint8Array {

@@ -1,6 +1,11 @@
 import * as path from 'node:path';
-import { ToolError } from '../errors';
+import { InvalidArgumentsError, ToolError } from '../errors';
+import { FsFailure } from '../ports/workspaceFs';
 import type { WorkspaceFs } from '../ports/workspaceFs';
+
+/** Longest workspace-relative path, and path segment, in UTF-8 bytes (Linux's PATH_MAX and NAME_MAX, less room). */
+export const MAX_PATH_BYTES = 4000;
+export const MAX_SEGMENT_BYTES = 255;
 
 /** A path that passed confinement: `abs` is inside the workspace root, `rel` is its `/`-separated form. */
 export interface ConfinedPath {
@@ -29,6 +34,14 @@ export function checkRelativePath(input: string, options: { allowRoot?: boolean 
   const parts = input.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.includes('..')) throw outside(input, 'it contains ".."');
   const rel = parts.join('/');
+  const bytes = Buffer.byteLength(rel);
+  if (bytes > MAX_PATH_BYTES) {
+    throw new InvalidArgumentsError(`path is ${bytes} bytes long; the limit is ${MAX_PATH_BYTES} bytes.`);
+  }
+  const long = parts.find((p) => Buffer.byteLength(p) > MAX_SEGMENT_BYTES);
+  if (long !== undefined) {
+    throw new InvalidArgumentsError(`path has a segment of ${Buffer.byteLength(long)} bytes; a file or folder name is at most ${MAX_SEGMENT_BYTES} bytes.`);
+  }
   if (rel === '' && !options.allowRoot) throw outside(input, 'it names the workspace root, not a file');
   return rel;
 }
@@ -57,28 +70,84 @@ export async function confine(fs: WorkspaceFs, root: string, input: string, opti
     throw new ToolError('WORKSPACE_NOT_FOUND', 'The workspace folder no longer exists on disk.', { cause: err, details: { path: input } });
   }
 
-  // Walk up from the target to the deepest existing entry and resolve it.
-  let probe = abs;
-  const missing: string[] = [];
-  for (;;) {
-    const st = await fs.lstat(probe);
-    if (st !== undefined) break;
-    if (probe === root) break;
-    missing.unshift(path.basename(probe));
-    probe = path.dirname(probe);
-  }
-  let realProbe: string;
-  try {
-    realProbe = await fs.realpath(probe);
-  } catch {
-    // A dangling symlink: its target is unknown territory.
-    throw outside(input, 'it goes through a symbolic link whose target does not exist');
+  // Walk up from the target to the deepest existing entry and resolve it. Another process may remove that entry
+  // between the two steps: then walk again (a few times), rather than mistake it for a dangling link.
+  let realProbe: string | undefined;
+  for (let attempt = 0; realProbe === undefined; attempt++) {
+    let probe = abs;
+    for (;;) {
+      const st = await fs.lstat(probe);
+      if (st !== undefined) break;
+      if (probe === root) break;
+      probe = path.dirname(probe);
+    }
+    try {
+      realProbe = await fs.realpath(probe);
+    } catch {
+      // A dangling symlink: its target is unknown territory.
+      if ((await fs.lstat(probe))?.type === 'symlink' || attempt >= 4) throw outside(input, 'it goes through a symbolic link whose target does not exist');
+    }
   }
   if (!isInside(realRoot, realProbe)) throw outside(input, 'it goes through a symbolic link that points outside the workspace');
   return { abs, rel };
 }
 
-/** Converts an absolute path below `root` to the contract's `/`-separated relative form. */
-export function toRelative(root: string, abs: string): string {
-  return path.relative(root, abs).split(path.sep).join('/');
+/** The real path of a workspace root, resolved once per request; a root gone from disk is WORKSPACE_NOT_FOUND. */
+export async function realRootOf(fs: WorkspaceFs, root: string): Promise<string> {
+  try {
+    return await fs.realpath(root);
+  } catch (err) {
+    throw new ToolError('WORKSPACE_NOT_FOUND', 'The workspace folder no longer exists on disk.', { cause: err });
+  }
+}
+
+/** The error code of a failed file operation: ours (FsFailure) or the operating system's errno code. */
+export function failureCode(err: unknown): string | undefined {
+  if (err instanceof FsFailure) return err.code;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * Turns a failed confined file operation on `rel` into the tool error an agent can act on, or undefined when it is
+ * not a file system condition (a bug, reported as INTERNAL). One place for every tool, so the same condition always
+ * gets the same code.
+ */
+export function fileError(err: unknown, rel: string): ToolError | undefined {
+  const code = failureCode(err);
+  const details: Record<string, unknown> = { path: rel, ...(err instanceof FsFailure ? err.details : {}) };
+  const why = err instanceof FsFailure ? err.message : undefined;
+  switch (code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return new ToolError('NOT_FOUND', `No file at ${rel}.`, { hint: 'Use find to list existing paths.', details, cause: err });
+    case 'EISDIR':
+      return new ToolError('IS_DIRECTORY', `${rel} is a folder, not a file.`, { hint: `Use find with pattern "${rel}/*" to list it.`, details, cause: err });
+    case 'ENOTREG':
+      return new ToolError('NOT_TEXT', `${rel} is not a regular file: ${why ?? 'a special file'}.`, { hint: 'Only regular files can be read or patched.', details, cause: err });
+    case 'EFBIG':
+      return new ToolError('TOO_LARGE', `${rel} is too large: ${why ?? 'over the limit'}${typeof details.limit === 'number' ? `; the limit is ${details.limit} bytes` : ''}.`, {
+        hint: 'Run a command (for example head or grep) to inspect it instead.',
+        details,
+        cause: err,
+      });
+    case 'ESCAPED':
+    case 'ELOOP':
+      return outside(rel, code === 'ELOOP' ? 'it goes through a loop of symbolic links' : 'it goes through a symbolic link that points outside the workspace');
+    case 'ENAMETOOLONG':
+      return new ToolError('INVALID_ARGUMENTS', `Path ${JSON.stringify(rel)} is longer than the file system allows.`, { hint: 'Use a shorter path.', details, cause: err });
+    case 'EACCES':
+    case 'EPERM':
+      return new ToolError('PERMISSION_DENIED', `The operating system refused access to ${rel} (${code}).`, {
+        hint: 'Check the file\'s permissions; the extension runs as the developer\'s user.',
+        details,
+        cause: err,
+      });
+    case 'ENOSPC':
+    case 'EDQUOT':
+    case 'EROFS':
+      return new ToolError('PERMISSION_DENIED', `Cannot write ${rel}: ${code === 'EROFS' ? 'the file system is read-only' : 'the disk is full'} (${code}).`, { details, cause: err });
+    default:
+      return undefined;
+  }
 }

@@ -18,6 +18,8 @@ export interface FindOptions {
   readonly maxResults: number;
   /** Whether to honour the editor's exclude settings (files.exclude). */
   readonly useExcludes?: boolean;
+  /** The exclude globs to honour (the editor's files.exclude for this folder); the adapter's defaults when absent. */
+  readonly excludes?: readonly string[];
 }
 
 export interface FindResult {
@@ -31,24 +33,66 @@ export interface FindResult {
   readonly symlinks?: readonly string[];
 }
 
+/** A regular file's bytes, read through one verified descriptor. */
+export interface FileContent {
+  readonly bytes: Uint8Array;
+  readonly size: number;
+  /** POSIX permission bits, where the platform has them. */
+  readonly mode?: number;
+}
+
+/**
+ * Why a confined operation refused, beyond the operating system's own errno codes (ENOENT, EISDIR, EACCES, ...),
+ * which adapters pass through unchanged: `ESCAPED` what was opened lies outside the workspace; `ENOTREG` a FIFO,
+ * socket or device; `EFBIG` over the caller's size limit. Core maps every code to a tool error in one place.
+ */
+export class FsFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+    this.name = 'FsFailure';
+  }
+}
+
+export function fsFailure(code: string, message: string, details?: Readonly<Record<string, unknown>>): FsFailure {
+  return new FsFailure(code, message, details);
+}
+
+/** Where a confined operation must stay: the real path of the workspace root (resolved once per request). */
+export interface Within {
+  readonly within: string;
+}
+
 export interface WorkspaceFs {
-  /** Follows symlinks; undefined when nothing is there. */
+  /** Follows symlinks; undefined when nothing is there. Informational: never a licence to use the path later. */
   stat(path: string): Promise<FileStat | undefined>;
   /** Does not follow a final symlink; undefined when nothing is there. */
   lstat(path: string): Promise<FileStat | undefined>;
   /** Canonical path with every symlink resolved; throws when the path does not exist. */
   realpath(path: string): Promise<string>;
-  readFile(path: string): Promise<Uint8Array>;
-  /** Atomic replace (temp file + rename in the same folder) keeping `mode` when given; creates parent folders. */
-  writeFile(path: string, data: Uint8Array, options?: { mode?: number }): Promise<void>;
-  /** Deletes a file (never a directory). */
-  deleteFile(path: string): Promise<void>;
+  /**
+   * Opens `path` once, proves that what was opened is a regular file inside `within`, and reads it through that
+   * descriptor. Refuses non-regular files before opening them and files over `maxBytes` before reading.
+   */
+  readFile(path: string, options: Within & { maxBytes: number }): Promise<FileContent>;
+  /**
+   * Atomic replace through a verified folder: temp file `tempName(name, tag)` + rename. The target is present and
+   * wholly old or wholly new at every instant. Keeps `mode` when given; creates parent folders, each verified.
+   */
+  writeFile(path: string, data: Uint8Array, options: Within & { mode?: number; tag: string }): Promise<void>;
+  /** Removes a temp file a write tagged `tag` left next to `path` (after a crash); false when there was none. */
+  removeTemp(path: string, tag: string, options: Within): Promise<boolean>;
+  /** Deletes a file or link entry (never a directory, never a link's target). */
+  deleteFile(path: string, options: Within): Promise<void>;
   /** Removes a folder only if it is empty; fails otherwise. Used to undo folders a failed patch created. */
-  removeEmptyFolder(path: string): Promise<void>;
+  removeEmptyFolder(path: string, options: Within): Promise<void>;
   /** The target text of a symbolic link (as stored, not resolved). */
   readLink(path: string): Promise<string>;
   /** Creates a symbolic link at `path` pointing to `target` (used to put back a link a failed patch removed). */
-  createLink(target: string, path: string): Promise<void>;
+  createLink(target: string, path: string, options: Within): Promise<void>;
   /** Files under `root` matching a glob relative to it. */
   find(root: string, pattern: string, options: FindOptions): Promise<FindResult>;
   /** True when an editor holds unsaved changes for this file. */

@@ -1,16 +1,21 @@
 import { z } from 'zod';
 import * as path from 'node:path';
 import { InvalidArgumentsError } from '../errors';
+import { GLOB_LIMITS, checkGlob } from '../policy/glob';
 import { isInside } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
 
-function checkPattern(pattern: string): void {
+/** Checks the pattern (InvalidArgumentsError naming the problem or limit) and returns it with star runs collapsed. */
+function checkPattern(pattern: string): string {
   if (pattern.includes('\0')) throw new InvalidArgumentsError('pattern must not contain a NUL byte.');
   if (pattern.startsWith('/') || /^[a-zA-Z]:/.test(pattern) || pattern.startsWith('~')) {
     throw new InvalidArgumentsError('pattern is a glob relative to the workspace root, for example "**/*.ts"; it must not be absolute.');
   }
   if (pattern.split('/').includes('..')) throw new InvalidArgumentsError('pattern must not contain "..": find only looks inside the workspace.');
+  // Syntax and size before any file is looked at: the editor's matcher backtracks, so `*****…` or `*a*a*a…` must
+  // never reach it as written.
+  return checkGlob(pattern).pattern;
 }
 
 export const findTool = defineTool({
@@ -23,7 +28,11 @@ export const findTool = defineTool({
   kind: 'inspect',
   input: {
     workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
-    pattern: z.string().min(1).max(1000).describe('Glob relative to the workspace root; "*" stays in one folder, "**" spans folders.'),
+    pattern: z
+      .string()
+      .min(1)
+      .max(GLOB_LIMITS.maxLength)
+      .describe('Glob relative to the workspace root; "*" stays in one folder, "**" spans folders, "{a,b}" alternates (one level), "[a-z]" is a class.'),
     max_results: z.number().int().min(1).optional().describe('Most paths to return; capped by the operator limit.'),
   },
   output: {
@@ -31,11 +40,11 @@ export const findTool = defineTool({
     truncated: z.boolean(),
   },
   async handler(args, { services }) {
-    checkPattern(args.pattern);
+    const pattern = checkPattern(args.pattern);
     const ws = services.workspaces.get(args.workspace_id);
     const cap = services.limits().findResults;
     const max = Math.min(args.max_results ?? cap, cap);
-    const found = await services.fs.find(ws.root, args.pattern, { maxResults: max, useExcludes: true });
+    const found = await services.fs.find(ws.root, pattern, { maxResults: max, useExcludes: true });
     // Symlinks inside the root may point outside: keep only results whose real location is inside. When the
     // adapter says which results involve a link, only those need resolving.
     const realRoot = await services.fs.realpath(ws.root);

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import { contentVersion } from '../patch/version';
-import { confine } from '../policy/paths';
+import * as path from 'node:path';
+import { checkRelativePath, confine, failureCode, fileError, realRootOf } from '../policy/paths';
 import { defineTool } from './tool';
 import { decodeText, hasBom } from '../patch/textFile';
 import { countLines, detectEol, utf8Prefix } from './text';
@@ -17,7 +18,8 @@ export const readTool = defineTool({
   title: 'Read a file',
   description:
     'Reads a text file. Returns its content and version ("sha256:" of the bytes on disk: pass it to apply_patch as the expected version). ' +
-    'At most the read limit (1 MiB by default) per call; truncated: true means more follows — continue with start_line = next_start_line. ' +
+    'At most the read limit (1 MiB by default) per call; truncated: true means more follows — continue with start_line = next_start_line ' +
+    '(and start_column = next_start_column when the cut fell inside a line longer than the limit). ' +
     'start_line/end_line (1-based, inclusive) read any part of a larger file. dirty_in_editor: the developer has unsaved edits in VS Code.',
   kind: 'inspect',
   input: {
@@ -25,6 +27,12 @@ export const readTool = defineTool({
     path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
     start_line: z.number().int().min(1).optional().describe('First line to return (1-based).'),
     end_line: z.number().int().min(1).optional().describe('Last line to return (inclusive).'),
+    start_column: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Where to start inside start_line (1-based, in UTF-16 code units as editors count characters); from next_start_column.'),
   },
   output: {
     path: z.string(),
@@ -39,27 +47,25 @@ export const readTool = defineTool({
     end_line: z.number(),
     total_lines: z.number(),
     next_start_line: z.number().optional(),
+    next_start_column: z.number().optional(),
   },
   async handler(args, { services }) {
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
       throw new InvalidArgumentsError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
     }
     const ws = services.workspaces.get(args.workspace_id);
-    const { abs, rel } = await confine(services.fs, ws.root, args.path);
-    const st = await services.fs.stat(abs);
-    if (!st) {
-      throw new ToolError('NOT_FOUND', `No file at ${rel}.`, { hint: 'Use find to list existing paths.', details: { path: rel } });
+    const rel = checkRelativePath(args.path);
+    const abs = path.join(ws.root, ...rel.split('/'));
+    const realRoot = await realRootOf(services.fs, ws.root);
+    let bytes: Uint8Array;
+    try {
+      // Opened once and verified as opened: a link swapped in after any check cannot redirect the read.
+      ({ bytes } = await services.fs.readFile(abs, { within: realRoot, maxBytes: MAX_READABLE_FILE_BYTES }));
+    } catch (err) {
+      // A path that is missing may be missing because it leads outside (a dangling link): say which.
+      if (failureCode(err) === 'ENOENT') await confine(services.fs, ws.root, rel, { realRoot });
+      throw fileError(err, rel) ?? err;
     }
-    if (st.type === 'directory') {
-      throw new ToolError('IS_DIRECTORY', `${rel} is a folder, not a file.`, { hint: `Use find with pattern "${rel}/*" to list it.`, details: { path: rel } });
-    }
-    if (st.size > MAX_READABLE_FILE_BYTES) {
-      throw new ToolError('TOO_LARGE', `${rel} is ${st.size} bytes; files over ${MAX_READABLE_FILE_BYTES} bytes cannot be read.`, {
-        hint: 'Run a command (for example head or grep) to inspect it instead.',
-        details: { path: rel, size: st.size, limit: MAX_READABLE_FILE_BYTES },
-      });
-    }
-    const bytes = await services.fs.readFile(abs);
     const version = contentVersion(bytes);
     // The same test of "text" as the patch engine's, so a file that reads as text can be patched.
     const bom = hasBom(bytes);
@@ -75,7 +81,7 @@ export const readTool = defineTool({
     const base = { path: rel, version, size: bytes.length, eol, bom, dirty_in_editor: services.fs.isDirty(abs) };
 
     // The common case, a whole file within the limit: no need to split it into lines.
-    if (args.start_line === undefined && args.end_line === undefined && bytes.length <= limit) {
+    if (args.start_line === undefined && args.end_line === undefined && args.start_column === undefined && bytes.length <= limit) {
       const total = countLines(text);
       return { ...base, content: text, truncated: false, start_line: 1, end_line: total, total_lines: total };
     }
@@ -87,35 +93,42 @@ export const readTool = defineTool({
     if (start > Math.max(total, 1)) {
       throw new InvalidArgumentsError(`start_line ${start} is past the end of ${rel}, which has ${total} line(s).`);
     }
+    const column = args.start_column ?? 1;
+    const first = lines[start - 1] ?? '';
+    if (column > 1 && column > first.length) {
+      throw new InvalidArgumentsError(`start_column ${column} is past the end of line ${start} of ${rel}, which has ${first.length} character(s).`);
+    }
     const end = Math.min(args.end_line ?? total, total);
-    let taken = 0;
     let used = 0;
     const parts: string[] = [];
-    let cut = false;
+    let next: { line: number; column?: number } | undefined;
     for (let i = start - 1; i < end; i++) {
-      const line = lines[i] as string;
+      const line = i === start - 1 && column > 1 ? (lines[i] as string).slice(column - 1) : (lines[i] as string);
       const size = encoder.encode(line).length;
       if (used + size > limit) {
-        cut = true;
-        if (taken === 0) {
-          // A single line longer than the limit: return its first bytes, on a character boundary.
-          parts.push(decoder.decode(utf8Prefix(encoder.encode(line), limit)));
+        if (parts.length === 0) {
+          // A line longer than the limit: return its first bytes, on a character boundary, and say where to go on.
+          const piece = decoder.decode(utf8Prefix(encoder.encode(line), limit));
+          parts.push(piece);
+          next = { line: i + 1, column: (i === start - 1 ? column : 1) + piece.length };
+        } else {
+          next = { line: i + 1 };
         }
         break;
       }
       parts.push(line);
       used += size;
-      taken++;
     }
-    const lastLine = taken === 0 ? start : start + taken - 1;
+    const lastLine = next ? (next.column !== undefined ? next.line : next.line - 1) : end;
     const result = {
       ...base,
       content: parts.join(''),
-      truncated: cut,
+      truncated: next !== undefined,
       start_line: start,
       end_line: total === 0 ? 0 : lastLine,
       total_lines: total,
     };
-    return cut ? { ...result, next_start_line: taken === 0 ? start + 1 : lastLine + 1 } : result;
+    if (!next) return result;
+    return { ...result, next_start_line: next.line, ...(next.column !== undefined ? { next_start_column: next.column } : {}) };
   },
 });

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PatchFaults } from '../../../src/core/patch/patchService';
 import { silentLogger } from '../../../src/core/ports/logger';
-import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
+import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
 import type { Profile } from '../../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
@@ -48,12 +48,13 @@ export class BreakableFs implements WorkspaceFs {
   stat(p: string): Promise<FileStat | undefined> { return this.inner.stat(p); }
   lstat(p: string): Promise<FileStat | undefined> { return this.inner.lstat(p); }
   realpath(p: string): Promise<string> { return this.inner.realpath(p); }
-  readFile(p: string): Promise<Uint8Array> { return this.inner.readFile(p); }
-  async writeFile(p: string, d: Uint8Array, o?: { mode?: number }): Promise<void> { this.spend('write', p); return this.inner.writeFile(p, d, o); }
-  async deleteFile(p: string): Promise<void> { this.spend('delete', p); return this.inner.deleteFile(p); }
-  removeEmptyFolder(p: string): Promise<void> { return this.inner.removeEmptyFolder(p); }
+  readFile(p: string, o: Within & { maxBytes: number }): Promise<FileContent> { return this.inner.readFile(p, o); }
+  async writeFile(p: string, d: Uint8Array, o: Within & { mode?: number; tag: string }): Promise<void> { this.spend('write', p); return this.inner.writeFile(p, d, o); }
+  removeTemp(p: string, tag: string, o: Within): Promise<boolean> { return this.inner.removeTemp(p, tag, o); }
+  async deleteFile(p: string, o: Within): Promise<void> { this.spend('delete', p); return this.inner.deleteFile(p, o); }
+  removeEmptyFolder(p: string, o: Within): Promise<void> { return this.inner.removeEmptyFolder(p, o); }
   readLink(p: string): Promise<string> { return this.inner.readLink(p); }
-  createLink(t: string, p: string): Promise<void> { return this.inner.createLink(t, p); }
+  createLink(t: string, p: string, o: Within): Promise<void> { return this.inner.createLink(t, p, o); }
   find(root: string, pattern: string, o: FindOptions): Promise<FindResult> { return this.inner.find(root, pattern, o); }
   isDirty(p: string): boolean { return this.inner.isDirty(p); }
 }

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../../../src/core/ports/logger';
-import type { FileStat, FindOptions, FindResult, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
+import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
 import type { FolderInfo } from '../../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
@@ -38,12 +38,13 @@ export class SpyWorkspaceFs implements WorkspaceFs {
   stat(p: string): Promise<FileStat | undefined> { this.note('stat', p); return this.inner.stat(p); }
   lstat(p: string): Promise<FileStat | undefined> { this.note('lstat', p); return this.inner.lstat(p); }
   realpath(p: string): Promise<string> { this.note('realpath', p); return this.inner.realpath(p); }
-  readFile(p: string): Promise<Uint8Array> { this.note('readFile', p); return this.inner.readFile(p); }
-  writeFile(p: string, d: Uint8Array, o?: { mode?: number }): Promise<void> { this.note('writeFile', p); return this.inner.writeFile(p, d, o); }
-  deleteFile(p: string): Promise<void> { this.note('deleteFile', p); return this.inner.deleteFile(p); }
-  removeEmptyFolder(p: string): Promise<void> { this.note('removeEmptyFolder', p); return this.inner.removeEmptyFolder(p); }
+  readFile(p: string, o: Within & { maxBytes: number }): Promise<FileContent> { this.note('readFile', p); return this.inner.readFile(p, o); }
+  writeFile(p: string, d: Uint8Array, o: Within & { mode?: number; tag: string }): Promise<void> { this.note('writeFile', p); return this.inner.writeFile(p, d, o); }
+  removeTemp(p: string, tag: string, o: Within): Promise<boolean> { this.note('removeTemp', p); return this.inner.removeTemp(p, tag, o); }
+  deleteFile(p: string, o: Within): Promise<void> { this.note('deleteFile', p); return this.inner.deleteFile(p, o); }
+  removeEmptyFolder(p: string, o: Within): Promise<void> { this.note('removeEmptyFolder', p); return this.inner.removeEmptyFolder(p, o); }
   readLink(p: string): Promise<string> { this.note('readLink', p); return this.inner.readLink(p); }
-  createLink(t: string, p: string): Promise<void> { this.note('createLink', p); return this.inner.createLink(t, p); }
+  createLink(t: string, p: string, o: Within): Promise<void> { this.note('createLink', p); return this.inner.createLink(t, p, o); }
   find(root: string, pattern: string, o: FindOptions): Promise<FindResult> { this.note('find', root); return this.inner.find(root, pattern, o); }
   dirty = new Set<string>();
   isDirty(p: string): boolean { return this.dirty.has(p); }

@@ -1,0 +1,283 @@
+/**
+ * The half of `npm run bench:editor` that runs inside the extension host, loaded as `extensionTestsPath` by
+ * bench/editor/run.ts. VS Code calls run() and ends the host when it settles.
+ *
+ * It activates the extension, gets its endpoint and token as a user does (Copy Connection Settings, then the
+ * clipboard), starts the floor (a bare node:http JSON server) in this same host, and serves a small control
+ * endpoint on 127.0.0.1 (OS-assigned port, random bearer token) through which the runner starts and stops samplers
+ * of this host's RSS and event-loop delay and runs bare node-pty here. Everything the runner needs is written to
+ * the control file named in BENCH_INFO_FILE. run() settles on `done`, or after the idle timeout.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import type * as NodePty from 'node-pty';
+import * as vscode from 'vscode';
+import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, JsonFloor, SamplerReport } from '../protocol';
+import { BENCH_INFO_FILE, startJsonFloor } from '../protocol';
+
+const EXTENSION_ID = 'codespace.codespace-vscode';
+const RSS_SAMPLE_MS = 20;
+/** monitorEventLoopDelay's timer resolution (the runner's idle probe uses the same): the max is exact to about this. */
+const LOOP_RESOLUTION_MS = 2;
+
+function log(line: string): void {
+  console.log(`[bench-host] ${line}`);
+}
+
+function readInfo(): { info: BenchInfo; root: string } {
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    if (folder.uri.scheme !== 'file') continue;
+    const file = path.join(folder.uri.fsPath, BENCH_INFO_FILE);
+    if (fs.existsSync(file)) return { info: JSON.parse(fs.readFileSync(file, 'utf8')) as BenchInfo, root: folder.uri.fsPath };
+  }
+  throw new Error(`no ${BENCH_INFO_FILE} in any workspace folder: start this through npm run bench:editor`);
+}
+
+function writeControl(file: string, info: ControlInfo | { error: string }): void {
+  const tmp = `${file}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+/** Counts what the extension's terminals (the process mirror) are given to show. */
+class MirrorCounter {
+  chars = 0;
+  terminals = 0;
+  private readonly subscription: vscode.Disposable;
+  private readonly writes: vscode.Disposable[] = [];
+
+  constructor() {
+    const attach = (terminal: vscode.Terminal): void => {
+      if (!terminal.name.startsWith('CodeSpace: ')) return;
+      const pty = (terminal.creationOptions as vscode.ExtensionTerminalOptions).pty as vscode.Pseudoterminal | undefined;
+      if (!pty) return;
+      this.terminals++;
+      this.writes.push(pty.onDidWrite((data) => (this.chars += data.length)));
+    };
+    this.subscription = vscode.window.onDidOpenTerminal(attach);
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    for (const w of this.writes) w.dispose();
+  }
+}
+
+/** RSS every 20 ms and the event-loop delay histogram of this thread, between start and stop. */
+class Sampler {
+  private readonly t0 = performance.now();
+  private readonly baseline = process.memoryUsage.rss();
+  private peak = this.baseline;
+  private samples = 1;
+  private readonly timer: NodeJS.Timeout;
+  private readonly loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  private readonly mirrorChars0: number;
+  private readonly mirrorTerminals0: number;
+
+  constructor(private readonly mirror: MirrorCounter) {
+    this.mirrorChars0 = mirror.chars;
+    this.mirrorTerminals0 = mirror.terminals;
+    this.loop.enable();
+    this.timer = setInterval(() => {
+      this.peak = Math.max(this.peak, process.memoryUsage.rss());
+      this.samples++;
+    }, RSS_SAMPLE_MS);
+  }
+
+  stop(): SamplerReport {
+    clearInterval(this.timer);
+    this.loop.disable();
+    const final = process.memoryUsage.rss();
+    const ns = 1e6;
+    const report: SamplerReport = {
+      ms: performance.now() - this.t0,
+      rssBaselineBytes: this.baseline,
+      rssPeakBytes: Math.max(this.peak, final),
+      rssFinalBytes: final,
+      rssSamples: this.samples + 1,
+      loopMaxMs: this.loop.max / ns,
+      loopP99Ms: this.loop.percentile(99) / ns,
+      loopMeanMs: this.loop.mean / ns,
+      mirrorChars: this.mirror.chars - this.mirrorChars0,
+      mirrorTerminals: this.mirror.terminals - this.mirrorTerminals0,
+    };
+    return report;
+  }
+}
+
+/** `command` on bare node-pty, counting bytes in onData: spawn to exit, in this host. */
+function barePty(command: readonly string[], cwd: string): Promise<BarePtyReport> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const pty = require('node-pty') as typeof NodePty;
+  return new Promise((resolve, reject) => {
+    let bytes = 0;
+    const t0 = performance.now();
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', TERM: 'xterm-256color' };
+    const term = pty.spawn(command[0] as string, command.slice(1), { name: 'xterm-256color', cols: 80, rows: 24, cwd, env, encoding: null });
+    term.onData((data: string | Buffer) => {
+      bytes += data.length;
+    });
+    term.onExit(({ exitCode }) => {
+      if (exitCode !== 0) reject(new Error(`bare node-pty: the command exited with ${exitCode}`));
+      else setImmediate(() => resolve({ ms: performance.now() - t0, bytes }));
+    });
+  });
+}
+
+async function findFiles(root: string, pattern: string, maxResults: number): Promise<FindFilesReport> {
+  const t0 = performance.now();
+  const uris = await vscode.workspace.findFiles(new vscode.RelativePattern(vscode.Uri.file(root), pattern), undefined, maxResults);
+  return { ms: performance.now() - t0, count: uris.length };
+}
+
+async function timed(out: number[], fn: () => PromiseLike<unknown>): Promise<void> {
+  const t0 = performance.now();
+  await fn();
+  out.push(performance.now() - t0);
+}
+
+/** stat, read and temp-write + rename of `file`, through vscode.workspace.fs and through node:fs, interleaved. */
+async function probeFs(file: string, iterations: number): Promise<FsProbeReport> {
+  const r: FsProbeReport = { vscodeStat: [], nodeStat: [], vscodeRead: [], nodeRead: [], vscodeWriteRename: [], nodeWriteRename: [] };
+  const uri = vscode.Uri.file(file);
+  const data = await fs.promises.readFile(file);
+  const tmp = `${file}.probe-tmp`;
+  const tmpUri = vscode.Uri.file(tmp);
+  for (let i = 0; i < iterations; i++) {
+    await timed(r.vscodeStat, () => vscode.workspace.fs.stat(uri));
+    await timed(r.nodeStat, () => fs.promises.stat(file));
+    await timed(r.vscodeRead, () => vscode.workspace.fs.readFile(uri));
+    await timed(r.nodeRead, () => fs.promises.readFile(file));
+    await timed(r.vscodeWriteRename, async () => {
+      await vscode.workspace.fs.writeFile(tmpUri, data);
+      await vscode.workspace.fs.rename(tmpUri, uri, { overwrite: true });
+    });
+    await timed(r.nodeWriteRename, async () => {
+      await fs.promises.writeFile(tmp, data);
+      await fs.promises.rename(tmp, file);
+    });
+  }
+  return r;
+}
+
+/** URL and token the way a user gets them: the Copy Connection Settings command, then the clipboard. */
+async function connection(): Promise<{ url: string; token: string }> {
+  const ext = vscode.extensions.getExtension<{ endpointUrl(): string | undefined }>(EXTENSION_ID);
+  if (!ext) throw new Error(`extension ${EXTENSION_ID} is not loaded`);
+  await ext.activate();
+  const result = await vscode.commands.executeCommand<{ url: string } | undefined>('codespace.copyConnectionSettings');
+  const text = await vscode.env.clipboard.readText();
+  const token = /^Token: (\S+)$/m.exec(text)?.[1];
+  if (!result?.url || !token) throw new Error('Copy Connection Settings gave no URL or token (is the endpoint running?)');
+  return { url: result.url, token };
+}
+
+function sameToken(header: string | undefined, token: string): boolean {
+  const got = Buffer.from(header ?? '');
+  const want = Buffer.from(`Bearer ${token}`);
+  return got.length === want.length && timingSafeEqual(got, want);
+}
+
+export async function run(): Promise<void> {
+  const { info, root } = readInfo();
+  const mirror = new MirrorCounter();
+  let floor: JsonFloor | undefined;
+  let control: http.Server | undefined;
+  let sampler: Sampler | undefined;
+  try {
+    const { url, token } = await connection();
+    floor = await startJsonFloor(fs.readFileSync(path.join(root, info.sampleFile), 'utf8'));
+    const controlToken = randomBytes(32).toString('base64url');
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    let idle = setTimeout(finish, info.idleTimeoutMs);
+
+    const handle = async (request: ControlRequest): Promise<unknown> => {
+      switch (request.op) {
+        case 'sampler-start':
+          sampler?.stop();
+          sampler = new Sampler(mirror);
+          return { ok: true };
+        case 'sampler-stop': {
+          if (!sampler) throw new Error('no sampler running');
+          const report = sampler.stop();
+          sampler = undefined;
+          return report;
+        }
+        case 'bare-pty':
+          return barePty(request.command, request.cwd);
+        case 'find-files':
+          return findFiles(request.root, request.pattern, request.maxResults);
+        case 'probe-fs':
+          return probeFs(request.file, request.iterations);
+        case 'rss':
+          return { rss: process.memoryUsage.rss() };
+        case 'done':
+          setImmediate(finish);
+          return { ok: true };
+      }
+    };
+    control = http.createServer((req, res) => {
+      clearTimeout(idle);
+      idle = setTimeout(finish, info.idleTimeoutMs);
+      if (req.method !== 'POST' || !sameToken(req.headers.authorization, controlToken)) {
+        res.writeHead(401).end();
+        req.resume();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void (async () => {
+          try {
+            const answer = await handle(JSON.parse(Buffer.concat(chunks).toString('utf8')) as ControlRequest);
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+          } catch (err) {
+            res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
+          }
+        })();
+      });
+    });
+    const server = control;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const { port } = control.address() as AddressInfo;
+    writeControl(info.controlFile, {
+      controlUrl: `http://127.0.0.1:${port}/control`,
+      controlToken,
+      floorUrl: floor.url,
+      mcpUrl: url,
+      mcpToken: token,
+      hostPid: process.pid,
+      hostNode: process.version,
+      vscodeVersion: vscode.version,
+    });
+    log(`ready: control on 127.0.0.1:${port}, floor ${floor.url}, extension endpoint ${url}`);
+    await finished;
+    clearTimeout(idle);
+    log('done');
+  } catch (err) {
+    const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    log(`failed: ${message}`);
+    try {
+      writeControl(info.controlFile, { error: message });
+    } catch {
+      // the runner times out instead
+    }
+    throw err;
+  } finally {
+    sampler?.stop();
+    mirror.dispose();
+    if (control) {
+      control.closeAllConnections();
+      control.close();
+    }
+    await floor?.close();
+  }
+}

@@ -1,0 +1,216 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCErrorResponse, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** Most JSON-RPC messages accepted in one POST (the same bound as the SDK's own transport). */
+export const MAX_BATCH = 100;
+
+/**
+ * WORKAROUND for typescript-sdk issue #2559 (open; the v1.x fix is PR #2747, unmerged as of SDK 1.32.2):
+ * the SDK's StreamableHTTPServerTransport in JSON-response mode never deletes the per-request entry it keeps in
+ * `_streamMapping`, and that entry holds the settled Response, so a session retains every response it ever sent
+ * (measured: about 525 KiB of live heap per 256 KiB `read`, freed only when the session closes). This class
+ * replaces that transport for our endpoint. It implements the SDK's public `Transport` interface, so the SDK's
+ * McpServer/Protocol layer (initialize, tools/list, tools/call, cancellation, output-schema validation) is
+ * unchanged. It was chosen over a patched SDK and over the SSE response mode by `npm run bench -- session`, which
+ * measures memory and latency of all of them side by side.
+ *
+ * It can go when a released SDK 1.x contains the fix (check: test/unit/sessionMemory.test.ts passes with the
+ * SDK transport in its place) and that bench shows the SDK transport no slower than this one.
+ *
+ * What it serves, per MCP Streamable HTTP (2025-11-25): POST of one JSON-RPC message (or a batch, from older
+ * clients) answered with one `application/json` body once every request in it has its response; 202 for POSTs of
+ * notifications and responses only; DELETE ends the session; GET is 405 because this server sends nothing
+ * unprompted (no standalone SSE stream; the spec allows that answer). Messages the server sends about a request
+ * while it runs (progress, logging) have no stream to go to and are dropped, exactly as the SDK's JSON mode does.
+ * Sessions, the Host/Origin/token guards and body parsing belong to the HTTP host, which calls `handle`.
+ */
+export class JsonSessionTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+
+  /** Set once the initialize request has been accepted. */
+  sessionId: string | undefined;
+  private started = false;
+  private closed = false;
+  /** Requests waiting for their response → the exchange that answers them. One entry per request in flight. */
+  private readonly waiting = new Map<RequestId, Exchange>();
+
+  constructor(private readonly options: { readonly sessionIdGenerator: () => string; readonly onsessioninitialized?: (id: string) => void }) {}
+
+  /** Requests in flight (for tests and diagnostics). */
+  get pendingCount(): number {
+    return this.waiting.size;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('Transport already started');
+    this.started = true;
+  }
+
+  /**
+   * Answers one HTTP request of this session. `body` is the parsed JSON body (POST only). Resolves once the
+   * response has been handed to node:http.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (this.closed) return reply(res, 404, rpcError(-32001, 'Session not found: initialize a new session.'));
+    if (req.method === 'DELETE') {
+      if (!this.checkProtocolVersion(req, res)) return;
+      reply(res, 200, undefined);
+      await this.close();
+      return;
+    }
+    if (req.method === 'GET') {
+      res.setHeader('allow', 'POST, DELETE');
+      return reply(res, 405, rpcError(-32000, 'Method not allowed: this server sends no unprompted messages, so it offers no event stream; POST requests instead.'));
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('allow', 'POST, DELETE');
+      return reply(res, 405, rpcError(-32000, 'Method not allowed.'));
+    }
+    const accept = String(req.headers.accept ?? '');
+    if (!/application\/json|\*\/\*/.test(accept)) {
+      return reply(res, 406, rpcError(-32000, 'Not Acceptable: the client must accept application/json.'));
+    }
+    if (!isJsonContentType(req.headers['content-type'])) {
+      return reply(res, 415, rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json.'));
+    }
+    const batch = Array.isArray(body);
+    const raw: unknown[] = batch ? body : [body];
+    if (raw.length === 0 || raw.length > MAX_BATCH) {
+      return reply(res, 400, rpcError(-32600, `Invalid Request: a batch holds 1 to ${MAX_BATCH} messages.`));
+    }
+    const messages: JSONRPCMessage[] = [];
+    for (const m of raw) {
+      const parsed = JSONRPCMessageSchema.safeParse(m);
+      if (!parsed.success) return reply(res, 400, rpcError(-32600, 'Invalid Request: the body is not a JSON-RPC 2.0 message.'));
+      messages.push(parsed.data);
+    }
+    const initialize = messages.some((m) => isInitializeRequest(m));
+    if (initialize) {
+      if (this.sessionId !== undefined) return reply(res, 400, rpcError(-32600, 'Invalid Request: this session is already initialized.'));
+      if (messages.length > 1) return reply(res, 400, rpcError(-32600, 'Invalid Request: initialize must be sent alone.'));
+      this.sessionId = this.options.sessionIdGenerator();
+      this.options.onsessioninitialized?.(this.sessionId);
+    } else {
+      if (this.sessionId === undefined) return reply(res, 400, rpcError(-32000, 'Bad Request: the session is not initialized.'));
+      if (!this.checkProtocolVersion(req, res)) return;
+    }
+    const requests = messages.filter(isJSONRPCRequest);
+    for (const r of requests) {
+      if (this.waiting.has(r.id)) return reply(res, 400, rpcError(-32600, `Invalid Request: request id ${JSON.stringify(r.id)} is already in flight in this session.`));
+    }
+    if (new Set(requests.map((r) => r.id)).size !== requests.length) {
+      return reply(res, 400, rpcError(-32600, 'Invalid Request: request ids in one batch must differ.'));
+    }
+    if (this.sessionId !== undefined) res.setHeader('mcp-session-id', this.sessionId);
+    const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
+    if (requests.length === 0) {
+      reply(res, 202, undefined);
+      for (const m of messages) this.onmessage?.(m, extra);
+      return;
+    }
+    const exchange = new Exchange(res, requests.map((r) => r.id), batch);
+    for (const id of exchange.ids) this.waiting.set(id, exchange);
+    // A client that hangs up no longer waits: forget its requests so nothing is kept for it.
+    res.once('close', () => {
+      for (const id of exchange.ids) if (this.waiting.get(id) === exchange) this.waiting.delete(id);
+    });
+    for (const m of messages) this.onmessage?.(m, extra);
+  }
+
+  private checkProtocolVersion(req: IncomingMessage, res: ServerResponse): boolean {
+    const header = req.headers['mcp-protocol-version'];
+    const version = Array.isArray(header) ? header[0] : header;
+    if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      reply(res, 400, rpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`));
+      return false;
+    }
+    return true;
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return; // no stream to carry it (see above)
+    const id = message.id;
+    if (id === undefined) return;
+    const exchange = this.waiting.get(id);
+    if (!exchange) return; // the client hung up or the session closed: nobody to answer
+    this.waiting.delete(id);
+    exchange.settle(id, isJSONRPCErrorResponse(message) ? withoutCodePrefix(message) : message);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const exchanges = new Set(this.waiting.values());
+    this.waiting.clear();
+    // Requests still running get an answer instead of a connection left hanging.
+    for (const e of exchanges) e.abandon();
+    this.onclose?.();
+  }
+}
+
+/** One POST waiting for the responses to the requests it carried. */
+class Exchange {
+  private readonly responses = new Map<RequestId, JSONRPCMessage>();
+
+  constructor(
+    private readonly res: ServerResponse,
+    readonly ids: readonly RequestId[],
+    private readonly batch: boolean,
+  ) {}
+
+  settle(id: RequestId, message: JSONRPCMessage): void {
+    this.responses.set(id, message);
+    if (this.responses.size < this.ids.length) return;
+    const ordered = this.ids.map((i) => this.responses.get(i));
+    reply(this.res, 200, this.batch ? ordered : ordered[0]);
+  }
+
+  abandon(): void {
+    if (this.res.headersSent) return;
+    reply(this.res, 404, rpcError(-32001, 'Session closed before the request finished: initialize a new session.'));
+  }
+}
+
+/**
+ * The SDK's McpError writes its code into its message ("MCP error -32602: Invalid …") and the SDK sends that
+ * message as it is, next to the code. Send the message alone.
+ */
+function withoutCodePrefix(message: JSONRPCErrorResponse): JSONRPCErrorResponse {
+  const text = message.error.message.replace(/^MCP error -?\d+: /, '');
+  return text === message.error.message ? message : { ...message, error: { ...message.error, message: text } };
+}
+
+function rpcError(code: number, message: string): unknown {
+  return { jsonrpc: '2.0', error: { code, message }, id: null };
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent || res.destroyed) return;
+  res.statusCode = status;
+  if (body === undefined) {
+    res.end();
+    return;
+  }
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(body));
+}
+
+/** application/json, with or without parameters; never a substring match ("application/jsonx"). */
+function isJsonContentType(value: string | undefined): boolean {
+  return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
+}

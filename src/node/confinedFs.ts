@@ -1,0 +1,234 @@
+import { constants, promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import * as path from 'node:path';
+import { isInside } from '../core/policy/paths';
+import type { FileContent } from '../core/ports/workspaceFs';
+import { fsFailure } from '../core/ports/workspaceFs';
+
+/**
+ * File operations that stay inside a workspace even while another process swaps symbolic links under them.
+ *
+ * A path that was checked and then used again can be redirected between the two steps (a folder replaced by a
+ * link to somewhere else). So every operation here resolves once, opens once, asks the kernel what was actually
+ * opened (`/proc/self/fd/N`, the descriptor's real path), and then works only through that descriptor: file
+ * content is read from the open file, and names are created, replaced or removed relative to an open, verified
+ * folder (`/proc/self/fd/N/<name>` resolves through the descriptor, not through the path).
+ *
+ * Linux has `/proc/self/fd`; elsewhere the same checks run on paths, which narrows the window but cannot close it.
+ */
+
+const PROC_FD = process.platform === 'linux' ? '/proc/self/fd' : undefined;
+/** O_NONBLOCK: opening a FIFO never waits for a writer. O_NOCTTY: opening a terminal never adopts it. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+const DIR_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0);
+const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+const READ_CHUNK = 1024 * 1024;
+
+/** The real location of an open descriptor, or of `fallback` where the platform cannot say. */
+async function openedPath(handle: FileHandle, fallback: string): Promise<string> {
+  if (PROC_FD === undefined) return fsp.realpath(fallback);
+  const real = await fsp.readlink(`${PROC_FD}/${handle.fd}`);
+  // A file deleted since it was opened reads "<path> (deleted)": it is gone, as if never found.
+  if (real.endsWith(' (deleted)')) throw fsFailure('ENOENT', 'the file was removed while it was being opened');
+  return real;
+}
+
+async function verified(handle: FileHandle, fallback: string, realRoot: string): Promise<string> {
+  let real: string;
+  try {
+    real = await openedPath(handle, fallback);
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
+  if (!isInside(realRoot, real)) {
+    await handle.close().catch(() => undefined);
+    throw fsFailure('ESCAPED', 'what was opened lies outside the workspace');
+  }
+  return real;
+}
+
+/** An open folder proven to be inside the workspace; names below it resolve through the descriptor. */
+export class ConfinedDirectory {
+  private closed = false;
+
+  constructor(
+    private readonly handle: FileHandle,
+    /** The folder's real path, checked when it was opened. */
+    readonly real: string,
+  ) {}
+
+  get fd(): number {
+    return this.handle.fd;
+  }
+
+  /** A path naming `name` inside this very folder, whatever happens to the path it was opened by. */
+  entry(name: string): string {
+    return PROC_FD === undefined ? path.join(this.real, name) : `${PROC_FD}/${this.handle.fd}/${name}`;
+  }
+
+  /**
+   * The folder as a working directory for a child process. `/proc/<our pid>/fd/N` (not `self`, which a child
+   * would read as its own) resolves to the opened folder; keep this object open until the child has started.
+   */
+  get cwd(): string {
+    return PROC_FD === undefined ? this.real : `/proc/${process.pid}/fd/${this.handle.fd}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Opens the folder `absDir` and proves it lies inside `realRoot`. With `create`, missing folders are made one by
+ * one, each below an already verified parent, so a swapped link can never make us create anything outside.
+ */
+export async function openDirectoryWithin(realRoot: string, absDir: string, options: { create?: boolean } = {}): Promise<ConfinedDirectory> {
+  let handle: FileHandle;
+  try {
+    handle = await fsp.open(absDir, DIR_FLAGS);
+  } catch (err) {
+    const parent = path.dirname(absDir);
+    if (!options.create || (err as NodeJS.ErrnoException).code !== 'ENOENT' || parent === absDir) throw err;
+    const above = await openDirectoryWithin(realRoot, parent, options);
+    try {
+      const name = path.basename(absDir);
+      await fsp.mkdir(above.entry(name)).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+      });
+      handle = await fsp.open(above.entry(name), DIR_FLAGS);
+    } finally {
+      await above.close();
+    }
+  }
+  return new ConfinedDirectory(handle, await verified(handle, absDir, realRoot));
+}
+
+async function withDirectory<T>(realRoot: string, abs: string, create: boolean, fn: (dir: ConfinedDirectory, name: string) => Promise<T>): Promise<T> {
+  const dir = await openDirectoryWithin(realRoot, path.dirname(abs), { create });
+  try {
+    return await fn(dir, path.basename(abs));
+  } finally {
+    await dir.close();
+  }
+}
+
+function kindOf(st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  return st.isFIFO() ? 'named pipe (FIFO)' : st.isSocket() ? 'socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : 'special file';
+}
+
+/**
+ * Reads a regular file inside `realRoot`. Anything but a regular file is refused before it is opened (and again
+ * after, in case it was swapped in between); a file over `maxBytes` is refused before a byte is read.
+ */
+export async function readFileWithin(realRoot: string, abs: string, maxBytes: number): Promise<FileContent> {
+  const pre = await fsp.stat(abs);
+  if (pre.isDirectory()) throw fsFailure('EISDIR', 'it is a folder');
+  if (!pre.isFile()) throw fsFailure('ENOTREG', `it is a ${kindOf(pre)}, not a regular file`, { kind: kindOf(pre) });
+  if (pre.size > maxBytes) throw fsFailure('EFBIG', `it is ${pre.size} bytes`, { size: pre.size, limit: maxBytes });
+  const handle = await fsp.open(abs, READ_FLAGS);
+  await verified(handle, abs, realRoot);
+  try {
+    const st = await handle.stat();
+    if (st.isDirectory()) throw fsFailure('EISDIR', 'it is a folder');
+    if (!st.isFile()) throw fsFailure('ENOTREG', `it is a ${kindOf(st)}, not a regular file`, { kind: kindOf(st) });
+    if (st.size > maxBytes) throw fsFailure('EFBIG', `it is ${st.size} bytes`, { size: st.size, limit: maxBytes });
+    // Read what fstat announced, then on to the end in case the file grew meanwhile, never past the limit.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let want = Math.max(st.size, 1);
+    for (;;) {
+      const buf = Buffer.allocUnsafe(Math.min(want, maxBytes + 1 - total));
+      if (buf.length === 0) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { size: total, limit: maxBytes });
+      let filled = 0;
+      while (filled < buf.length) {
+        const { bytesRead } = await handle.read(buf, filled, buf.length - filled, null);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      chunks.push(filled === buf.length ? buf : buf.subarray(0, filled));
+      total += filled;
+      if (filled < buf.length) break;
+      want = READ_CHUNK;
+    }
+    if (total > maxBytes) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { size: total, limit: maxBytes });
+    const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+    return { bytes, size: total, mode: st.mode & 0o7777 };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** The temp file a write with `tag` uses next to `name`: known in advance, so recovery can find and remove it. */
+export function tempName(name: string, tag: string): string {
+  // Leave room under the 255-byte name limit for the prefix and suffix, whatever the target's name.
+  const stem = Buffer.from(name).length > 180 ? Buffer.from(name).subarray(0, 180).toString('utf8').replace(/\uFFFD+$/, '') : name;
+  return `.${stem}.codespace-${tag}.tmp`;
+}
+
+/**
+ * Replaces (or creates) `abs` atomically: the content goes to a temp file in the same verified folder, which is
+ * then renamed over the target. At every instant the target is wholly old or wholly new, and a crash at any
+ * moment leaves it present. A final symbolic link is replaced as an entry, never followed.
+ */
+export async function writeFileWithin(realRoot: string, abs: string, data: Uint8Array, options: { mode?: number; tag: string }): Promise<void> {
+  await withDirectory(realRoot, abs, true, async (dir, name) => {
+    const tmp = dir.entry(tempName(name, options.tag));
+    const open = () => fsp.open(tmp, TEMP_FLAGS, options.mode ?? 0o644);
+    let handle: FileHandle;
+    try {
+      handle = await open();
+    } catch (err) {
+      // A temp file of the same operation left by a crash: ours to replace.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      await fsp.unlink(tmp);
+      handle = await open();
+    }
+    try {
+      try {
+        await handle.writeFile(data);
+        if (options.mode !== undefined) await handle.chmod(options.mode);
+        // No fsync, like the editor's own file system: the rename is atomic for readers and across a crash of this
+        // process; the operation ledger, which recovery relies on, is fsynced.
+      } finally {
+        await handle.close();
+      }
+      await fsp.rename(tmp, dir.entry(name));
+    } catch (err) {
+      await fsp.unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+/** Removes a leftover temp file of a write tagged `tag` next to `abs`, if there is one. */
+export async function removeTempWithin(realRoot: string, abs: string, tag: string): Promise<boolean> {
+  try {
+    return await withDirectory(realRoot, abs, false, async (dir, name) => {
+      await fsp.unlink(dir.entry(tempName(name, tag)));
+      return true;
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw err;
+  }
+}
+
+/** Removes the entry `abs` (a file or a link, never what a link points to). */
+export async function deleteWithin(realRoot: string, abs: string): Promise<void> {
+  await withDirectory(realRoot, abs, false, (dir, name) => fsp.unlink(dir.entry(name)));
+}
+
+/** Removes the folder `abs` only if it is empty. */
+export async function removeEmptyFolderWithin(realRoot: string, abs: string): Promise<void> {
+  await withDirectory(realRoot, abs, false, (dir, name) => fsp.rmdir(dir.entry(name)));
+}
+
+/** Creates a symbolic link at `abs` with the given target text. */
+export async function createLinkWithin(realRoot: string, target: string, abs: string): Promise<void> {
+  await withDirectory(realRoot, abs, true, (dir, name) => fsp.symlink(target, dir.entry(name)));
+}
