@@ -39,15 +39,14 @@ export class ChildProcessBackend implements ProcessBackend {
     return true;
   }
 
-  spawn(options: SpawnOptions): Promise<ProcessHandle> {
-    if (options.tty) return Promise.reject(new SpawnError('failed', 'ChildProcessBackend runs processes on pipes, not terminals.'));
+  async spawn(options: SpawnOptions): Promise<ProcessHandle> {
+    if (options.tty) throw new SpawnError('failed', 'ChildProcessBackend runs processes on pipes, not terminals.');
     let dir: OpenedDirectory | undefined;
     try {
       checkPathLength('The program name', options.file);
       const file = resolveExecutable(options.file, options.cwd, options.env);
       checkSpawnLimits(file, options.args, options.env, options.cwd);
-      dir = openWorkingDirectory(options.cwd, options.root);
-      // spawn() returns once the child has exec'd (or failed to): the descriptor can be closed right after.
+      dir = await openWorkingDirectory(options.cwd, options.root);
       const child = spawnChild(file, [...options.args], {
         cwd: dir.spawnPath,
         env: { ...options.env, PWD: options.cwd },
@@ -57,8 +56,8 @@ export class ChildProcessBackend implements ProcessBackend {
         shell: false,
         windowsHide: true,
       });
-      dir.close();
-      return new Promise<ProcessHandle>((resolve, reject) => {
+      // Listen before anything else is awaited: 'spawn' or 'error' follows on the next tick.
+      return await new Promise<ProcessHandle>((resolve, reject) => {
         const onError = (err: NodeJS.ErrnoException): void => {
           child.off('spawn', onSpawn);
           const reason = err.code === 'ENOENT' ? 'not_found' : err.code === 'EACCES' ? 'not_executable' : err.code === 'E2BIG' || err.code === 'ENAMETOOLONG' ? 'too_large' : 'failed';
@@ -72,13 +71,15 @@ export class ChildProcessBackend implements ProcessBackend {
         child.once('spawn', onSpawn);
       });
     } catch (err) {
-      dir?.close();
-      if (SpawnError.is(err)) return Promise.reject(err);
+      if (SpawnError.is(err)) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'E2BIG' || code === 'ENAMETOOLONG') {
-        return Promise.reject(new SpawnError('too_large', `Could not start ${options.file}: the command, its environment or a path exceeds a system limit (${code}).`, { cause: err }));
+        throw new SpawnError('too_large', `Could not start ${options.file}: the command, its environment or a path exceeds a system limit (${code}).`, { cause: err });
       }
-      return Promise.reject(new SpawnError('failed', `Could not start ${options.file}: ${String(err)}`, { cause: err }));
+      throw new SpawnError('failed', `Could not start ${options.file}: ${String(err)}`, { cause: err });
+    } finally {
+      // spawn() returns once the child has exec'd (or failed to): the descriptor is no longer needed.
+      await dir?.close();
     }
   }
 }

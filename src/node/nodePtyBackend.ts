@@ -95,14 +95,14 @@ export class NodePtyBackend implements ProcessBackend {
     checkPathLength('The program name', options.file);
     const file = resolveExecutable(options.file, options.cwd, options.env);
     checkSpawnLimits(file, options.args, options.env, options.cwd);
-    const dir = openWorkingDirectory(options.cwd, options.root);
+    const dir = await openWorkingDirectory(options.cwd, options.root);
     // node-pty sets the child's PWD to the cwd it was given, here /proc/self/fd/<n>. A shell in between puts
     // the logical path back before it execs the program, when there is one to do it.
     const shim = dir.spawnPath !== options.cwd && fs.existsSync(SHELL);
     const [spawnFile, spawnArgs] = shim ? [SHELL, ['-c', PWD_SHIM, 'sh', options.cwd, file, ...options.args]] : [file, [...options.args]];
-    let term: NodePty.IPty;
+    let handle: PtyHandle;
     try {
-      term = pty.spawn(spawnFile, spawnArgs, {
+      const term = pty.spawn(spawnFile, spawnArgs, {
         name: options.env.TERM ?? 'xterm-256color',
         cols: options.cols ?? 80,
         rows: options.rows ?? 24,
@@ -110,13 +110,15 @@ export class NodePtyBackend implements ProcessBackend {
         env: { ...options.env, PWD: options.cwd },
         encoding: null,
       });
+      // In the same tick as the spawn: the handle takes hold of the terminal before the event loop reads it.
+      handle = new PtyHandle(term, this.graceMs, this.sweepOnExit, this.drainMs);
     } catch (err) {
       throw new SpawnError('failed', `The terminal process could not be started: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       // The forked child holds its own copy of the descriptor until it execs (chdir happens before).
-      dir.close();
+      await dir.close();
     }
-    return new PtyHandle(term, this.graceMs, this.sweepOnExit, this.drainMs);
+    return handle;
   }
 }
 

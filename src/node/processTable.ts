@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SpawnError } from '../core/ports/processBackend';
+import type { ConfinedDirectory } from './confinedFs';
+import { openDirectoryWithin } from './confinedFs';
 
 /** One row of the OS process table. */
 export interface ProcessEntry {
@@ -277,82 +279,43 @@ export function checkSpawnLimits(file: string, args: readonly string[], env: Rea
 
 /** A working directory opened once and verified: start the child in `spawnPath`, then `close()`. */
 export interface OpenedDirectory {
-  /** What to pass as the child's cwd: on Linux `/proc/self/fd/<n>`, the opened directory itself. */
+  /** What to pass as the child's cwd: on Linux `/proc/self/fd/<n>/.`, the opened directory itself. */
   readonly spawnPath: string;
-  /** The real path of what was opened. */
-  readonly realPath: string;
-  close(): void;
-}
-
-function isWithin(realRoot: string, p: string): boolean {
-  return p === realRoot || p.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
+  close(): Promise<void>;
 }
 
 /**
- * Opens `absDir` once (O_DIRECTORY), reads back the real path of the descriptor the kernel gave us (Linux:
- * `/proc/self/fd/<n>`), and refuses it unless it lies inside `realRoot`. The child is then started with cwd
- * `/proc/self/fd/<n>`: a magic link the kernel resolves to the opened directory itself, in the parent (checks)
- * and in the forked child (whose copy of the descriptor stays open until exec, where chdir happens). So a folder
- * swapped for a symbolic link between the workspace check and the spawn cannot send the child outside: whatever
- * path resolution found is what was verified and what the child runs in.
- * Elsewhere (no /proc) the real path is checked and used as the cwd, which narrows the window but cannot close it.
+ * The working directory to start in. With a `root`, `cwd` is opened once and what was opened is verified to lie
+ * inside the root's real path (confinedFs: on Linux, the real path of the descriptor), and the child starts in
+ * `/proc/self/fd/<n>/.`: the kernel resolves that through the descriptor, so a folder swapped for a symbolic
+ * link after the check cannot send the child elsewhere. `self`, not our pid: the forked child resolves it
+ * through its own inherited copy of the descriptor (chdir happens before exec, where close-on-exec applies), so
+ * it stays right however soon we close ours; node-pty returns from the fork before the child has changed folder.
+ * Without a root, `cwd` is only checked to be a directory.
  * Throws SpawnError: 'bad_cwd' (missing, not a directory), 'outside', 'too_large'.
  */
-export function openDirectoryWithin(realRoot: string, absDir: string): OpenedDirectory {
-  checkPathLength('The working directory', absDir);
-  if (process.platform !== 'linux') {
-    let real: string;
-    try {
-      real = fs.realpathSync(absDir);
-      if (!fs.statSync(real).isDirectory()) throw new Error('not a directory');
-    } catch {
-      throw new SpawnError('bad_cwd', `Working directory ${absDir} does not exist or is not a directory.`);
-    }
-    if (!isWithin(realRoot, real)) throw new SpawnError('outside', `Working directory ${absDir} resolves outside the workspace (to ${real}).`);
-    return { spawnPath: real, realPath: real, close: () => undefined };
-  }
-  let fd: number;
-  try {
-    fd = fs.openSync(absDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENAMETOOLONG') throw tooLarge(`Working directory ${absDir} is too long a path for the system (ENAMETOOLONG).`);
-    throw new SpawnError('bad_cwd', `Working directory ${absDir} does not exist or is not a directory.`, { cause: err });
-  }
-  let real: string;
-  try {
-    real = fs.readlinkSync(`/proc/self/fd/${fd}`);
-  } catch (err) {
-    fs.closeSync(fd);
-    throw new SpawnError('failed', `Could not verify the working directory ${absDir}: ${String(err)}`, { cause: err });
-  }
-  if (!isWithin(realRoot, real)) {
-    fs.closeSync(fd);
-    throw new SpawnError('outside', `Working directory ${absDir} resolved outside the workspace when opened (to ${real}); it may have been replaced by a symbolic link.`);
-  }
-  let open = true;
-  return {
-    spawnPath: `/proc/self/fd/${fd}`,
-    realPath: real,
-    close: () => {
-      if (!open) return;
-      open = false;
-      fs.closeSync(fd);
-    },
-  };
-}
-
-/** The working directory to start in: verified inside `root` when a root is given, else only checked to exist. */
-export function openWorkingDirectory(cwd: string, root: string | undefined): OpenedDirectory {
+export async function openWorkingDirectory(cwd: string, root: string | undefined): Promise<OpenedDirectory> {
+  checkPathLength('The working directory', cwd);
   if (root === undefined) {
     checkCwd(cwd);
-    return { spawnPath: cwd, realPath: cwd, close: () => undefined };
+    return { spawnPath: cwd, close: async () => undefined };
   }
   let realRoot: string;
   try {
-    realRoot = fs.realpathSync(root);
+    realRoot = await fs.promises.realpath(root);
   } catch (err) {
     throw new SpawnError('bad_cwd', `The workspace folder ${root} no longer exists.`, { cause: err });
   }
-  return openDirectoryWithin(realRoot, cwd);
+  let dir: ConfinedDirectory;
+  try {
+    dir = await openDirectoryWithin(realRoot, cwd);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ESCAPED') {
+      throw new SpawnError('outside', `Working directory ${cwd} resolved outside the workspace when opened; it may have been replaced by a symbolic link.`, { cause: err });
+    }
+    if (code === 'ENAMETOOLONG') throw tooLarge(`Working directory ${cwd} is too long a path for the system (ENAMETOOLONG).`);
+    throw new SpawnError('bad_cwd', `Working directory ${cwd} does not exist or is not a directory.`, { cause: err });
+  }
+  return { spawnPath: dir.entry('.'), close: () => dir.close() };
 }

@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import type { Disposable } from '../core/disposable';
-import { ToolError } from '../core/errors';
+import { InvalidArgumentsError, ToolError } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
 import type { ProcessInfo, ProcessStatus, ProcessSupervisor } from '../core/process/supervisor';
+import { TerminalFeed } from '../core/process/terminalFeed';
 import { MAX_TERMINAL_DIMENSION } from '../core/process/supervisor';
 
 /** What the mirror needs of the supervisor (structural, so tests can pass a fake). */
@@ -15,15 +16,29 @@ export type MirroredProcesses = Pick<
 export const TERMINAL_NAME_CHARS = 40;
 /** Terminals of finished processes kept open; older ones are closed so an agent cannot flood the panel. */
 export const MAX_FINISHED_TERMINALS = 20;
-/** Output is handed to the terminal at most this often... */
-const FLUSH_MS = 16;
-/** ...and at most this many characters at a time (about 32 MB/s: what the renderer can paint). */
-const FLUSH_CHARS = 512 * 1024;
+/** Most characters handed to the terminal in one write. */
+const FLUSH_CHARS = 256 * 1024;
 /**
- * Characters waiting for the terminal. Beyond this a flood is skipped (with a note) rather than queued: the
- * extension host's memory stays flat and the full retained log remains available to read_process.
+ * Characters waiting for the terminal. Beyond this a flood is dropped (with a "[… N bytes not shown …]" line)
+ * rather than queued: the extension host's memory stays flat, and read_process still has the output.
  */
-const MAX_PENDING_CHARS = 4 * 1024 * 1024;
+const MAX_PENDING_CHARS = 1024 * 1024;
+
+/**
+ * Resolves once the workbench has processed what was written to a terminal before it. Extension terminals have
+ * no flow control of their own (a Pseudoterminal's writes are never acknowledged), so each write waits for a
+ * round trip to the workbench: what the renderer has not taken yet stays bounded in our queue instead of piling
+ * up in the extension host's connection to it. The extension host holds terminal data back for 5 ms to batch it,
+ * so the request goes out after that, behind the data. Any command the workbench (not the extension host)
+ * answers would do: setting a context key of ours that nothing reads is the cheapest.
+ */
+async function workbenchBarrier(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, TERMINAL_BATCH_DELAY_MS));
+  await vscode.commands.executeCommand('setContext', 'codespace.terminalMirrorSync', true);
+}
+
+/** Longer than the extension host's own batching of terminal data (5 ms). */
+const TERMINAL_BATCH_DELAY_MS = 10;
 
 const DIM = '\x1b[2m';
 const RESET = '\x1b[0m';
@@ -63,8 +78,6 @@ function clampDimension(n: number): number {
   return Math.min(MAX_TERMINAL_DIMENSION, Math.max(1, Math.floor(n)));
 }
 
-type Queued = string | { skipped: number };
-
 /** One process shown in one terminal: replay, live output, input, resize, close, exit line. */
 class ProcessPty implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
@@ -79,9 +92,9 @@ class ProcessPty implements vscode.Pseudoterminal {
   private quiet = false;
   private status: ProcessStatus | undefined;
   private exitShown = false;
-  private queue: Queued[] = [];
-  private queuedChars = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly feed: TerminalFeed;
+  /** Output was dropped without decoding: the decoder's state no longer follows the stream. */
+  private decoderStale = false;
   private afterCR = false;
   private atLineStart = true;
   /** Pipes only: the line being typed (no terminal driver echoes or edits it). */
@@ -92,7 +105,14 @@ class ProcessPty implements vscode.Pseudoterminal {
     private readonly processes: MirroredProcesses,
     private readonly logger: Logger,
     private readonly onClosed: (processId: string) => void,
-  ) {}
+  ) {
+    this.feed = new TerminalFeed({
+      maxPendingChars: MAX_PENDING_CHARS,
+      batchChars: FLUSH_CHARS,
+      write: (text) => this.writeEmitter.fire(text),
+      barrier: workbenchBarrier,
+    });
+  }
 
   get exited(): boolean {
     return this.status !== undefined;
@@ -116,9 +136,7 @@ class ProcessPty implements vscode.Pseudoterminal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.clearTimer();
-    this.queue = [];
-    this.queuedChars = 0;
+    this.feed.dispose();
     if (!this.status && !this.quiet) {
       this.logger.info(`[terminals] terminal of ${this.info.process_id} closed by the developer: terminating the process`);
       this.processes.terminate(this.info.process_id).catch((err: unknown) => this.ignoreGone(err, 'terminate'));
@@ -166,7 +184,19 @@ class ProcessPty implements vscode.Pseudoterminal {
   /** Live output of the process. Before `open` the supervisor's buffer holds it; `open` replays that. */
   output(bytes: Uint8Array): void {
     if (!this.opened || this.closed) return;
-    this.enqueue(this.decoder.decode(bytes, { stream: true }));
+    // A UTF-8 byte decodes to at most one UTF-16 unit, so bytes bound the characters: a chunk that could not
+    // be kept is counted as dropped without the cost of decoding it.
+    if (!this.feed.accepts(bytes.length)) {
+      this.feed.drop(bytes.length);
+      this.decoderStale = true;
+      this.atLineStart = true;
+      return;
+    }
+    if (this.decoderStale) {
+      this.decoder.decode();
+      this.decoderStale = false;
+    }
+    this.enqueue(this.decoder.decode(bytes, { stream: true }), bytes.length);
   }
 
   ended(status: ProcessStatus): void {
@@ -183,7 +213,7 @@ class ProcessPty implements vscode.Pseudoterminal {
   private showExit(): void {
     if (this.exitShown || !this.status) return;
     this.exitShown = true;
-    this.enqueue(this.decoder.decode());
+    if (!this.decoderStale) this.enqueue(this.decoder.decode(), 0);
     this.note(exitLine(this.status));
   }
 
@@ -193,59 +223,35 @@ class ProcessPty implements vscode.Pseudoterminal {
 
   private ignoreGone(err: unknown, what: string): void {
     if (ToolError.is(err, 'PROCESS_EXITED') || ToolError.is(err, 'PROCESS_NOT_FOUND')) return;
+    if (err instanceof InvalidArgumentsError) {
+      // The agent ended the input of this pipe process (write_stdin eof): what is typed here goes nowhere.
+      this.logger.debug(`[terminals] ${this.info.process_id}: ${what}: ${err.message}`);
+      return;
+    }
     this.logger.warn(`[terminals] ${this.info.process_id}: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 
   /** A dim line of ours, on a line of its own. */
   private note(text: string): void {
-    this.push(`${RESET}${this.atLineStart ? '' : '\r\n'}${DIM}${text}${RESET}\r\n`, true);
+    this.ours(`${RESET}${this.atLineStart ? '' : '\r\n'}${DIM}${text}${RESET}\r\n`);
   }
 
   private echo(text: string): void {
-    this.push(text, true);
+    this.ours(text);
   }
 
-  private enqueue(text: string): void {
-    if (text === '') return;
-    const shown = this.info.tty ? text : toCrLf(text, this.afterCR);
-    if (!this.info.tty) this.afterCR = text.endsWith('\r');
-    this.push(shown, false);
-  }
-
-  private push(text: string, ours: boolean): void {
+  private ours(text: string): void {
     if (this.closed || text === '') return;
     this.atLineStart = text.endsWith('\n');
-    if (!ours && this.queuedChars + text.length > MAX_PENDING_CHARS) {
-      const last = this.queue[this.queue.length - 1];
-      if (last !== undefined && typeof last !== 'string') last.skipped += text.length;
-      else this.queue.push({ skipped: text.length });
-    } else {
-      this.queue.push(text);
-      this.queuedChars += text.length;
-    }
-    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+    this.feed.note(text);
   }
 
-  private flush(): void {
-    this.timer = undefined;
-    if (this.closed) return;
-    let out = '';
-    while (this.queue.length > 0 && out.length < FLUSH_CHARS) {
-      const item = this.queue.shift() as Queued;
-      if (typeof item === 'string') {
-        out += item;
-        this.queuedChars -= item.length;
-      } else {
-        out += `${RESET}\r\n${DIM}[… ${item.skipped} character(s) of output skipped in this terminal: read_process has the retained log …]${RESET}\r\n`;
-      }
-    }
-    if (out !== '') this.writeEmitter.fire(out);
-    if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), FLUSH_MS);
-  }
-
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  private enqueue(text: string, bytes: number): void {
+    if (text === '' || this.closed) return;
+    const shown = this.info.tty ? text : toCrLf(text, this.afterCR);
+    if (!this.info.tty) this.afterCR = text.endsWith('\r');
+    this.atLineStart = shown.endsWith('\n');
+    this.feed.push(shown, bytes);
   }
 }
 
@@ -280,11 +286,6 @@ export class ProcessTerminals implements vscode.Disposable {
     for (const status of processes.list()) {
       if (status.state === 'running') this.mirror(processes.info(status.process_id));
     }
-  }
-
-  /** The terminal showing `processId`, while it is open. */
-  terminalFor(processId: string): vscode.Terminal | undefined {
-    return this.mirrors.get(processId)?.terminal;
   }
 
   dispose(): void {

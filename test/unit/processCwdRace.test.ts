@@ -93,4 +93,15 @@ describe('exec_command cwd against a concurrent symlink swap', function () {
     assert.deepEqual(snapshot(outside), before);
     assert.ok(ran.length > 0, `some commands ran (${refused} refused)`);
   });
+
+  for (const tty of [false, true]) {
+    it(`starts in the folder it verified, with PWD the logical path (${tty ? 'pty' : 'pipes'})`, async () => {
+      fs.mkdirSync(path.join(f.root, 'inside'));
+      fs.symlinkSync('inside', path.join(f.root, 'alias'));
+      f.env = { ...f.env, PWD: '/somewhere/else' };
+      const r = await f.call(execCommandTool, { workspace_id: 'proj', command: ['sh', '-c', 'echo "$PWD"; pwd -P; cd .. && pwd -P'], cwd: 'alias', tty });
+      const lines = (await f.readAll(r.process_id as string)).replace(/\r\n/g, '\n').trim().split('\n');
+      assert.deepEqual(lines, [path.join(f.root, 'alias'), path.join(f.root, 'inside'), f.root]);
+    });
+  }
 });
