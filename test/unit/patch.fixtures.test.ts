@@ -6,7 +6,6 @@ import { parsePatch } from '../../src/core/patch/parser';
 import { checkExpectedVersions, planPatch } from '../../src/core/patch/plan';
 import type { PlannedPatch } from '../../src/core/patch/plan';
 import { contentVersion } from '../../src/core/patch/version';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { openPatchWorld } from './helpers/patchWorld';
 import { toolError } from './helpers/workspaceFixture';
 
@@ -165,8 +164,10 @@ describe('patch engine fixtures through the real PatchService', () => {
         }
         const args = { workspace_id: 'proj', patch: patchText, expected_versions: expected, operation_key: `fixture-${name}` };
         if (patchText === '') {
-          // The input schema refuses an empty patch before the service sees it: a protocol error.
-          await assert.rejects(world.call('apply_patch', args), (e: unknown) => e instanceof McpError && e.code === -32602);
+          // The input schema refuses an empty patch before the service sees it: INVALID_ARGUMENTS naming the field.
+          const e = toolError(await world.call('apply_patch', args));
+          assert.equal(e.code, 'INVALID_ARGUMENTS');
+          assert.match(e.message, /^patch:/);
           assert.deepEqual(world.writes(), []);
           return;
         }
