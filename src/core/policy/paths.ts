@@ -71,21 +71,17 @@ export async function confine(fs: WorkspaceFs, root: string, input: string, opti
   }
 
   // Walk up from the target to the deepest existing entry and resolve it. Another process may remove that entry
-  // between the two steps: then walk again (a few times), rather than mistake it for a dangling link.
+  // between the two steps: then it is missing too, and its parent is what decides, not a dangling link.
+  let probe = abs;
+  while (probe !== root && (await fs.lstat(probe)) === undefined) probe = path.dirname(probe);
   let realProbe: string | undefined;
-  for (let attempt = 0; realProbe === undefined; attempt++) {
-    let probe = abs;
-    for (;;) {
-      const st = await fs.lstat(probe);
-      if (st !== undefined) break;
-      if (probe === root) break;
-      probe = path.dirname(probe);
-    }
+  while (realProbe === undefined) {
     try {
       realProbe = await fs.realpath(probe);
     } catch {
       // A dangling symlink: its target is unknown territory.
-      if ((await fs.lstat(probe))?.type === 'symlink' || attempt >= 4) throw outside(input, 'it goes through a symbolic link whose target does not exist');
+      if ((await fs.lstat(probe))?.type === 'symlink' || probe === root) throw outside(input, 'it goes through a symbolic link whose target does not exist');
+      probe = path.dirname(probe);
     }
   }
   if (!isInside(realRoot, realProbe)) throw outside(input, 'it goes through a symbolic link that points outside the workspace');
