@@ -34,8 +34,18 @@ const MAX_PENDING_CHARS = 1024 * 1024;
  */
 async function workbenchBarrier(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, TERMINAL_BATCH_DELAY_MS));
-  await vscode.commands.executeCommand('setContext', 'codespace.terminalMirrorSync', true);
+  // Bounded: a workbench that never answers (a closed or stalled window) must not stop the mirror for good; the
+  // terminal then goes on at one batch per BARRIER_TIMEOUT_MS.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    vscode.commands.executeCommand('setContext', 'codespace.terminalMirrorSync', true),
+    new Promise((resolve) => (timer = setTimeout(resolve, BARRIER_TIMEOUT_MS))),
+  ]);
+  clearTimeout(timer);
 }
+
+/** Longest wait for the workbench's answer before the next batch goes anyway. */
+const BARRIER_TIMEOUT_MS = 1000;
 
 /** Longer than the extension host's own batching of terminal data (5 ms). */
 const TERMINAL_BATCH_DELAY_MS = 10;
