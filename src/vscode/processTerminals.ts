@@ -292,6 +292,10 @@ export class ProcessTerminals implements vscode.Disposable {
       processes.onDidStart((info) => this.mirror(info)),
       processes.onDidOutput((id, bytes) => this.mirrors.get(id)?.pty.output(bytes)),
       processes.onDidExit((id, status) => this.ended(id, status)),
+      // A terminal closed before the workbench opened its pseudoterminal never gets a close() call: catch it here.
+      vscode.window.onDidCloseTerminal((closed) => {
+        for (const { terminal, pty } of this.mirrors.values()) if (terminal === closed) pty.close();
+      }),
     );
     for (const status of processes.list()) {
       if (status.state === 'running') this.mirror(processes.info(status.process_id));

@@ -264,7 +264,6 @@ describe('Processes inside VS Code: terminals and the MCP process tools', () => 
     }, 20);
     let shownChars = 0;
     let markers = 0;
-    let exitLine = false;
     let sub: vscode.Disposable | undefined;
     let terminal: vscode.Terminal | undefined;
     try {
@@ -273,7 +272,6 @@ describe('Processes inside VS Code: terminals and the MCP process tools', () => 
       sub = (terminal.creationOptions as vscode.ExtensionTerminalOptions).pty.onDidWrite((data) => {
         shownChars += data.length;
         if (/\[… \d+ bytes not shown …\]/.test(data)) markers++;
-        if (data.includes('[process exited with code 0]')) exitLine = true;
       });
       assert.equal(await readerDone, 0, `the reader failed: ${stderr}`);
       const result = JSON.parse(stdout) as { process_id: string; cursor: number; tail: string; exit_code?: number };
@@ -281,7 +279,6 @@ describe('Processes inside VS Code: terminals and the MCP process tools', () => 
       assert.equal(result.exit_code, 0);
       assert.match(result.tail, /a\r\nflood-done\r\n$/, 'the agent read to the end');
       assert.equal(result.cursor, total + '\r\nflood-done\r\n'.length);
-      await waitFor(`the exit line in the terminal (given ${shownChars} characters so far, ${markers} marker(s))`, () => (exitLine ? true : undefined), 180_000);
     } finally {
       clearInterval(sampler);
       sub?.dispose();
