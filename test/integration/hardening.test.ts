@@ -13,7 +13,7 @@ import * as vscode from 'vscode';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { BULK_FILES, bulkFiles, bulkName, bulkPatch, hex, newContent, oldContent } from '../unit/helpers/bulkPatchScenario';
 import { MIN_SWAPS, runSwapRace } from '../unit/helpers/swapRace';
-import { activateExtension, call, connectClient, connectionFromCommand, folder } from './helpers';
+import { call, connectToFirstFolder, folder } from './helpers';
 
 const HELPERS = path.join(__dirname, '..', 'unit', 'helpers');
 /** Runs a helper script with the extension host's own runtime (Electron's, on the desktop, as plain Node). */
@@ -27,13 +27,7 @@ describe('file guarantees inside VS Code', function () {
   const cleanup: string[] = [];
 
   before(async () => {
-    await activateExtension();
-    const { url, token } = await connectionFromCommand();
-    client = await connectClient(url, token);
-    const info = await call<{ workspaces: { id: string; name: string }[] }>(client, 'workspace_info', {});
-    const first = info.workspaces.find((w) => w.name === folder(0).name);
-    assert.ok(first);
-    wsId = first.id;
+    ({ client, wsId } = await connectToFirstFolder());
     root = await fsp.realpath(folder(0).uri.fsPath);
   });
   after(async () => {

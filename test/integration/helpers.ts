@@ -51,3 +51,14 @@ export function folder(index: number): vscode.WorkspaceFolder {
   assert.ok(f, `workspace folder ${index} is open`);
   return f;
 }
+
+/** Activates the extension, connects a client as a user would, and returns it with the first folder's id. */
+export async function connectToFirstFolder(): Promise<{ client: Client; wsId: string }> {
+  await activateExtension();
+  const { url, token } = await connectionFromCommand();
+  const client = await connectClient(url, token);
+  const info = await call<{ workspaces: { id: string; name: string }[] }>(client, 'workspace_info', {});
+  const first = info.workspaces.find((w) => w.name === folder(0).name);
+  assert.ok(first, 'the first folder is served');
+  return { client, wsId: first.id };
+}

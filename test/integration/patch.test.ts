@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import { activateExtension, call, callError, connectClient, connectionFromCommand, folder } from './helpers';
+import { call, callError, connectToFirstFolder, folder } from './helpers';
 
 interface ApplyResult {
   status: string;
@@ -32,13 +32,7 @@ describe('apply_patch inside VS Code', () => {
   const decoder = new TextDecoder();
 
   before(async () => {
-    await activateExtension();
-    const { url, token } = await connectionFromCommand();
-    client = await connectClient(url, token);
-    const info = await call<{ workspaces: { id: string; name: string }[] }>(client, 'workspace_info', {});
-    const first = info.workspaces.find((w) => w.name === folder(0).name);
-    assert.ok(first, 'the first folder is served');
-    wsId = first.id;
+    ({ client, wsId } = await connectToFirstFolder());
   });
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');

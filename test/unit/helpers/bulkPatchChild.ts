@@ -4,30 +4,13 @@
  * random moment, as an extension-host crash would.
  * argv: <storage dir> <workspace root>
  */
-import * as path from 'node:path';
-import { silentLogger } from '../../../src/core/ports/logger';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import { applyPatchTool } from '../../../src/core/tools/applyPatch';
-import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
-import { assembleServices } from '../../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import { BULK_KEY, bulkPatch } from './bulkPatchScenario';
+import { assembleChildServices } from './crashChild';
 
 async function main(): Promise<void> {
   const [storage, root] = process.argv.slice(2) as [string, string];
-  const workspaces = new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), profile: 'write' }]));
-  const assembled = await assembleServices({
-    workspaces,
-    fs: new NodeWorkspaceFs(),
-    logger: silentLogger,
-    limits: () => DEFAULT_LIMITS,
-    storageDir: storage,
-    env: () => ({}),
-    timeoutMs: () => 0,
-    lifetime: 'crash-child',
-  });
-  const id = workspaces.list()[0]?.id as string;
+  const { assembled, workspaceId: id } = await assembleChildServices(storage, root);
   process.send?.('go');
   await applyPatchTool.handler({ workspace_id: id, ...bulkPatch(), operation_key: BULK_KEY }, { services: assembled.services, signal: new AbortController().signal });
   process.send?.('done');

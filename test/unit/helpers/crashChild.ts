@@ -1,5 +1,13 @@
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
+import type { PatchFaults } from '../../../src/core/patch/patchService';
+import { silentLogger } from '../../../src/core/ports/logger';
+import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
+import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import type { AssembledServices } from '../../../src/node/assembleServices';
+import { assembleServices } from '../../../src/node/assembleServices';
+import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 
 export interface ChildExit {
   code: number | null;
@@ -16,4 +24,24 @@ export function runHelperChild(script: string, args: readonly string[]): Promise
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
   });
+}
+
+/**
+ * For the child side: the real services on one workspace folder (`root`, profile write) with the ledger in
+ * `storage`, as the extension assembles them; returns them with the folder's id.
+ */
+export async function assembleChildServices(storage: string, root: string, faults?: PatchFaults): Promise<{ assembled: AssembledServices; workspaceId: string }> {
+  const workspaces = new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), profile: 'write' }]));
+  const assembled = await assembleServices({
+    workspaces,
+    fs: new NodeWorkspaceFs(),
+    logger: silentLogger,
+    limits: () => DEFAULT_LIMITS,
+    storageDir: storage,
+    env: () => ({}),
+    timeoutMs: () => 0,
+    lifetime: 'crash-child',
+    ...(faults ? { faults } : {}),
+  });
+  return { assembled, workspaceId: workspaces.list()[0]?.id as string };
 }

@@ -4,15 +4,9 @@
  * SIGKILLs itself at the requested point, leaving disk and ledger exactly as an extension-host crash would.
  * argv: <storage dir> <workspace root> <before-write | after-first-write | before-finish>
  */
-import * as path from 'node:path';
 import type { PatchFaults } from '../../../src/core/patch/patchService';
-import { silentLogger } from '../../../src/core/ports/logger';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import { applyPatchTool } from '../../../src/core/tools/applyPatch';
-import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
-import { assembleServices } from '../../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import { assembleChildServices } from './crashChild';
 import type { CrashPoint } from './patchCrashScenario';
 import { CRASH_ARGS, CRASH_POINTS } from './patchCrashScenario';
 
@@ -41,19 +35,7 @@ async function main(): Promise<void> {
       if (point === 'before-finish') die();
     },
   };
-  const workspaces = new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), profile: 'write' }]));
-  const assembled = await assembleServices({
-    workspaces,
-    fs: new NodeWorkspaceFs(),
-    logger: silentLogger,
-    limits: () => DEFAULT_LIMITS,
-    storageDir: storage,
-    env: () => ({}),
-    timeoutMs: () => 0,
-    lifetime: 'crash-child',
-    faults,
-  });
-  const id = workspaces.list()[0]?.id as string;
+  const { assembled, workspaceId: id } = await assembleChildServices(storage, root, faults);
   await applyPatchTool.handler({ workspace_id: id, ...CRASH_ARGS, expected_versions: { ...CRASH_ARGS.expected_versions } }, {
     services: assembled.services,
     signal: new AbortController().signal,
