@@ -23,9 +23,12 @@ for (;;) {
   fs.symlinkSync(n % 2 ? outside : inside, tmp);
   fs.renameSync(tmp, link);
   n++;
-  if (n % 64 === 0 && fs.existsSync(stop)) break;
+  if (n % 64 === 0) {
+    process.stdout.write(n + '\\n');
+    if (fs.existsSync(stop)) break;
+  }
 }
-process.stdout.write(String(n));
+process.stdout.write(n + '\\n');
 `;
 
 function snapshot(dir: string): Record<string, string> {
@@ -57,8 +60,9 @@ describe('exec_command cwd against a concurrent symlink swap', function () {
     const stop = path.join(f.tmp, 'stop');
 
     const swapper = spawn(process.execPath, ['-e', SWAPPER, f.root, inside, outside, stop], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let swaps = '';
-    swapper.stdout.on('data', (d: Buffer) => (swaps += d.toString()));
+    let out = '';
+    swapper.stdout.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-64)));
+    const swaps = (): number => Number(/(\d+)\n$/.exec(out)?.[1] ?? 0);
     const swapperDone = new Promise<void>((resolve) => swapper.once('exit', () => resolve()));
 
     const ran: string[] = [];
@@ -82,13 +86,18 @@ describe('exec_command cwd against a concurrent symlink swap', function () {
       }
     };
     try {
-      for (let i = 0; i < 240; i += 4) await Promise.all([one(i), one(i + 1), one(i + 2), one(i + 3)]);
+      // At least 240 commands, and on until the swapper has made 3000 swaps (a fast machine finishes the commands
+      // sooner than that), at most a minute and a half.
+      const started = Date.now();
+      for (let i = 0; i < 240 || (swaps() < 3000 && Date.now() - started < 90_000); i += 4) {
+        await Promise.all([one(i), one(i + 1), one(i + 2), one(i + 3)]);
+      }
     } finally {
       fs.writeFileSync(stop, '');
       await swapperDone;
     }
 
-    assert.ok(Number(swaps) >= 3000, `the swapper made ${swaps} swaps`);
+    assert.ok(swaps() >= 3000, `the swapper made ${swaps()} swaps`);
     assert.deepEqual(escaped, [], `${escaped.length} of ${ran.length} commands ran outside`);
     assert.deepEqual(snapshot(outside), before);
     assert.ok(ran.length > 0, `some commands ran (${refused} refused)`);
