@@ -1,0 +1,67 @@
+import type { Disposable } from '../disposable';
+import type { Decider, HoldView } from '../approvals/hold';
+
+/** The tool a mutating operation came from. */
+export type OperationTool = 'apply_patch' | 'exec_command' | 'write_stdin' | 'process_resize' | 'terminate_process';
+
+/** What an operation is, in a line: enough for an activity list. */
+export interface OperationSummary {
+  /** Unique per run of the runner (not the ledger's operation_id, which only patches have). */
+  readonly run_id: string;
+  readonly tool: OperationTool;
+  readonly workspace_id: string;
+  /** "apply_patch: 2 files (src/a.ts, src/b.ts)", "exec_command: npm test". */
+  readonly title: string;
+  readonly at: string;
+}
+
+/**
+ * The one typed event stream of the operation runner. The panel, the status bar and the tests consume it; nothing
+ * else reports what agents do.
+ */
+export type RunnerEvent =
+  | { readonly type: 'operation.prepared'; readonly operation: OperationSummary }
+  | { readonly type: 'operation.held'; readonly operation: OperationSummary; readonly hold: HoldView }
+  | { readonly type: 'operation.granted'; readonly approval_id: string; readonly by: Decider; readonly at: string }
+  | { readonly type: 'operation.denied'; readonly approval_id: string; readonly by: Decider; readonly note?: string; readonly at: string }
+  | { readonly type: 'operation.stale'; readonly approval_id: string; readonly reason: string; readonly at: string }
+  | { readonly type: 'operation.committed'; readonly operation: OperationSummary; readonly status: string; readonly approval_id?: string; readonly process_id?: string; readonly operation_id?: string }
+  | { readonly type: 'operation.failed'; readonly operation: OperationSummary; readonly code: string; readonly message: string; readonly approval_id?: string }
+  | { readonly type: 'process.started'; readonly process_id: string; readonly workspace_id: string; readonly command: readonly string[]; readonly tty: boolean; readonly started_at: string }
+  | {
+      readonly type: 'process.exited';
+      readonly process_id: string;
+      readonly workspace_id: string;
+      readonly termination: string;
+      readonly exit_code?: number;
+      readonly signal?: string;
+      readonly ended_at: string;
+    };
+
+export type RunnerEventType = RunnerEvent['type'];
+
+/** Listeners of one event stream; a listener that throws is reported and does not stop the others. */
+export class EventStream<T> implements Disposable {
+  private readonly listeners = new Set<(event: T) => void>();
+
+  constructor(private readonly onListenerError: (err: unknown) => void = () => undefined) {}
+
+  on(listener: (event: T) => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => void this.listeners.delete(listener) };
+  }
+
+  emit(event: T): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(event);
+      } catch (err) {
+        this.onListenerError(err);
+      }
+    }
+  }
+
+  dispose(): void {
+    this.listeners.clear();
+  }
+}
