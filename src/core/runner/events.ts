@@ -65,3 +65,16 @@ export class EventStream<T> implements Disposable {
     this.listeners.clear();
   }
 }
+
+/** What the editor reads of the runner: the live stream, recent history (after a reload of the panel), previews. */
+export interface Activity {
+  /** Every runner event as it happens. */
+  onEvent(listener: (event: RunnerEvent) => void): Disposable;
+  /** The most recent events, oldest first (bounded: the latest 500). */
+  recent(): readonly RunnerEvent[];
+  /**
+   * Content of a recent `check_only` preview (the `run_id` of its operation.committed event with status
+   * `checked`), for the same diff view as a hold; undefined once it has rolled off (the latest 16 are kept).
+   */
+  preview(runId: string): readonly import('../approvals/hold').ProposalFile[] | undefined;
+}
