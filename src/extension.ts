@@ -12,6 +12,7 @@ import { OutputLogger } from './vscode/log';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
+import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
@@ -51,7 +52,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
-  context.subscriptions.push(new ProcessTerminals(core.supervisor, log));
+  const terminals = new ProcessTerminals(core.supervisor, log);
+  context.subscriptions.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     // Older tokens stay masked too; every registration is released when the extension deactivates.
