@@ -6,4 +6,5 @@ export const COMMANDS = {
   restartServer: 'codespace.restartServer',
   showLog: 'codespace.showLog',
   statusActions: 'codespace.statusActions',
+  showProcessTerminal: 'codespace.showProcessTerminal',
 } as const;

@@ -4,6 +4,7 @@ import { DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { Profile } from '../core/ports/workspaceSource';
 import type { Limits } from '../core/tools/tool';
 import { DEFAULT_LIMITS } from '../core/tools/tool';
+import { DEFAULT_CLOSE_EXITED_AFTER_SECONDS, DEFAULT_MAX_LIVE_MIRRORS, terminalSlots } from './terminalSlots';
 
 export const SECTION = 'codespace';
 
@@ -77,6 +78,14 @@ export const settings = {
   },
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
+  },
+  /** Agent terminals open at once (see terminalSlots.ts); read at each decision. */
+  terminalsMaxLiveMirrors(): number {
+    return terminalSlots.validSlots(read<number>('terminals.maxLiveMirrors', DEFAULT_MAX_LIVE_MIRRORS));
+  },
+  /** Seconds after its process's exit at which an agent terminal closes by itself; 0: never. */
+  terminalsCloseExitedAfterSeconds(): number {
+    return terminalSlots.validCloseAfter(read<number>('terminals.closeExitedAfterSeconds', DEFAULT_CLOSE_EXITED_AFTER_SECONDS));
   },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);
