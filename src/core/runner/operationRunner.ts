@@ -298,7 +298,7 @@ export class OperationRunner implements Activity, Disposable {
     const ws = prepared.workspace.id;
     throw new ToolError('WORKSPACE_BUSY', `Workspace ${ws} is busy: process ${occupant.process_id} (${occupant.command.join(' ')}) is running.`, {
       hint: 'Wait for it to exit (process_status / read_process with wait_ms) or terminate it, then try again. Previews (check_only) still work.',
-      details: { workspace_id: ws, process_id: occupant.process_id, command: occupant.command },
+      details: { workspace_id: ws, process_id: occupant.process_id, command: [...occupant.command], occupant: { process_id: occupant.process_id, command: [...occupant.command] } },
     });
   }
 
