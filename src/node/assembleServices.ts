@@ -15,6 +15,9 @@ import { ToolDispatcher } from '../core/runner/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
 import { execCommandTool } from '../core/tools/execCommand';
 import { ToolError } from '../core/errors';
+import { ExecLog } from '../core/ledger/execLog';
+import { LINE_TYPES } from '../core/ledger/schemas';
+import { SharedJournal } from '../core/ledger/sharedJournal';
 import { ChildProcessBackend } from './childProcessBackend';
 import { FileJournal } from './fileJournal';
 import { NodePtyBackend } from './nodePtyBackend';
@@ -63,8 +66,10 @@ export interface AssembledServices {
  * Shared by the extension, the tests and the benchmarks, so all of them run the same assembly.
  */
 export async function assembleServices(o: AssembleOptions): Promise<AssembledServices> {
-  const journal = new FileJournal({ directory: o.storageDir, fileName: 'operations.jsonl', logger: o.logger });
-  const ledger = new OperationLedger({ journal, logger: o.logger, ...(o.ledger ?? {}) });
+  // One ledger file for every record kind: patch operations, approval holds and commands each own a section.
+  const file = new FileJournal({ directory: o.storageDir, fileName: 'operations.jsonl', logger: o.logger });
+  const shared = new SharedJournal(file);
+  const ledger = new OperationLedger({ journal: shared.section([LINE_TYPES.patch.type]), logger: o.logger, ...(o.ledger ?? {}) });
   const summary = await ledger.open();
   o.logger.info(`[ledger] ${summary.loaded} operation(s) loaded, ${summary.pending} pending, ${summary.rolled_off} rolled off`);
   const patches = new PatchService({ fs: o.fs, workspaces: o.workspaces, ledger, logger: o.logger, ...(o.faults ? { faults: o.faults } : {}) });
@@ -81,9 +86,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   });
   const survivors = new SurvivorRegistry({ directory: survivorsDir, logger: o.logger });
   const watching = survivors.watch(supervisor);
-  const approvalsJournal = new FileJournal({ directory: o.storageDir, fileName: 'approvals.jsonl', logger: o.logger });
   const approvals: ApprovalService = new ApprovalService({
-    journal: approvalsJournal,
+    journal: shared.section([LINE_TYPES.hold.type]),
     logger: o.logger,
     policy: o.approvalPolicy ?? (() => DEFAULT_APPROVAL_POLICY),
     probe: (workspaceId, rel) => patches.versionAt(o.workspaces.get(workspaceId), rel),
@@ -114,6 +118,10 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
       }),
     processes: supervisor,
   });
+  const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
+  const execs = await execLog.open();
+  if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
+  const observing = runner.onEvent((e) => execLog.observe(e));
   const services: CoreServices = {
     workspaces: o.workspaces,
     fs: o.fs,
@@ -124,6 +132,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     exec: { env: o.env, envChanges: o.envChanges ?? (() => ({})), timeoutMs: o.timeoutMs },
     processCapabilities: () => supervisor.capabilities(),
     approvals,
+    execLog,
     runner,
   };
   runner.register('patch', patchOperation(services));
@@ -141,10 +150,13 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
       await supervisor.disposeAll();
       watching.dispose();
       survivors.dispose();
+      await execLog.flush();
+      observing.dispose();
+      execLog.dispose();
       runner.dispose();
       approvals.dispose();
       ledger.dispose();
-      await Promise.all([journal.close(), approvalsJournal.close()]);
+      await shared.close();
     },
   };
 }

@@ -5,6 +5,7 @@ import { ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
+import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
 import { EventStream } from '../runner/events';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
 
@@ -59,8 +60,8 @@ export interface ApprovalServiceOptions {
   readonly newId?: () => string;
 }
 
-const ENTRY_TYPE = 'approval_hold';
-const ENTRY_VERSION = 1;
+const ENTRY_TYPE = LINE_TYPES.hold.type;
+const ENTRY_VERSION = LINE_TYPES.hold.v;
 /** A hold whose journal line would be larger is kept in memory only (it does not survive a reload). */
 const MAX_RECORD_CHARS = 8 * 1024 * 1024;
 /** Planned content kept in memory across all holds; beyond it the oldest proposals are dropped and re-planned on demand. */
@@ -72,47 +73,7 @@ const COMPACT_AFTER_APPENDS = 2000;
 /** Longest reviewer note. */
 export const MAX_NOTE_CHARS = 4000;
 
-const holdFileSchema = z.object({
-  path: z.string(),
-  kind: z.enum(['add', 'update', 'delete', 'move']),
-  move_to: z.string().optional(),
-  before_version: z.string().optional(),
-  proposed_version: z.string().optional(),
-  added: z.number().int().nonnegative(),
-  removed: z.number().int().nonnegative(),
-  sensitive: z.boolean(),
-});
-
-const storedHoldSchema = z.object({
-  approval_id: z.string().min(1),
-  tool: z.enum(['apply_patch', 'exec_command']),
-  workspace_id: z.string(),
-  state: z.enum(['pending', 'granted', 'denied', 'stale', 'resuming', 'consumed', 'ambiguous']),
-  reason: z.enum(['confirm', 'sensitive', 'explicit']),
-  created_at: z.string(),
-  decided_at: z.string().optional(),
-  decided_by: z.enum(['reviewer', 'agent']).optional(),
-  note: z.string().optional(),
-  stale_reason: z.string().optional(),
-  files: z.array(holdFileSchema).optional(),
-  command: z
-    .object({
-      argv: z.array(z.string()),
-      cwd: z.string(),
-      tty: z.boolean(),
-      occupancy: z.enum(['exclusive', 'shared']),
-      env_changes: z.record(z.string(), z.string().nullable()),
-    })
-    .optional(),
-  sensitive_paths: z.array(z.string()),
-  operation_key: z.string().optional(),
-  request: z.record(z.string(), z.unknown()),
-  request_hash: z.string(),
-  result: z.unknown().optional(),
-  error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
-});
-
-const entrySchema = z.object({ type: z.literal(ENTRY_TYPE), v: z.literal(ENTRY_VERSION), hold: storedHoldSchema });
+const entrySchema = z.object({ type: z.literal(ENTRY_TYPE), v: z.literal(ENTRY_VERSION), hold: holdRecordSchema });
 
 function view(h: StoredHold): HoldView {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars

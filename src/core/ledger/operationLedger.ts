@@ -58,6 +58,7 @@ import type {
   ReconcileEvidence,
 } from './operationRecord';
 import { isOperationRecord } from './operationRecord';
+import { LINE_TYPES } from './schemas';
 
 export const DEFAULT_LEDGER_MAX_RECORDS = 1000;
 export const DEFAULT_LEDGER_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -67,8 +68,8 @@ export const DEFAULT_LEDGER_MAX_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_LEDGER_MAX_RECORD_BYTES = 2 * 1024 * 1024;
 
 /** Journal line type of one operation snapshot; each line holds the whole record in its latest state. */
-const ENTRY_TYPE = 'patch_operation';
-const ENTRY_VERSION = 1;
+const ENTRY_TYPE = LINE_TYPES.patch.type;
+const ENTRY_VERSION = LINE_TYPES.patch.v;
 
 export interface OperationLedgerOptions {
   readonly journal: Journal;

@@ -1,3 +1,4 @@
+import { patchRecordSchema } from './schemas';
 /**
  * The shape of one recorded patch operation, as `operation_status` returns it and as the ledger journal
  * stores it (snake_case, like the tool contract). Hashes are `sha256:<hex>` of the bytes on disk, the same
@@ -12,8 +13,6 @@ export type FinishedStatus = Exclude<OperationStatus, 'pending'>;
 export const OPERATION_STATUSES: readonly OperationStatus[] = ['pending', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown', 'checked'];
 
 export type FileChangeKind = 'add' | 'update' | 'delete' | 'move';
-
-const FILE_CHANGE_KINDS: readonly string[] = ['add', 'update', 'delete', 'move'];
 
 /** One file of the patch, as the tool result lists it. */
 export interface OperationFile {
@@ -80,38 +79,7 @@ export interface OperationRecord {
   readonly result?: unknown;
 }
 
-/** A structural check of a record read back from a journal; it never throws. */
+/** Whether a record read back from a journal is a patch operation (its schema: src/core/ledger/schemas.ts). */
 export function isOperationRecord(value: unknown): value is OperationRecord {
-  if (!isObject(value)) return false;
-  return (
-    isString(value.operation_id) &&
-    isString(value.operation_key) &&
-    isString(value.args_hash) &&
-    value.kind === 'patch' &&
-    isString(value.workspace_id) &&
-    (value.work_id === undefined || isString(value.work_id)) &&
-    isString(value.created_at) &&
-    (value.finished_at === undefined || isString(value.finished_at)) &&
-    OPERATION_STATUSES.includes(value.status as OperationStatus) &&
-    Array.isArray(value.files) &&
-    value.files.every((f) => isObject(f) && isString(f.path) && FILE_CHANGE_KINDS.includes(f.kind as string)) &&
-    Array.isArray(value.changes) &&
-    value.changes.every(
-      (c) => isObject(c) && isString(c.path) && FILE_CHANGE_KINDS.includes(c.kind as string) && isHashOrNull(c.before_hash) && isHashOrNull(c.after_hash),
-    ) &&
-    Array.isArray(value.events) &&
-    value.events.every((e) => isObject(e) && isString(e.type) && isString(e.at))
-  );
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function isString(value: unknown): value is string {
-  return typeof value === 'string';
-}
-
-function isHashOrNull(value: unknown): boolean {
-  return value === null || typeof value === 'string';
+  return patchRecordSchema.safeParse(value).success;
 }

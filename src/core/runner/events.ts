@@ -1,5 +1,5 @@
 import type { Disposable } from '../disposable';
-import type { Decider, HoldView, ProposalFile } from '../approvals/hold';
+import type { Decider, HoldCommand, HoldView, ProposalFile } from '../approvals/hold';
 
 /** The tool a mutating operation came from. */
 export type OperationTool = 'apply_patch' | 'exec_command' | 'write_stdin' | 'process_resize' | 'terminate_process';
@@ -25,7 +25,16 @@ export type RunnerEvent =
   | { readonly type: 'operation.granted'; readonly approval_id: string; readonly by: Decider; readonly at: string }
   | { readonly type: 'operation.denied'; readonly approval_id: string; readonly by: Decider; readonly note?: string; readonly at: string }
   | { readonly type: 'operation.stale'; readonly approval_id: string; readonly reason: string; readonly at: string }
-  | { readonly type: 'operation.committed'; readonly operation: OperationSummary; readonly status: string; readonly approval_id?: string; readonly process_id?: string; readonly operation_id?: string }
+  | {
+      readonly type: 'operation.committed';
+      readonly operation: OperationSummary;
+      readonly status: string;
+      readonly approval_id?: string;
+      readonly process_id?: string;
+      readonly operation_id?: string;
+      /** exec_command: what was started. */
+      readonly command?: HoldCommand;
+    }
   | { readonly type: 'operation.failed'; readonly operation: OperationSummary; readonly code: string; readonly message: string; readonly approval_id?: string }
   | { readonly type: 'process.started'; readonly process_id: string; readonly workspace_id: string; readonly command: readonly string[]; readonly tty: boolean; readonly started_at: string }
   | {

@@ -324,6 +324,7 @@ export class OperationRunner implements Activity, Disposable {
       ...(approvalId !== undefined ? { approval_id: approvalId } : {}),
       ...(r.process_id !== undefined ? { process_id: r.process_id } : {}),
       ...(r.operation_id !== undefined ? { operation_id: r.operation_id } : {}),
+      ...(prepared.intent.command ? { command: prepared.intent.command } : {}),
     });
   }
 

@@ -1,5 +1,11 @@
 import { z } from 'zod';
+import { ToolError } from '../errors';
 import { defineTool } from './tool';
+
+const TERMINATIONS = ['exited', 'timeout', 'terminated', 'unknown'] as const;
+function isTermination(t: string | undefined): t is (typeof TERMINATIONS)[number] {
+  return (TERMINATIONS as readonly (string | undefined)[]).includes(t);
+}
 
 export const processStatusTool = defineTool({
   name: 'process_status',
@@ -8,7 +14,8 @@ export const processStatusTool = defineTool({
     'How a process stands: state running or exited. Once exited, termination says how it ended: "exited" (on its own, with ' +
     'exit_code), "timeout" (stopped by the operator timeout), "terminated" (terminate_process or closed by the developer) or ' +
     '"unknown" (for example killed by a signal from elsewhere). Only termination "exited" with exit_code 0 is a success. ' +
-    'output_complete (once exited): false when the output could not be collected to its end, so its tail may be missing.',
+    'output_complete (once exited): false when the output could not be collected to its end, so its tail may be missing. ' +
+    'A process from before a window reload is answered from the ledger: termination "unknown" when the reload ended it.',
   kind: 'processRead',
   input: {
     process_id: z.string().min(1).describe('The process_id returned by exec_command.'),
@@ -25,8 +32,28 @@ export const processStatusTool = defineTool({
     output_complete: z.boolean().optional(),
   },
   async handler(args, ctx) {
-    const { processes } = ctx.services;
-    const s = processes.status(args.process_id);
+    const { processes, execLog } = ctx.services;
+    let s;
+    try {
+      s = processes.status(args.process_id);
+    } catch (err) {
+      // Forgotten by the supervisor (retention, or a window reload since): the ledger still knows how it ended.
+      const r = ToolError.is(err, 'PROCESS_NOT_FOUND') ? execLog.byProcessId(args.process_id) : undefined;
+      if (!r) throw err;
+      const termination = r.state === 'exited' && isTermination(r.termination) ? r.termination : 'unknown';
+      return {
+        state: 'exited' as const,
+        termination,
+        ...(termination === 'exited' && r.exit_code !== undefined ? { exit_code: r.exit_code } : {}),
+        ...(r.signal !== undefined ? { signal: r.signal } : {}),
+        started_at: r.started_at,
+        ...(r.ended_at !== undefined ? { ended_at: r.ended_at } : {}),
+        command: [...r.command],
+        tty: r.tty,
+        // The output went with the window (or the retention window): only read_process of a live record has it.
+        output_complete: false,
+      };
+    }
     return {
       state: s.state,
       ...(s.termination !== undefined ? { termination: s.termination } : {}),

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ApprovalService } from '../approvals/approvalService';
+import type { ExecLog } from '../ledger/execLog';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
 import type { OperationRunner, OperationSpec } from '../runner/operationRunner';
@@ -35,6 +36,8 @@ export interface CoreServices {
   readonly processCapabilities: () => ProcessCapabilities;
   /** Approval holds. */
   readonly approvals: ApprovalService;
+  /** The ledger's durable record of every command started. */
+  readonly execLog: ExecLog;
   /** Policy, holds and the event stream for every mutating tool. */
   readonly runner: OperationRunner;
 }

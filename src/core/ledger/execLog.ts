@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import type { Disposable } from '../disposable';
+import type { Journal } from '../ports/journal';
+import type { Logger } from '../ports/logger';
+import type { RunnerEvent } from '../runner/events';
+import type { ExecRecord } from './schemas';
+import { LINE_TYPES, execRecordSchema } from './schemas';
+
+/** Command records kept (the newest); older finished ones roll off. */
+export const DEFAULT_EXEC_RECORDS = 500;
+const COMPACT_AFTER_APPENDS = 2000;
+
+/**
+ * The ledger's record of every command an agent started: argv, folder, terminal, occupancy, the hold it came
+ * through, and how it ended. Durable, so what ran is known after a reload or a crash; a command whose end was
+ * never recorded (the extension host went away while it ran, and the next start ended it) reads `interrupted`.
+ * Fed by the operation runner's event stream.
+ */
+export class ExecLog implements Disposable {
+  private readonly records = new Map<string, ExecRecord>();
+  private readonly byProcess = new Map<string, string>();
+  /** Exits seen before the start was reported (a command that ends at once can exit before exec returns). */
+  private readonly earlyExits = new Map<string, Extract<RunnerEvent, { type: 'process.exited' }>>();
+  private appends = 0;
+  private opened = false;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: { journal: Journal; logger: Logger; maxRecords?: number; newId?: () => string }) {}
+
+  async open(): Promise<{ loaded: number; interrupted: number }> {
+    let interrupted = 0;
+    for (const line of await this.options.journal.load()) {
+      const parsed = execRecordSchema.safeParse((line as { record?: unknown }).record);
+      if (line.type !== LINE_TYPES.exec.type || line.v !== LINE_TYPES.exec.v || !parsed.success) {
+        this.options.logger.warn('[exec-log] skipped a journal line that is not a command record');
+        continue;
+      }
+      this.records.delete(parsed.data.operation_id);
+      this.records.set(parsed.data.operation_id, parsed.data);
+    }
+    for (const [id, r] of this.records) {
+      if (r.state === 'running') {
+        this.records.set(id, { ...r, state: 'interrupted' });
+        interrupted++;
+      }
+    }
+    this.trim();
+    await this.compact();
+    this.opened = true;
+    return { loaded: this.records.size, interrupted };
+  }
+
+  /** Records what the runner reports: a started command, and its exit. */
+  observe(event: RunnerEvent): void {
+    if (!this.opened) return;
+    if (event.type === 'operation.committed' && event.operation.tool === 'exec_command' && event.process_id !== undefined && event.command) {
+      const r: ExecRecord = {
+        operation_id: this.options.newId?.() ?? `op_${randomBytes(8).toString('hex')}`,
+        kind: 'exec',
+        process_id: event.process_id,
+        workspace_id: event.operation.workspace_id,
+        ...(event.approval_id !== undefined ? { approval_id: event.approval_id } : {}),
+        command: [...event.command.argv],
+        cwd: event.command.cwd,
+        tty: event.command.tty,
+        occupancy: event.command.occupancy,
+        started_at: event.operation.at,
+        state: 'running',
+      };
+      this.byProcess.set(r.process_id, r.operation_id);
+      this.put(r);
+      const early = this.earlyExits.get(r.process_id);
+      if (early) {
+        this.earlyExits.delete(r.process_id);
+        this.observe(early);
+      }
+    } else if (event.type === 'process.exited') {
+      const id = this.byProcess.get(event.process_id);
+      const r = id === undefined ? undefined : this.records.get(id);
+      if (!r) {
+        this.earlyExits.set(event.process_id, event);
+        if (this.earlyExits.size > 64) this.earlyExits.delete(this.earlyExits.keys().next().value as string);
+        return;
+      }
+      this.byProcess.delete(event.process_id);
+      this.put({
+        ...r,
+        state: 'exited',
+        ended_at: event.ended_at,
+        termination: event.termination,
+        ...(event.exit_code !== undefined ? { exit_code: event.exit_code } : {}),
+        ...(event.signal !== undefined ? { signal: event.signal } : {}),
+      });
+    }
+  }
+
+  get(operationId: string): ExecRecord | undefined {
+    return this.records.get(operationId);
+  }
+
+  /** The record of a process this window started, if it is still kept. */
+  byProcessId(processId: string): ExecRecord | undefined {
+    for (const r of this.records.values()) if (r.process_id === processId) return r;
+    return undefined;
+  }
+
+  /** Every kept record, oldest first. */
+  list(): ExecRecord[] {
+    return [...this.records.values()];
+  }
+
+  /** Resolves once every record so far is durable. */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  dispose(): void {
+    this.opened = false;
+  }
+
+  private put(r: ExecRecord): void {
+    this.records.delete(r.operation_id);
+    this.records.set(r.operation_id, r);
+    this.trim();
+    this.chain = this.chain
+      .then(async () => {
+        await this.options.journal.append({ type: LINE_TYPES.exec.type, v: LINE_TYPES.exec.v, record: r });
+        if (++this.appends >= COMPACT_AFTER_APPENDS) {
+          this.appends = 0;
+          await this.compact();
+        }
+      })
+      .catch((err: unknown) => this.options.logger.warn(`[exec-log] could not record ${r.operation_id}: ${err instanceof Error ? err.message : String(err)}`));
+  }
+
+  private trim(): void {
+    const max = this.options.maxRecords ?? DEFAULT_EXEC_RECORDS;
+    for (const [id, r] of this.records) {
+      if (this.records.size <= max) break;
+      if (r.state !== 'running') this.records.delete(id);
+    }
+  }
+
+  private compact(): Promise<void> {
+    return this.options.journal.rewrite([...this.records.values()].map((record) => ({ type: LINE_TYPES.exec.type, v: LINE_TYPES.exec.v, record })));
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The ledger's record kinds, each with the schema its journal lines are checked against when read back: patch
+ * operations (the operation ledger), approval holds (the approvals service) and commands (the exec log). A line
+ * that does not match is never trusted; its owner logs it and keeps it verbatim or skips it.
+ */
+import { z } from 'zod';
+
+const fileKind = z.enum(['add', 'update', 'delete', 'move']);
+const hashOrNull = z.string().nullable();
+
+export const operationFileSchema = z.object({
+  path: z.string(),
+  kind: fileKind,
+  move_to: z.string().optional(),
+  before_version: z.string().optional(),
+  after_version: z.string().optional(),
+});
+
+export const patchRecordSchema = z.object({
+  operation_id: z.string(),
+  operation_key: z.string(),
+  args_hash: z.string(),
+  kind: z.literal('patch'),
+  workspace_id: z.string(),
+  work_id: z.string().optional(),
+  created_at: z.string(),
+  finished_at: z.string().optional(),
+  status: z.enum(['pending', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown', 'checked']),
+  files: z.array(operationFileSchema.passthrough()),
+  changes: z.array(z.object({ path: z.string(), kind: fileKind, before_hash: hashOrNull, after_hash: hashOrNull }).passthrough()),
+  events: z.array(
+    z
+      .object({
+        type: z.string(),
+        at: z.string(),
+        status: z.string().optional(),
+        reason: z.string().optional(),
+        evidence: z.array(z.object({ path: z.string(), expected_before: hashOrNull, expected_after: hashOrNull, found: hashOrNull })).optional(),
+      })
+      .passthrough(),
+  ),
+  result: z.unknown().optional(),
+});
+
+export const holdRecordSchema = z.object({
+  approval_id: z.string().min(1),
+  tool: z.enum(['apply_patch', 'exec_command']),
+  workspace_id: z.string(),
+  state: z.enum(['pending', 'granted', 'denied', 'stale', 'resuming', 'consumed', 'ambiguous']),
+  reason: z.enum(['confirm', 'sensitive', 'explicit']),
+  created_at: z.string(),
+  decided_at: z.string().optional(),
+  decided_by: z.enum(['reviewer', 'agent']).optional(),
+  note: z.string().optional(),
+  stale_reason: z.string().optional(),
+  files: z
+    .array(
+      z.object({
+        path: z.string(),
+        kind: fileKind,
+        move_to: z.string().optional(),
+        before_version: z.string().optional(),
+        proposed_version: z.string().optional(),
+        added: z.number().int().nonnegative(),
+        removed: z.number().int().nonnegative(),
+        sensitive: z.boolean(),
+      }),
+    )
+    .optional(),
+  command: z
+    .object({
+      argv: z.array(z.string()),
+      cwd: z.string(),
+      tty: z.boolean(),
+      occupancy: z.enum(['exclusive', 'shared']),
+      env_changes: z.record(z.string(), z.string().nullable()),
+    })
+    .optional(),
+  sensitive_paths: z.array(z.string()),
+  operation_key: z.string().optional(),
+  request: z.record(z.string(), z.unknown()),
+  request_hash: z.string(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
+});
+
+export const execRecordSchema = z.object({
+  operation_id: z.string(),
+  kind: z.literal('exec'),
+  process_id: z.string(),
+  workspace_id: z.string(),
+  work_id: z.string().optional(),
+  approval_id: z.string().optional(),
+  command: z.array(z.string()),
+  /** Workspace-relative working directory ('' for the root). */
+  cwd: z.string(),
+  tty: z.boolean(),
+  occupancy: z.enum(['exclusive', 'shared']),
+  started_at: z.string(),
+  /** `running` until it exits; `interrupted` when the extension host ended before its exit was recorded. */
+  state: z.enum(['running', 'exited', 'interrupted']),
+  ended_at: z.string().optional(),
+  termination: z.string().optional(),
+  exit_code: z.number().optional(),
+  signal: z.string().optional(),
+});
+
+/** Journal line types and versions, one per record kind. */
+export const LINE_TYPES = {
+  patch: { type: 'patch_operation', v: 1 },
+  hold: { type: 'approval_hold', v: 1 },
+  exec: { type: 'exec_operation', v: 1 },
+} as const;
+
+export type PatchRecordLine = z.infer<typeof patchRecordSchema>;
+export type HoldRecordLine = z.infer<typeof holdRecordSchema>;
+export type ExecRecord = z.infer<typeof execRecordSchema>;
