@@ -6,4 +6,10 @@ export const COMMANDS = {
   restartServer: 'codespace.restartServer',
   showLog: 'codespace.showLog',
   statusActions: 'codespace.statusActions',
+  openReview: 'codespace.openReview',
+  approveReview: 'codespace.approveReview',
+  denyReview: 'codespace.denyReview',
+  nextReviewFile: 'codespace.nextReviewFile',
+  previousReviewFile: 'codespace.previousReviewFile',
+  openPreview: 'codespace.openPreview',
 } as const;

@@ -51,6 +51,9 @@ export const settings = {
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
   },
+  review(): { openOnHold: boolean; notify: boolean } {
+    return { openOnHold: read<boolean>('review.openOnHold', true) !== false, notify: read<boolean>('review.notify', true) !== false };
+  },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);
   },
