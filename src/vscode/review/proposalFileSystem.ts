@@ -116,7 +116,15 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
   }
 
   async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
-    const { ref, file } = await this.resolve(uri);
+    const ref = this.parse(uri);
+    const files = await this.filesOf(ref, uri);
+    const file = fileOf(files, ref);
+    if (!file) {
+      // A folder above a file of the unit (workspace.fs creates parents before it writes).
+      const isDir = files.some((f) => (ref.side === 'before' ? f.path : (f.move_to ?? f.path)).startsWith(`${ref.path}/`));
+      if (!isDir) throw vscode.FileSystemError.FileNotFound(uri);
+      return { type: vscode.FileType.Directory, ctime: 0, mtime: 0, size: 0, permissions: vscode.FilePermission.Readonly };
+    }
     const key = unitKey(ref);
     const created = ref.approvalId !== undefined ? Date.parse(this.approvals.get(ref.approvalId)?.created_at ?? '') : NaN;
     if (!this.mtimes.has(key)) this.mtimes.set(key, Number.isFinite(created) ? created : Date.now());

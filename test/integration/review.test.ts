@@ -1,0 +1,266 @@
+import * as assert from 'node:assert/strict';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as vscode from 'vscode';
+import { fromProposalUri, toProposalUri } from '../../src/vscode/review/proposalUri';
+import { callError, connectToFirstFolder, folder } from './helpers';
+
+// The review of held patches in VS Code's own diff editors, driven by a real MCP client against the real
+// approvals service: apply_patch is held (codespace.approvals.patches = confirm), the reviewer decides with the
+// review commands, and operation_resume returns what happened.
+
+const SCHEME = 'codespace-proposal';
+const STALE_MARK = '(stale — cannot be approved)';
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+interface Decision {
+  ok: boolean;
+  approval_id?: string;
+  state?: string;
+  code?: string;
+  message?: string;
+}
+
+async function waitFor(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function allTabs(): vscode.Tab[] {
+  return vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+}
+
+/** The URIs a tab shows; a multi-file diff tab's input carries `textDiffs` (TabInputTextMultiDiff, proposed API). */
+function tabUris(tab: vscode.Tab): vscode.Uri[] {
+  const input = tab.input;
+  if (input instanceof vscode.TabInputText) return [input.uri];
+  if (input instanceof vscode.TabInputTextDiff) return [input.original, input.modified];
+  const parts = (input as { textDiffs?: vscode.TabInputTextDiff[] } | undefined)?.textDiffs;
+  return Array.isArray(parts) ? parts.flatMap((p) => [p.original, p.modified]) : [];
+}
+
+function isMulti(tab: vscode.Tab): boolean {
+  return Array.isArray((tab.input as { textDiffs?: unknown } | undefined)?.textDiffs);
+}
+
+function ofHold(id: string): (tab: vscode.Tab) => boolean {
+  return (tab) => tabUris(tab).some((u) => u.scheme === SCHEME && u.authority === 'approval' && u.path.startsWith(`/${encodeURIComponent(id)}/`)) || (isMulti(tab) && tab.label.startsWith(`CodeSpace review ${id.slice(0, 12)}`));
+}
+
+function proposalUri(id: string, side: 'before' | 'proposed', path: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: SCHEME, authority: 'approval', path: `/${encodeURIComponent(id)}/${side}/${path}` });
+}
+
+describe('patch review in the diff editor', function () {
+  this.timeout(120_000);
+  let client: Client;
+  let wsId: string;
+  let n = 0;
+  const root = (): vscode.Uri => folder(0).uri;
+
+  before(async () => {
+    ({ client, wsId } = await connectToFirstFolder());
+    await vscode.workspace.getConfiguration('codespace').update('approvals.patches', 'confirm', vscode.ConfigurationTarget.Global);
+  });
+  after(async () => {
+    await vscode.workspace.getConfiguration('codespace').update('approvals.patches', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await client?.close();
+  });
+
+  async function write(rel: string, text: string): Promise<vscode.Uri> {
+    const uri = vscode.Uri.joinPath(root(), ...rel.split('/'));
+    await vscode.workspace.fs.writeFile(uri, enc.encode(text));
+    return uri;
+  }
+  async function readDisk(rel: string): Promise<string | undefined> {
+    try {
+      return dec.decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(root(), ...rel.split('/'))));
+    } catch {
+      return undefined;
+    }
+  }
+  async function read(uri: vscode.Uri): Promise<string> {
+    return dec.decode(await vscode.workspace.fs.readFile(uri));
+  }
+
+  /** Sends the patch; with approvals.patches = confirm it is held, and the error names the hold. */
+  async function hold(patch: string): Promise<string> {
+    const err = await callError(client, 'apply_patch', { workspace_id: wsId, patch, operation_key: `review-test-${Date.now()}-${++n}` });
+    assert.equal(err.code, 'APPROVAL_REQUIRED', err.message);
+    const id = err.details?.approval_id;
+    assert.equal(typeof id, 'string', 'the error names the hold');
+    return id as string;
+  }
+  async function resume(id: string): Promise<CallToolResult> {
+    return (await client.callTool({ name: 'operation_resume', arguments: { approval_id: id, wait_ms: 20_000 } })) as CallToolResult;
+  }
+  function resumeError(r: CallToolResult): { code: string; message: string; details?: Record<string, unknown> } {
+    assert.equal(r.isError, true, 'operation_resume fails');
+    const first = r.content[0];
+    assert.ok(first?.type === 'text');
+    return (JSON.parse(first.text) as { error: { code: string; message: string; details?: Record<string, unknown> } }).error;
+  }
+
+  it('holds a two-file patch, opens it without taking focus, shows disk against proposal, and applies what is approved', async () => {
+    const dir = `review-${Date.now()}`;
+    await write(`${dir}/a.ts`, 'export const a = 1;\n');
+    const id = await hold(['*** Begin Patch', `*** Update File: ${dir}/a.ts`, '-export const a = 1;', '+export const a = 2;', `*** Add File: ${dir}/b.ts`, '+export const b = 1;', '*** End Patch'].join('\n'));
+
+    // The hold opens by itself (codespace.review.openOnHold), one pinned diff per file.
+    await waitFor('both files of the hold are open in diff editors', () => allTabs().filter(ofHold(id)).filter((t) => t.input instanceof vscode.TabInputTextDiff).length === 2);
+    const diffs = allTabs().filter(ofHold(id));
+    assert.ok(diffs.every((t) => !t.isPreview), 'opened pinned, not in preview mode');
+    const update = diffs.find((t) => t.label.startsWith(`${dir}/a.ts`));
+    const add = diffs.find((t) => t.label.startsWith(`${dir}/b.ts`));
+    assert.ok(update && add, `tabs: ${diffs.map((t) => t.label).join(', ')}`);
+    assert.ok(add.label.includes('added'));
+    const u = update.input as vscode.TabInputTextDiff;
+    const a = add.input as vscode.TabInputTextDiff;
+    assert.equal(await read(u.original), 'export const a = 1;\n', 'left: the file on disk');
+    assert.equal(await read(u.modified), 'export const a = 2;\n', 'right: the proposal');
+    assert.equal(await read(a.original), '', 'an added file is diffed against empty');
+    assert.equal(await read(a.modified), 'export const b = 1;\n');
+    assert.equal((await vscode.workspace.fs.stat(u.original)).permissions, vscode.FilePermission.Readonly, 'the left side is read-only');
+    assert.equal((await vscode.workspace.fs.stat(u.modified)).permissions, undefined, 'the proposal of a pending hold is writable');
+    await assert.rejects(Promise.resolve(vscode.workspace.fs.writeFile(u.original, enc.encode('x'))), (e: vscode.FileSystemError) => e.code === 'NoPermissions');
+
+    // Open Review shows the hold as one unit in the multi-file diff editor.
+    const opened = await vscode.commands.executeCommand<{ approval_id: string; files: number }>('codespace.openReview', id);
+    assert.deepEqual(opened, { approval_id: id, files: 2 });
+    await waitFor('the multi-file review lists both files', () => {
+      const t = allTabs().find((x) => isMulti(x) && ofHold(id)(x));
+      return t !== undefined && tabUris(t).length === 4;
+    });
+    const multi = allTabs().find((x) => isMulti(x) && ofHold(id)(x)) as vscode.Tab;
+    assert.deepEqual(tabUris(multi).map((x) => x.toString()), [u.original, u.modified, a.original, a.modified].map((x) => x.toString()));
+    assert.equal(vscode.window.tabGroups.activeTabGroup.activeTab, multi, 'the review is the active tab');
+
+    assert.equal(await readDisk(`${dir}/a.ts`), 'export const a = 1;\n', 'nothing is applied while the hold waits');
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', id);
+    assert.equal(decision.ok, true, JSON.stringify(decision));
+    const r = await resume(id);
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    const result = r.structuredContent as { status: string; reviewer_changes?: unknown };
+    assert.equal(result.status, 'applied');
+    assert.equal(result.reviewer_changes, undefined, 'the reviewer changed nothing');
+    assert.equal(await readDisk(`${dir}/a.ts`), 'export const a = 2;\n');
+    assert.equal(await readDisk(`${dir}/b.ts`), 'export const b = 1;\n');
+    await waitFor('the approved hold closes its tabs (all of them, in every group)', () => allTabs().filter(ofHold(id)).length === 0);
+  });
+
+  it('applies the reviewer’s edit of the proposal, from a saved document and from the multi-file editor', async () => {
+    const dir = `review-edit-${Date.now()}`;
+    await write(`${dir}/a.ts`, 'export const a = 1;\n');
+    const id = await hold(['*** Begin Patch', `*** Update File: ${dir}/a.ts`, '-export const a = 1;', '+export const a = 2;', `*** Add File: ${dir}/b.ts`, '+export const b = 1;', '*** End Patch'].join('\n'));
+    await waitFor('the hold is open', () => allTabs().filter(ofHold(id)).length === 2);
+
+    // 1. An edit of the proposed document, saved: the provider hands it to the approvals service.
+    const aUri = proposalUri(id, 'proposed', `${dir}/a.ts`);
+    const doc = await vscode.workspace.openTextDocument(aUri);
+    assert.equal(doc.getText(), 'export const a = 2;\n');
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(aUri, new vscode.Range(0, 0, doc.lineCount, 0), 'export const a = 3; // reviewer\n');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    assert.ok(await doc.save(), 'the proposal of a pending hold saves');
+    assert.equal(await read(aUri), 'export const a = 3; // reviewer\n', 'the proposal now reads as the reviewer left it');
+
+    // 2. Typing in the right side of the multi-file diff editor (left unsaved: Approve saves it).
+    await vscode.commands.executeCommand('codespace.openReview', id);
+    const bUri = proposalUri(id, 'proposed', `${dir}/b.ts`);
+    const bBefore = proposalUri(id, 'before', `${dir}/b.ts`);
+    await waitFor('the multi-file editor shows b.ts', () => vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === bUri.toString()));
+    const right = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === bUri.toString()) as vscode.TextEditor;
+    await right.edit((b) => b.insert(new vscode.Position(1, 0), 'export const c = 1;\n'));
+    assert.equal(right.document.getText(), 'export const b = 1;\nexport const c = 1;\n', 'the right side of the multi-file diff editor takes edits');
+    assert.ok(right.document.isDirty);
+    const left = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === bBefore.toString());
+    assert.ok(left, 'the left side of b.ts is shown too');
+    await left.edit((b) => b.insert(new vscode.Position(0, 0), 'nope'));
+    assert.equal(left.document.getText(), '', 'the left side does not');
+
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', id);
+    assert.equal(decision.ok, true, JSON.stringify(decision));
+    assert.equal(right.document.isDirty, false, 'approving saved the unsaved edit first');
+    const r = await resume(id);
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    const result = r.structuredContent as { status: string; reviewer_changes?: unknown };
+    assert.equal(result.status, 'applied');
+    assert.ok(result.reviewer_changes, `resume reports the reviewer's changes: ${JSON.stringify(result)}`);
+    assert.equal(await readDisk(`${dir}/a.ts`), 'export const a = 3; // reviewer\n', 'the saved edit is what was applied');
+    assert.equal(await readDisk(`${dir}/b.ts`), 'export const b = 1;\nexport const c = 1;\n', 'the edit made in the multi-file editor is applied');
+    await waitFor('the tabs close', () => allTabs().filter(ofHold(id)).length === 0);
+  });
+
+  it('denies with a note: nothing is written and the agent gets APPROVAL_DENIED with the note', async () => {
+    const rel = `review-deny-${Date.now()}.ts`;
+    await write(rel, 'export const d = 1;\n');
+    const id = await hold(['*** Begin Patch', `*** Update File: ${rel}`, '-export const d = 1;', '+export const d = 2;', '*** End Patch'].join('\n'));
+    await waitFor('the hold is open', () => allTabs().filter(ofHold(id)).length === 1);
+
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.denyReview', id, 'keep d at 1, change the caller');
+    assert.equal(decision.ok, true, JSON.stringify(decision));
+    const err = resumeError(await resume(id));
+    assert.equal(err.code, 'APPROVAL_DENIED');
+    assert.ok(JSON.stringify(err).includes('keep d at 1, change the caller'), `the note reaches the agent: ${JSON.stringify(err)}`);
+    assert.equal(await readDisk(rel), 'export const d = 1;\n', 'the file is untouched');
+    await waitFor('the denied hold closes its tab', () => allTabs().filter(ofHold(id)).length === 0);
+  });
+
+  it('goes stale when the file changes on disk while pending: marked, cannot be approved, the edit stays', async () => {
+    const rel = `review-stale-${Date.now()}.ts`;
+    await write(rel, 'export const s = 1;\n');
+    const id = await hold(['*** Begin Patch', `*** Update File: ${rel}`, '-export const s = 1;', '+export const s = 2;', '*** End Patch'].join('\n'));
+    await waitFor('the hold is open', () => allTabs().filter(ofHold(id)).length === 1);
+
+    await write(rel, 'export const s = 10; // edited by the developer\n');
+    // The watcher revalidates the hold while it is pending; its tab is reopened under the stale title.
+    await waitFor('the tab says the hold is stale', () => allTabs().some((t) => ofHold(id)(t) && t.label.includes(STALE_MARK)));
+
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', id);
+    assert.equal(decision.ok, false);
+    assert.equal(decision.state, 'stale');
+    assert.equal(decision.code, 'STALE');
+    assert.equal(await readDisk(rel), 'export const s = 10; // edited by the developer\n', 'the developer’s edit stays');
+    const err = resumeError(await resume(id));
+    assert.notEqual(err.code, 'APPROVAL_REQUIRED', JSON.stringify(err));
+    assert.equal(await readDisk(rel), 'export const s = 10; // edited by the developer\n');
+  });
+});
+
+describe('proposal URIs', () => {
+  it('round-trip holds and previews, and name a move by its destination on the right', () => {
+    const refs = [
+      { approvalId: 'ap_1', side: 'before', path: 'src/a.ts' },
+      { approvalId: 'id/with:odd chars', side: 'proposed', path: 'dir with space/ü.ts' },
+      { previewId: 'run-7', side: 'proposed', path: '.vscode/settings.json' },
+    ] as const;
+    for (const ref of refs) {
+      const uri = toProposalUri(ref);
+      assert.equal(uri.scheme, SCHEME);
+      assert.deepEqual(fromProposalUri(vscode.Uri.parse(uri.toString())), ref, uri.toString());
+    }
+  });
+
+  it('rejects anything malformed', () => {
+    for (const text of [
+      'file:///ap_1/before/a.ts',
+      'codespace-proposal://other/ap_1/before/a.ts',
+      'codespace-proposal://approval/ap_1/after/a.ts',
+      'codespace-proposal://approval/ap_1/before/',
+      'codespace-proposal://approval/ap_1/before/../a.ts',
+      'codespace-proposal://approval/ap_1/before/a//b.ts',
+      'codespace-proposal://approval/ap_1/before/a.ts?x=1',
+      'codespace-proposal://approval//before/a.ts',
+      'codespace-proposal://approval/%E0%A4%A/before/a.ts',
+    ]) {
+      assert.equal(fromProposalUri(vscode.Uri.parse(text)), undefined, text);
+    }
+    assert.throws(() => toProposalUri({ approvalId: 'ap_1', side: 'before', path: '../etc/passwd' }));
+    assert.throws(() => toProposalUri({ approvalId: '', side: 'before', path: 'a.ts' }));
+  });
+});
