@@ -196,6 +196,36 @@ describe('patch review in the diff editor', function () {
     await waitFor('the tabs close', () => allTabs().filter(ofHold(id)).length === 0);
   });
 
+  it('shows a deleted file against empty and names both paths of a move', async () => {
+    const dir = `review-move-${Date.now()}`;
+    await write(`${dir}/gone.ts`, 'export const gone = 1;\n');
+    await write(`${dir}/old.ts`, 'export const m = 1;\n');
+    const id = await hold(['*** Begin Patch', `*** Delete File: ${dir}/gone.ts`, `*** Update File: ${dir}/old.ts`, `*** Move to: ${dir}/new.ts`, '-export const m = 1;', '+export const m = 2;', '*** End Patch'].join('\n'));
+    await waitFor('both files are open', () => allTabs().filter(ofHold(id)).length === 2);
+    const tabs = allTabs().filter(ofHold(id));
+    const del = tabs.find((t) => t.label.startsWith(`${dir}/gone.ts`));
+    const move = tabs.find((t) => t.label.startsWith(`${dir}/old.ts → ${dir}/new.ts`));
+    assert.ok(del && move, `tabs: ${tabs.map((t) => t.label).join(', ')}`);
+    assert.ok(del.label.includes('deleted'));
+    const d = del.input as vscode.TabInputTextDiff;
+    const m = move.input as vscode.TabInputTextDiff;
+    assert.equal(await read(d.original), 'export const gone = 1;\n');
+    assert.equal(await read(d.modified), '', 'a deleted file is shown against empty');
+    assert.equal((await vscode.workspace.fs.stat(d.modified)).permissions, vscode.FilePermission.Readonly, 'a deletion has nothing to edit');
+    assert.ok(m.original.path.endsWith(`/before/${dir}/old.ts`) && m.modified.path.endsWith(`/proposed/${dir}/new.ts`), 'left: the source, right: the destination');
+    assert.equal(await read(m.original), 'export const m = 1;\n');
+    assert.equal(await read(m.modified), 'export const m = 2;\n');
+
+    // Deny without a note (an empty note), from the command a menu runs.
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.denyReview', id, '');
+    assert.equal(decision.ok, true, JSON.stringify(decision));
+    assert.equal(resumeError(await resume(id)).code, 'APPROVAL_DENIED');
+    assert.equal(await readDisk(`${dir}/gone.ts`), 'export const gone = 1;\n');
+    assert.equal(await readDisk(`${dir}/old.ts`), 'export const m = 1;\n');
+    assert.equal(await readDisk(`${dir}/new.ts`), undefined);
+    await waitFor('the tabs close', () => allTabs().filter(ofHold(id)).length === 0);
+  });
+
   it('denies with a note: nothing is written and the agent gets APPROVAL_DENIED with the note', async () => {
     const rel = `review-deny-${Date.now()}.ts`;
     await write(rel, 'export const d = 1;\n');
