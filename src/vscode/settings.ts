@@ -1,4 +1,6 @@
 import * as vscode from 'vscode';
+import type { ApprovalPolicy } from '../core/approvals/approvalService';
+import { DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { Profile } from '../core/ports/workspaceSource';
 import type { Limits } from '../core/tools/tool';
 import { DEFAULT_LIMITS } from '../core/tools/tool';
@@ -18,7 +20,32 @@ function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, sa
   return config.get<T>(key, fallback);
 }
 
+const PATCH_STRICTNESS = ['off', 'sensitive', 'confirm'] as const;
+const COMMAND_STRICTNESS = ['off', 'confirm'] as const;
+
+/**
+ * An approval setting: the user's (global) value, or the default. A workspace or folder value is honoured only
+ * when it is stricter, so a cloned repository's .vscode/settings.json can ask for more review, never for less.
+ */
+function strictest<T extends string>(key: string, order: readonly T[], fallback: T): T {
+  const inspected = vscode.workspace.getConfiguration(SECTION).inspect<string>(key);
+  const rank = (v: unknown): number => order.indexOf(v as T);
+  let best: T = rank(inspected?.globalValue) >= 0 ? (inspected?.globalValue as T) : fallback;
+  for (const v of [inspected?.workspaceValue, inspected?.workspaceFolderValue]) if (rank(v) > rank(best)) best = v as T;
+  return best;
+}
+
 export const settings = {
+  /** Approval settings, honoured from user settings only (a workspace may only make them stricter). */
+  approvals(): ApprovalPolicy {
+    const agent = vscode.workspace.getConfiguration(SECTION).inspect<boolean>('approvals.agentMayResolve');
+    return {
+      patches: strictest('approvals.patches', PATCH_STRICTNESS, DEFAULT_APPROVAL_POLICY.patches),
+      commands: strictest('approvals.commands', COMMAND_STRICTNESS, DEFAULT_APPROVAL_POLICY.commands),
+      // Relaxes safety: from user settings only, and a workspace value of false still wins.
+      agentMayResolve: agent?.globalValue === true && agent.workspaceValue !== false && agent.workspaceFolderValue !== false,
+    };
+  },
   port(): number {
     const p = read<number>('server.port', 0);
     return Number.isInteger(p) && p >= 0 && p <= 65535 ? p : 0;
