@@ -55,9 +55,18 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
     return vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this, { isCaseSensitive: true });
   }
 
-  /** A hold was created, changed state or its reviewed content changed: open documents of it read again. */
+  /**
+   * A hold was created, changed state or its reviewed content changed: open documents of it read again. A decided
+   * hold's documents are not re-read (the service no longer shows its proposal, and its tabs are closing): the
+   * last content read stays readable for a minute.
+   */
   holdChanged(hold: HoldView): void {
     if (hold.tool !== 'apply_patch') return;
+    if (hold.state !== 'pending' && hold.state !== 'stale') {
+      const last = this.proposals.get(hold.approval_id);
+      if (last) setTimeout(() => this.proposals.get(hold.approval_id) === last && this.proposals.delete(hold.approval_id), 60_000).unref?.();
+      return;
+    }
     this.proposals.delete(hold.approval_id);
     this.bump(unitKey({ approvalId: hold.approval_id }));
     this.emitter.fire(holdUris(hold).map((uri) => ({ type: vscode.FileChangeType.Changed, uri })));
@@ -94,6 +103,8 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
     }
     const hold = this.approvals.get(ref.approvalId);
     if (!hold) throw vscode.FileSystemError.FileNotFound(uri);
+    const last = this.proposals.get(ref.approvalId);
+    if (last && hold.state !== 'pending' && hold.state !== 'stale') return last;
     try {
       return await this.proposalOf(ref.approvalId);
     } catch (err) {
@@ -153,7 +164,8 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
     const { file } = await this.resolve(uri);
     if (file.kind === 'delete') throw vscode.FileSystemError.NoPermissions('CodeSpace: a deleted file has no proposal to edit.');
     try {
-      this.approvals.setReviewed(ref.approvalId, ref.path, content);
+      // The service keys edits by the section path (a move: its source), the URI by what the right side shows.
+      this.approvals.setReviewed(ref.approvalId, file.path, content);
     } catch (err) {
       if (ToolError.is(err, 'APPROVAL_CONFLICT') || ToolError.is(err, 'INVALID_ARGUMENTS')) throw vscode.FileSystemError.NoPermissions(`CodeSpace: ${message(err)}`);
       throw vscode.FileSystemError.Unavailable(`CodeSpace: the edit could not be kept: ${message(err)}`);
