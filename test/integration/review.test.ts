@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
 import { fromProposalUri, toProposalUri } from '../../src/vscode/review/proposalUri';
-import { callError, connectToFirstFolder, folder } from './helpers';
+import { call, callError, connectToFirstFolder, folder } from './helpers';
 
 // The review of held patches in VS Code's own diff editors, driven by a real MCP client against the real
 // approvals service: apply_patch is held (codespace.approvals.patches = confirm), the reviewer decides with the
@@ -88,9 +88,14 @@ describe('patch review in the diff editor', function () {
     return dec.decode(await vscode.workspace.fs.readFile(uri));
   }
 
-  /** Sends the patch; with approvals.patches = confirm it is held, and the error names the hold. */
-  async function hold(patch: string): Promise<string> {
-    const err = await callError(client, 'apply_patch', { workspace_id: wsId, patch, operation_key: `review-test-${Date.now()}-${++n}` });
+  /**
+   * Sends the patch (with the versions of the files it changes, read first as an agent does); with
+   * approvals.patches = confirm it is held, and the error names the hold.
+   */
+  async function hold(patch: string, existing: string[]): Promise<string> {
+    const expected_versions: Record<string, string> = {};
+    for (const rel of existing) expected_versions[rel] = (await call<{ version: string }>(client, 'read', { workspace_id: wsId, path: rel })).version;
+    const err = await callError(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions, operation_key: `review-test-${Date.now()}-${++n}` });
     assert.equal(err.code, 'APPROVAL_REQUIRED', err.message);
     const id = err.details?.approval_id;
     assert.equal(typeof id, 'string', 'the error names the hold');
@@ -109,7 +114,7 @@ describe('patch review in the diff editor', function () {
   it('holds a two-file patch, opens it without taking focus, shows disk against proposal, and applies what is approved', async () => {
     const dir = `review-${Date.now()}`;
     await write(`${dir}/a.ts`, 'export const a = 1;\n');
-    const id = await hold(['*** Begin Patch', `*** Update File: ${dir}/a.ts`, '-export const a = 1;', '+export const a = 2;', `*** Add File: ${dir}/b.ts`, '+export const b = 1;', '*** End Patch'].join('\n'));
+    const id = await hold(['*** Begin Patch', `*** Update File: ${dir}/a.ts`, '-export const a = 1;', '+export const a = 2;', `*** Add File: ${dir}/b.ts`, '+export const b = 1;', '*** End Patch'].join('\n'), [`${dir}/a.ts`]);
 
     // The hold opens by itself (codespace.review.openOnHold), one pinned diff per file.
     await waitFor('both files of the hold are open in diff editors', () => allTabs().filter(ofHold(id)).filter((t) => t.input instanceof vscode.TabInputTextDiff).length === 2);
@@ -156,7 +161,7 @@ describe('patch review in the diff editor', function () {
   it('applies the reviewer’s edit of the proposal, from a saved document and from the multi-file editor', async () => {
     const dir = `review-edit-${Date.now()}`;
     await write(`${dir}/a.ts`, 'export const a = 1;\n');
-    const id = await hold(['*** Begin Patch', `*** Update File: ${dir}/a.ts`, '-export const a = 1;', '+export const a = 2;', `*** Add File: ${dir}/b.ts`, '+export const b = 1;', '*** End Patch'].join('\n'));
+    const id = await hold(['*** Begin Patch', `*** Update File: ${dir}/a.ts`, '-export const a = 1;', '+export const a = 2;', `*** Add File: ${dir}/b.ts`, '+export const b = 1;', '*** End Patch'].join('\n'), [`${dir}/a.ts`]);
     await waitFor('the hold is open', () => allTabs().filter(ofHold(id)).length === 2);
 
     // 1. An edit of the proposed document, saved: the provider hands it to the approvals service.
@@ -200,7 +205,7 @@ describe('patch review in the diff editor', function () {
     const dir = `review-move-${Date.now()}`;
     await write(`${dir}/gone.ts`, 'export const gone = 1;\n');
     await write(`${dir}/old.ts`, 'export const m = 1;\n');
-    const id = await hold(['*** Begin Patch', `*** Delete File: ${dir}/gone.ts`, `*** Update File: ${dir}/old.ts`, `*** Move to: ${dir}/new.ts`, '-export const m = 1;', '+export const m = 2;', '*** End Patch'].join('\n'));
+    const id = await hold(['*** Begin Patch', `*** Delete File: ${dir}/gone.ts`, `*** Update File: ${dir}/old.ts`, `*** Move to: ${dir}/new.ts`, '-export const m = 1;', '+export const m = 2;', '*** End Patch'].join('\n'), [`${dir}/gone.ts`, `${dir}/old.ts`]);
     await waitFor('both files are open', () => allTabs().filter(ofHold(id)).length === 2);
     const tabs = allTabs().filter(ofHold(id));
     const del = tabs.find((t) => t.label.startsWith(`${dir}/gone.ts`));
@@ -229,7 +234,7 @@ describe('patch review in the diff editor', function () {
   it('denies with a note: nothing is written and the agent gets APPROVAL_DENIED with the note', async () => {
     const rel = `review-deny-${Date.now()}.ts`;
     await write(rel, 'export const d = 1;\n');
-    const id = await hold(['*** Begin Patch', `*** Update File: ${rel}`, '-export const d = 1;', '+export const d = 2;', '*** End Patch'].join('\n'));
+    const id = await hold(['*** Begin Patch', `*** Update File: ${rel}`, '-export const d = 1;', '+export const d = 2;', '*** End Patch'].join('\n'), [rel]);
     await waitFor('the hold is open', () => allTabs().filter(ofHold(id)).length === 1);
 
     const decision = await vscode.commands.executeCommand<Decision>('codespace.denyReview', id, 'keep d at 1, change the caller');
@@ -244,7 +249,7 @@ describe('patch review in the diff editor', function () {
   it('goes stale when the file changes on disk while pending: marked, cannot be approved, the edit stays', async () => {
     const rel = `review-stale-${Date.now()}.ts`;
     await write(rel, 'export const s = 1;\n');
-    const id = await hold(['*** Begin Patch', `*** Update File: ${rel}`, '-export const s = 1;', '+export const s = 2;', '*** End Patch'].join('\n'));
+    const id = await hold(['*** Begin Patch', `*** Update File: ${rel}`, '-export const s = 1;', '+export const s = 2;', '*** End Patch'].join('\n'), [rel]);
     await waitFor('the hold is open', () => allTabs().filter(ofHold(id)).length === 1);
 
     await write(rel, 'export const s = 10; // edited by the developer\n');
@@ -259,6 +264,32 @@ describe('patch review in the diff editor', function () {
     const err = resumeError(await resume(id));
     assert.notEqual(err.code, 'APPROVAL_REQUIRED', JSON.stringify(err));
     assert.equal(await readDisk(rel), 'export const s = 10; // edited by the developer\n');
+  });
+
+  it('opens a check_only preview read-only in the same diff view, picked from the recent previews', async () => {
+    const rel = `review-preview-${Date.now()}.ts`;
+    await write(rel, 'export const p = 1;\n');
+    const version = (await call<{ version: string }>(client, 'read', { workspace_id: wsId, path: rel })).version;
+    const patch = ['*** Begin Patch', `*** Update File: ${rel}`, '-export const p = 1;', '+export const p = 2;', '*** End Patch'].join('\n');
+    const checked = await call<{ status: string }>(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: { [rel]: version }, check_only: true, operation_key: `review-preview-${++n}` });
+    assert.equal(checked.status, 'checked', 'a preview is never held');
+
+    // Without an argument the command offers the kept previews, newest first; the reviewer takes the first.
+    const opening = vscode.commands.executeCommand<{ run_id: string; files: number } | undefined>('codespace.openPreview');
+    await new Promise((r) => setTimeout(r, 500));
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    const opened = await opening;
+    assert.equal(opened?.files, 1);
+    const tab = allTabs().find((t) => tabUris(t).some((u) => u.scheme === SCHEME && u.authority === 'preview' && u.path.endsWith(`/${rel}`)));
+    assert.ok(tab, `a preview tab is open: ${allTabs().map((t) => t.label).join(', ')}`);
+    assert.ok(tab.label.includes('preview'));
+    const d = tab.input as vscode.TabInputTextDiff;
+    assert.equal(await read(d.original), 'export const p = 1;\n');
+    assert.equal(await read(d.modified), 'export const p = 2;\n');
+    assert.equal((await vscode.workspace.fs.stat(d.modified)).permissions, vscode.FilePermission.Readonly, 'a preview is read-only');
+    await assert.rejects(Promise.resolve(vscode.workspace.fs.writeFile(d.modified, enc.encode('x'))), (e: vscode.FileSystemError) => e.code === 'NoPermissions');
+    assert.equal(await readDisk(rel), 'export const p = 1;\n');
+    await vscode.window.tabGroups.close(tab);
   });
 });
 
