@@ -48,11 +48,11 @@ function isMulti(tab: vscode.Tab): boolean {
 }
 
 function ofHold(id: string): (tab: vscode.Tab) => boolean {
-  return (tab) => tabUris(tab).some((u) => u.scheme === SCHEME && u.authority === 'approval' && u.path.startsWith(`/${encodeURIComponent(id)}/`)) || (isMulti(tab) && tab.label.startsWith(`CodeSpace review ${id.slice(0, 12)}`));
+  return (tab) => tabUris(tab).some((u) => fromProposalUri(u)?.approvalId === id) || (isMulti(tab) && tab.label.startsWith(`CodeSpace review ${id.slice(0, 12)}`));
 }
 
 function proposalUri(id: string, side: 'before' | 'proposed', path: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: SCHEME, authority: 'approval', path: `/${encodeURIComponent(id)}/${side}/${path}` });
+  return toProposalUri({ approvalId: id, side, path });
 }
 
 describe('patch review in the diff editor', function () {
@@ -133,6 +133,14 @@ describe('patch review in the diff editor', function () {
     assert.equal((await vscode.workspace.fs.stat(u.original)).permissions, vscode.FilePermission.Readonly, 'the left side is read-only');
     assert.equal((await vscode.workspace.fs.stat(u.modified)).permissions, undefined, 'the proposal of a pending hold is writable');
     await assert.rejects(Promise.resolve(vscode.workspace.fs.writeFile(u.original, enc.encode('x'))), (e: vscode.FileSystemError) => e.code === 'NoPermissions');
+
+    // Next / Previous File step through the hold in per-file diff editors.
+    await vscode.commands.executeCommand('vscode.diff', u.original, u.modified, update.label);
+    assert.deepEqual(await vscode.commands.executeCommand('codespace.nextReviewFile'), { index: 1, path: `${dir}/b.ts` });
+    assert.equal((vscode.window.tabGroups.activeTabGroup.activeTab?.input as vscode.TabInputTextDiff).modified.toString(), a.modified.toString(), 'the next file is shown');
+    assert.deepEqual(await vscode.commands.executeCommand('codespace.nextReviewFile'), { index: 1, path: `${dir}/b.ts` }, 'the last file stays');
+    assert.deepEqual(await vscode.commands.executeCommand('codespace.previousReviewFile'), { index: 0, path: `${dir}/a.ts` });
+    assert.equal(allTabs().filter(ofHold(id)).length, 2, 'stepping reuses the open diff editors');
 
     // Open Review shows the hold as one unit in the multi-file diff editor.
     const opened = await vscode.commands.executeCommand<{ approval_id: string; files: number }>('codespace.openReview', id);
@@ -217,9 +225,19 @@ describe('patch review in the diff editor', function () {
     assert.equal(await read(d.original), 'export const gone = 1;\n');
     assert.equal(await read(d.modified), '', 'a deleted file is shown against empty');
     assert.equal((await vscode.workspace.fs.stat(d.modified)).permissions, vscode.FilePermission.Readonly, 'a deletion has nothing to edit');
-    assert.ok(m.original.path.endsWith(`/before/${dir}/old.ts`) && m.modified.path.endsWith(`/proposed/${dir}/new.ts`), 'left: the source, right: the destination');
+    assert.deepEqual(fromProposalUri(m.original), { approvalId: id, side: 'before', path: `${dir}/old.ts` }, 'left: the source');
+    assert.deepEqual(fromProposalUri(m.modified), { approvalId: id, side: 'proposed', path: `${dir}/new.ts` }, 'right: the destination');
+    assert.equal(fromProposalUri(d.original)?.path, fromProposalUri(d.modified)?.path, 'both sides of a file that stays share its path (the multi-file editor flags differing paths as renames)');
     assert.equal(await read(m.original), 'export const m = 1;\n');
     assert.equal(await read(m.modified), 'export const m = 2;\n');
+
+    // The right side of a move is its destination, and takes edits like any proposal.
+    const moved = await vscode.workspace.openTextDocument(m.modified);
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(m.modified, new vscode.Position(1, 0), '// reviewed\n');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    assert.ok(await moved.save(), 'the edit of a move destination saves');
+    assert.equal(await read(m.modified), 'export const m = 2;\n// reviewed\n');
 
     // Deny without a note (an empty note), from the command a menu runs.
     const decision = await vscode.commands.executeCommand<Decision>('codespace.denyReview', id, '');
@@ -280,7 +298,7 @@ describe('patch review in the diff editor', function () {
     await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
     const opened = await opening;
     assert.equal(opened?.files, 1);
-    const tab = allTabs().find((t) => tabUris(t).some((u) => u.scheme === SCHEME && u.authority === 'preview' && u.path.endsWith(`/${rel}`)));
+    const tab = allTabs().find((t) => tabUris(t).some((u) => fromProposalUri(u)?.previewId !== undefined && fromProposalUri(u)?.path === rel));
     assert.ok(tab, `a preview tab is open: ${allTabs().map((t) => t.label).join(', ')}`);
     assert.ok(tab.label.includes('preview'));
     const d = tab.input as vscode.TabInputTextDiff;
@@ -297,7 +315,7 @@ describe('proposal URIs', () => {
   it('round-trip holds and previews, and name a move by its destination on the right', () => {
     const refs = [
       { approvalId: 'ap_1', side: 'before', path: 'src/a.ts' },
-      { approvalId: 'id/with:odd chars', side: 'proposed', path: 'dir with space/ü.ts' },
+      { approvalId: 'Id/with:odd chars.~ü', side: 'proposed', path: 'dir with space/ü.ts' },
       { previewId: 'run-7', side: 'proposed', path: '.vscode/settings.json' },
     ] as const;
     for (const ref of refs) {
@@ -309,15 +327,18 @@ describe('proposal URIs', () => {
 
   it('rejects anything malformed', () => {
     for (const text of [
-      'file:///ap_1/before/a.ts',
-      'codespace-proposal://other/ap_1/before/a.ts',
-      'codespace-proposal://approval/ap_1/after/a.ts',
-      'codespace-proposal://approval/ap_1/before/',
-      'codespace-proposal://approval/ap_1/before/../a.ts',
-      'codespace-proposal://approval/ap_1/before/a//b.ts',
-      'codespace-proposal://approval/ap_1/before/a.ts?x=1',
-      'codespace-proposal://approval//before/a.ts',
-      'codespace-proposal://approval/%E0%A4%A/before/a.ts',
+      'file://before.approval.ap_1/a.ts',
+      'codespace-proposal://before.other.ap_1/a.ts',
+      'codespace-proposal://after.approval.ap_1/a.ts',
+      'codespace-proposal://before.approval./a.ts',
+      'codespace-proposal://before.approval.ap_1/',
+      'codespace-proposal://before.approval.ap_1/../a.ts',
+      'codespace-proposal://before.approval.ap_1/a//b.ts',
+      'codespace-proposal://before.approval.ap_1/a.ts?x=1',
+      'codespace-proposal://before.approval.ap%201/a.ts',
+      'codespace-proposal://before.approval.ap~00/a.ts',
+      'codespace-proposal://before.approval.~0061p/a.ts',
+      'codespace-proposal://approval/ap_1/before/a.ts',
     ]) {
       assert.equal(fromProposalUri(vscode.Uri.parse(text)), undefined, text);
     }

@@ -94,9 +94,14 @@ export class ReviewEditors {
    * to AUTO_OPEN_MAX of them, and the first is shown.
    */
   async openInBackground(unit: ReviewUnit, files: readonly ReviewFile[]): Promise<void> {
-    const some = files.slice(0, AUTO_OPEN_MAX);
-    for (const f of some) await this.openFile(unit, f, { preserveFocus: true });
-    if (some.length > 1 && some[0]) await this.openFile(unit, some[0], { preserveFocus: true });
+    const [first, ...rest] = files.slice(0, AUTO_OPEN_MAX);
+    if (!first) return;
+    await this.openFile(unit, first, { preserveFocus: true });
+    // The rest go where the first went, even if the developer moves to another group meanwhile.
+    const { proposed } = sideUris(unit, first);
+    const viewColumn = this.tabs.tabsOf(unit).find((t) => tabRefs(t).some((r) => r.side === 'proposed' && toProposalUri(r).toString() === proposed.toString()))?.group.viewColumn;
+    for (const f of rest) await this.openFile(unit, f, { preserveFocus: true, viewColumn });
+    if (rest.length > 0) await this.openFile(unit, first, { preserveFocus: true, viewColumn });
   }
 
   /**
