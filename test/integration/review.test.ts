@@ -284,6 +284,32 @@ describe('patch review in the diff editor', function () {
     assert.equal(await readDisk(rel), 'export const s = 10; // edited by the developer\n');
   });
 
+  it('with openOnHold off opens nothing by itself; closing a review tab decides nothing', async () => {
+    const config = vscode.workspace.getConfiguration('codespace');
+    await config.update('review.openOnHold', false, vscode.ConfigurationTarget.Global);
+    try {
+      const rel = `review-quiet-${Date.now()}.ts`;
+      await write(rel, 'export const q = 1;\n');
+      const id = await hold(['*** Begin Patch', `*** Update File: ${rel}`, '-export const q = 1;', '+export const q = 2;', '*** End Patch'].join('\n'), [rel]);
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal(allTabs().filter(ofHold(id)).length, 0, 'no tab opened by itself');
+
+      assert.deepEqual(await vscode.commands.executeCommand('codespace.openReview', id), { approval_id: id, files: 1 });
+      const tab = allTabs().find(ofHold(id));
+      assert.ok(tab && tab.input instanceof vscode.TabInputTextDiff, 'a one-file hold opens in the diff editor');
+      await vscode.window.tabGroups.close(tab);
+      await new Promise((r) => setTimeout(r, 300));
+
+      const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', id);
+      assert.equal(decision.ok, true, `the hold was still pending after its tab closed: ${JSON.stringify(decision)}`);
+      const r = await resume(id);
+      assert.equal((r.structuredContent as { status?: string } | undefined)?.status, 'applied', JSON.stringify(r.content));
+      assert.equal(await readDisk(rel), 'export const q = 2;\n');
+    } finally {
+      await config.update('review.openOnHold', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   it('opens a check_only preview read-only in the same diff view, picked from the recent previews', async () => {
     const rel = `review-preview-${Date.now()}.ts`;
     await write(rel, 'export const p = 1;\n');
