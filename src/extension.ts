@@ -12,6 +12,7 @@ import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
 import { registerReview } from './vscode/review/registerReview';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
+import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
@@ -53,7 +54,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
-  context.subscriptions.push(new ProcessTerminals(core.supervisor, log));
+  const terminals = new ProcessTerminals(core.supervisor, log);
+  context.subscriptions.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
   // The editor's view of approvals and of what agents do: the panel, the diff review and the status bar read these.
   const approvals = core.approvals;
   const activity = core.runner;

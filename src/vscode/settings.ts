@@ -4,6 +4,7 @@ import { DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { Profile } from '../core/ports/workspaceSource';
 import type { Limits } from '../core/tools/tool';
 import { DEFAULT_LIMITS } from '../core/tools/tool';
+import { DEFAULT_CLOSE_EXITED_AFTER_SECONDS, DEFAULT_MAX_LIVE_MIRRORS, terminalSlots } from './terminalSlots';
 
 export const SECTION = 'codespace';
 
@@ -20,30 +21,23 @@ function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, sa
   return config.get<T>(key, fallback);
 }
 
-const PATCH_STRICTNESS = ['off', 'sensitive', 'confirm'] as const;
-const COMMAND_STRICTNESS = ['off', 'confirm'] as const;
-
 /**
- * An approval setting: the user's (global) value, or the default. A workspace or folder value is honoured only
- * when it is stricter, so a cloned repository's .vscode/settings.json can ask for more review, never for less.
+ * An approval setting from user (global) settings only. The settings are `application`-scoped, so VS Code refuses
+ * to write them into workspace settings; reading the global value alone also ignores one that a cloned
+ * repository's .vscode/settings.json or .code-workspace file carries anyway.
  */
-function strictest<T extends string>(key: string, order: readonly T[], fallback: T): T {
-  const inspected = vscode.workspace.getConfiguration(SECTION).inspect<string>(key);
-  const rank = (v: unknown): number => order.indexOf(v as T);
-  let best: T = rank(inspected?.globalValue) >= 0 ? (inspected?.globalValue as T) : fallback;
-  for (const v of [inspected?.workspaceValue, inspected?.workspaceFolderValue]) if (rank(v) > rank(best)) best = v as T;
-  return best;
+function userValue<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
+  const v = vscode.workspace.getConfiguration(SECTION).inspect<string>(key)?.globalValue;
+  return allowed.includes(v as T) ? (v as T) : fallback;
 }
 
 export const settings = {
-  /** Approval settings, honoured from user settings only (a workspace may only make them stricter). */
+  /** Approval settings, honoured from user settings only. */
   approvals(): ApprovalPolicy {
-    const agent = vscode.workspace.getConfiguration(SECTION).inspect<boolean>('approvals.agentMayResolve');
     return {
-      patches: strictest('approvals.patches', PATCH_STRICTNESS, DEFAULT_APPROVAL_POLICY.patches),
-      commands: strictest('approvals.commands', COMMAND_STRICTNESS, DEFAULT_APPROVAL_POLICY.commands),
-      // Relaxes safety: from user settings only, and a workspace value of false still wins.
-      agentMayResolve: agent?.globalValue === true && agent.workspaceValue !== false && agent.workspaceFolderValue !== false,
+      patches: userValue('approvals.patches', ['off', 'sensitive', 'confirm'], DEFAULT_APPROVAL_POLICY.patches),
+      commands: userValue('approvals.commands', ['off', 'confirm'], DEFAULT_APPROVAL_POLICY.commands),
+      agentMayResolve: vscode.workspace.getConfiguration(SECTION).inspect<boolean>('approvals.agentMayResolve')?.globalValue === true,
     };
   },
   port(): number {
@@ -77,6 +71,14 @@ export const settings = {
   },
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
+  },
+  /** Agent terminals open at once (see terminalSlots.ts); read at each decision. */
+  terminalsMaxLiveMirrors(): number {
+    return terminalSlots.validSlots(read<number>('terminals.maxLiveMirrors', DEFAULT_MAX_LIVE_MIRRORS));
+  },
+  /** Seconds after its process's exit at which an agent terminal closes by itself; 0: never. */
+  terminalsCloseExitedAfterSeconds(): number {
+    return terminalSlots.validCloseAfter(read<number>('terminals.closeExitedAfterSeconds', DEFAULT_CLOSE_EXITED_AFTER_SECONDS));
   },
   review(): { openOnHold: boolean; notify: boolean } {
     return { openOnHold: read<boolean>('review.openOnHold', true) !== false, notify: read<boolean>('review.notify', true) !== false };

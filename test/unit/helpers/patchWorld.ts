@@ -91,8 +91,8 @@ export interface WorldOptions {
   readonly trusted?: boolean;
   readonly faults?: PatchFaults;
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
-  /** Approval settings (default: the extension's defaults). */
-  readonly approvals?: ApprovalPolicy;
+  /** Approval settings, read on every call (default: the extension's defaults). */
+  readonly approvals?: () => ApprovalPolicy;
   /** Reuse these folders (a restart); otherwise fresh temp folders are made. */
   readonly dirs?: { tmp: string; root: string; storage: string };
 }
@@ -178,7 +178,7 @@ export async function openPatchWorld(files: Record<string, string | Uint8Array> 
     lifetime: 'unit-test',
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.occupant ? { occupant: options.occupant } : {}),
-    ...(options.approvals ? { approvalPolicy: () => options.approvals as ApprovalPolicy } : {}),
+    ...(options.approvals ? { approvalPolicy: options.approvals } : {}),
   });
   const harness = await connectHarness([], { assembled, source, fs: spy });
   let closed = false;
