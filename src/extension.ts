@@ -9,6 +9,7 @@ import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
+import { registerReview } from './vscode/review/registerReview';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
@@ -60,6 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const activity = core.runner;
   void approvals;
   void activity;
+  context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: (id) => workspaces.list().find((w) => w.id === id)?.root }));
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     // Older tokens stay masked too; every registration is released when the extension deactivates.

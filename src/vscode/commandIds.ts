@@ -7,4 +7,10 @@ export const COMMANDS = {
   showLog: 'codespace.showLog',
   statusActions: 'codespace.statusActions',
   showProcessTerminal: 'codespace.showProcessTerminal',
+  openReview: 'codespace.openReview',
+  approveReview: 'codespace.approveReview',
+  denyReview: 'codespace.denyReview',
+  nextReviewFile: 'codespace.nextReviewFile',
+  previousReviewFile: 'codespace.previousReviewFile',
+  openPreview: 'codespace.openPreview',
 } as const;

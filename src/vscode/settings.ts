@@ -80,6 +80,9 @@ export const settings = {
   terminalsCloseExitedAfterSeconds(): number {
     return terminalSlots.validCloseAfter(read<number>('terminals.closeExitedAfterSeconds', DEFAULT_CLOSE_EXITED_AFTER_SECONDS));
   },
+  review(): { openOnHold: boolean; notify: boolean } {
+    return { openOnHold: read<boolean>('review.openOnHold', true) !== false, notify: read<boolean>('review.notify', true) !== false };
+  },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);
   },
