@@ -104,7 +104,8 @@ export interface Approvals {
    */
   proposal(approvalId: string): Promise<readonly ProposalFile[]>;
   /**
-   * The reviewer edited the proposal of `path` (an add, update or move destination) to `bytes`. Throws ToolError
+   * The reviewer edited the proposal of `path` to `bytes`. `path` is the section's path: the file an add or an update
+   * writes, and for a move its source (the bytes land at the destination). Throws ToolError
    * APPROVAL_CONFLICT when the hold is not pending, INVALID_ARGUMENTS when the path is not an editable file of it.
    * Setting bytes equal to the agent's proposal clears the edit.
    */
