@@ -6,4 +6,9 @@ export const COMMANDS = {
   restartServer: 'codespace.restartServer',
   showLog: 'codespace.showLog',
   statusActions: 'codespace.statusActions',
+  showPanel: 'codespace.showPanel',
+  // Registered by the diff review and the process terminals; the panel runs them.
+  openReview: 'codespace.openReview',
+  openPreview: 'codespace.openPreview',
+  showProcessTerminal: 'codespace.showProcessTerminal',
 } as const;
