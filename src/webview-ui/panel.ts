@@ -129,7 +129,7 @@ function renderCommand(h: PanelHold): HTMLElement | undefined {
   const c = h.command;
   if (!c) return undefined;
   const argv = el('ol', { className: 'argv', attrs: { start: '0' } });
-  for (const a of c.argv) argv.append(el('li', {}, el('code', { text: a })));
+  for (const a of c.argv) argv.append(el('li', {}, a === '' ? el('span', { className: 'muted', text: '(empty string)' }) : el('code', { text: a })));
   const env = el('ul', { className: 'env' });
   for (const e of c.env) env.append(el('li', {}, el('code', { text: e.value === null ? `unset ${e.key}` : `${e.key}=${e.value}` })));
   return el(
