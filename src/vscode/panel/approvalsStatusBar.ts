@@ -29,6 +29,7 @@ export class ApprovalsStatusBar implements vscode.Disposable {
       return;
     }
     this.item.text = `$(bell-dot) ${n}`;
+    this.item.accessibilityInformation = { label: `CodeSpace: ${n} pending approval${n === 1 ? '' : 's'}` };
     this.item.tooltip = `CodeSpace: ${n} agent request${n === 1 ? '' : 's'} waiting for your approval. Click to show the panel.`;
     this.item.show();
   }
