@@ -2,19 +2,22 @@
  * Our MCP endpoint assembled in plain Node, as test/unit/helpers/httpFixture.ts does it, with adjustable limits,
  * plus a connected SDK client. Bench-only.
  */
+import * as fs from 'node:fs';
 import type * as http from 'node:http';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { silentLogger } from '../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../src/core/policy/workspaces';
-import { toolCatalogue } from '../src/core/tools/catalogue';
 import type { CoreServices, Limits } from '../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../src/core/tools/tool';
 import { McpHttpHost } from '../src/mcp/httpHost';
 import { createToolServer } from '../src/mcp/toolServer';
 import { NodeWorkspaceFs } from '../src/node/nodeWorkspaceFs';
+import type { AssembledServices } from '../src/node/assembleServices';
+import { assembleServices } from '../src/node/assembleServices';
 
 export const WORKSPACE_ID = 'bench';
 
@@ -29,30 +32,47 @@ export interface BenchHost {
   stop(): Promise<void>;
 }
 
-export function benchServices(root: string, limits: Partial<Limits> = {}): CoreServices {
+/** The services the extension assembles, serving `root` read-only as workspace "bench" (state in a temp folder). */
+export async function benchServices(root: string, limits: Partial<Limits> = {}): Promise<AssembledServices> {
   const effective: Limits = { ...DEFAULT_LIMITS, ...limits };
-  return {
+  const storage = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-bench-storage-'));
+  const assembled = await assembleServices({
     workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: WORKSPACE_ID, profile: 'read-only' }])),
     fs: new NodeWorkspaceFs(),
     logger: silentLogger,
     limits: () => effective,
+    storageDir: storage,
+    env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    timeoutMs: () => 0,
+    lifetime: 'bench',
+  });
+  return {
+    ...assembled,
+    shutdown: async () => {
+      await assembled.shutdown();
+      fs.rmSync(storage, { recursive: true, force: true });
+    },
   };
 }
 
 /** A real McpHttpHost on 127.0.0.1 (OS-assigned port) serving `root` as workspace "bench". */
 export async function startBenchHost(root: string, limits: Partial<Limits> = {}): Promise<BenchHost> {
   const token = 'B'.repeat(43);
-  const services = benchServices(root, limits);
-  const tools = toolCatalogue();
+  const assembled = await benchServices(root, limits);
+  const services = assembled.services;
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ tools, services, logger: silentLogger, version: '0.0.0-bench' }),
+    createServer: () => createToolServer({ dispatcher: assembled.dispatcher, version: '0.0.0-bench' }),
     token: () => token,
     logger: silentLogger,
   });
   const port = await host.start(0);
   // Private field, read for diagnostics only; undefined if the host is ever restructured.
   const httpServer = (host as unknown as { httpServer?: http.Server }).httpServer;
-  return { host, port, token, url: new URL(`http://127.0.0.1:${port}/mcp`), services, httpServer, stop: () => host.stop() };
+  const stop = async (): Promise<void> => {
+    await host.stop();
+    await assembled.shutdown();
+  };
+  return { host, port, token, url: new URL(`http://127.0.0.1:${port}/mcp`), services, httpServer, stop };
 }
 
 /** An SDK client over Streamable HTTP with the bearer header, connected and with the tool list cached. */

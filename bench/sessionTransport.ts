@@ -22,9 +22,7 @@ import express from 'express';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { silentLogger } from '../src/core/ports/logger';
-import { toolCatalogue } from '../src/core/tools/catalogue';
-import type { CoreServices } from '../src/core/tools/tool';
+import type { ToolDispatcher } from '../src/core/runner/dispatch';
 import { JsonSessionTransport } from '../src/mcp/jsonSessionTransport';
 import { createToolServer } from '../src/mcp/toolServer';
 import { WORKSPACE_ID, benchServices, connectHttpClient } from './host';
@@ -69,8 +67,7 @@ function applyUpstreamFix(t: StreamableHTTPServerTransport): void {
 }
 
 /** Sessions of one transport kind behind a bare express app: no guards, so only the transport differs. */
-async function startEndpoint(mode: Mode, services: CoreServices): Promise<{ url: URL; close(): Promise<void> }> {
-  const tools = toolCatalogue();
+async function startEndpoint(mode: Mode, dispatcher: ToolDispatcher): Promise<{ url: URL; close(): Promise<void> }> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -81,7 +78,7 @@ async function startEndpoint(mode: Mode, services: CoreServices): Promise<{ url:
       const sid = req.headers['mcp-session-id'];
       const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
       if (existing) return existing.handle(req, res);
-      const server = createToolServer({ tools, services, logger: silentLogger, version: '0.0.0-bench' });
+      const server = createToolServer({ dispatcher, version: '0.0.0-bench' });
       if (mode === 'ours') {
         const t: JsonSessionTransport = new JsonSessionTransport({
           sessionIdGenerator: () => randomUUID(),
@@ -138,11 +135,12 @@ export const sessionTransport: BenchGroup = async (log) => {
     const big = sampleText(256 * 1024);
     fs.writeFileSync(path.join(dir, 'small.ts'), small);
     fs.writeFileSync(path.join(dir, 'big.ts'), big);
-    const services = benchServices(dir);
+    const assembled = await benchServices(dir);
+    res.add(() => assembled.shutdown());
     const modes = Object.keys(NAMES) as Mode[];
     const endpoints = new Map<Mode, URL>();
     for (const mode of modes) {
-      const e = await startEndpoint(mode, services);
+      const e = await startEndpoint(mode, assembled.dispatcher);
       res.add(() => e.close());
       endpoints.set(mode, e.url);
     }

@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { childBaseEnvironment } from './core/process/baseEnvironment';
 import { WorkspaceRegistry } from './core/policy/workspaces';
-import { toolCatalogue } from './core/tools/catalogue';
 import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, createToolServer } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
@@ -12,6 +11,7 @@ import { OutputLogger } from './vscode/log';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
+import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
@@ -46,21 +46,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     storageDir: (context.storageUri ?? context.globalStorageUri).fsPath,
     ledger: settings.ledger(),
     env: () => childBaseEnvironment(process.env, settings.execEnv()),
+    envChanges: settings.execEnv,
     timeoutMs: settings.execTimeoutMs,
+    approvalPolicy: settings.approvals,
     lifetime: 'vscode-window',
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
-  context.subscriptions.push(new ProcessTerminals(core.supervisor, log));
+  const terminals = new ProcessTerminals(core.supervisor, log);
+  context.subscriptions.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
+  // The editor's view of approvals and of what agents do: the panel, the diff review and the status bar read these.
+  const approvals = core.approvals;
+  const activity = core.runner;
+  void approvals;
+  void activity;
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     // Older tokens stay masked too; every registration is released when the extension deactivates.
     context.subscriptions.push(core.supervisor.addSecret(t));
   }));
 
-  const tools = toolCatalogue();
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ tools, services: core.services, logger: log, version }),
+    createServer: () => createToolServer({ dispatcher: core.dispatcher, version }),
     token: () => tokens.get(),
     logger: log,
   });

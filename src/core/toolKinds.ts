@@ -1,8 +1,8 @@
 /**
- * One table of tool kinds, so a kind is declared once. Today only the MCP annotations read it
- * (src/mcp/toolServer.ts: readOnly, destructive and idempotent become readOnlyHint, destructiveHint and
- * idempotentHint). The other flags describe the kind but nothing reads them yet: the profile checks live in
- * the workspace registry and the process supervisor, not here.
+ * One table of tool kinds, so a kind is declared once. The MCP adapter turns readOnly, destructive and
+ * idempotent into readOnlyHint, destructiveHint and idempotentHint; the operation runner
+ * (src/core/runner/operationRunner.ts) reads `requires` (the profile a mutating tool needs, and so Restricted
+ * Mode) and `needsApproval` (whether the approval settings may hold it).
  */
 export interface ToolKindFlags {
   /** Touches nothing: MCP readOnlyHint. */
@@ -28,6 +28,10 @@ export const TOOL_KINDS = {
   exec: { readOnly: false, mutates: true, destructive: true, idempotent: false, needsApproval: true, longRunning: true, requires: 'exec' },
   processRead: { readOnly: true, mutates: false, destructive: false, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
   processControl: { readOnly: false, mutates: true, destructive: false, idempotent: false, needsApproval: false, longRunning: false, requires: 'exec' },
+  /** Opens a hold (approval_create) or decides one (approval_resolve): changes no file and starts nothing itself. */
+  approval: { readOnly: false, mutates: false, destructive: false, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
+  /** Commits a granted hold once (operation_resume); the held operation's own requirement is checked again. */
+  resume: { readOnly: false, mutates: true, destructive: true, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
   processKill: { readOnly: false, mutates: true, destructive: true, idempotent: true, needsApproval: false, longRunning: false, requires: 'exec' },
 } as const satisfies Record<string, ToolKindFlags>;
 

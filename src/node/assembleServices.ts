@@ -5,12 +5,20 @@ import type { PatchFaults } from '../core/patch/patchService';
 import type { Logger } from '../core/ports/logger';
 import type { WorkspaceFs } from '../core/ports/workspaceFs';
 import type { WorkspaceRegistry } from '../core/policy/workspaces';
-import type { ProcessServices } from '../core/process/services';
 import { ProcessSupervisor } from '../core/process/supervisor';
-import type { Limits } from '../core/tools/tool';
+import type { CoreServices, Limits } from '../core/tools/tool';
+import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
+import type { ApprovalPolicy } from '../core/approvals/approvalService';
+import { patchOperation, proposalFiles } from '../core/patch/patchOperation';
+import { OperationRunner } from '../core/runner/operationRunner';
+import { ToolDispatcher } from '../core/runner/dispatch';
+import { toolCatalogue } from '../core/tools/catalogue';
+import { execCommandTool } from '../core/tools/execCommand';
+import { ToolError } from '../core/errors';
 import { ChildProcessBackend } from './childProcessBackend';
 import { FileJournal } from './fileJournal';
 import { NodePtyBackend } from './nodePtyBackend';
+import type { ProcessBackend } from '../core/ports/processBackend';
 import { SurvivorRegistry, reapSurvivors } from './survivors';
 
 export interface AssembleOptions {
@@ -23,14 +31,26 @@ export interface AssembleOptions {
   readonly ledger?: { maxRecords: number; maxAgeMs: number };
   /** Children's base environment; the supervisor removes our secrets from it. */
   readonly env: () => Record<string, string>;
+  /** The operator's environment changes, shown on held commands (default: none). */
+  readonly envChanges?: () => Record<string, string | null>;
   readonly timeoutMs: () => number;
+  /** The approval settings, read fresh on every call (default: patches `sensitive`, commands `off`). */
+  readonly approvalPolicy?: () => ApprovalPolicy;
   readonly lifetime: string;
   readonly faults?: PatchFaults;
+  /** Process backends (default: node-pty for terminals, child_process for pipes). */
+  readonly backends?: { tty: () => ProcessBackend; pipes: () => ProcessBackend };
+  /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
+  readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
 }
 
 export interface AssembledServices {
-  readonly services: ProcessServices;
+  readonly services: CoreServices;
   readonly supervisor: ProcessSupervisor;
+  readonly approvals: ApprovalService;
+  readonly runner: OperationRunner;
+  /** tools/call over the whole catalogue, for the MCP adapter. */
+  readonly dispatcher: ToolDispatcher;
   readonly ledger: OperationLedger;
   readonly patches: PatchService;
   /** Ends every process (graceful first), then closes the ledger. */
@@ -54,38 +74,77 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const survivorsDir = path.join(o.storageDir, 'survivors');
   await reapSurvivors({ directory: survivorsDir, logger: o.logger });
   const supervisor = new ProcessSupervisor({
-    backends: { tty: () => new NodePtyBackend(), pipes: () => new ChildProcessBackend() },
+    backends: o.backends ?? { tty: () => new NodePtyBackend(), pipes: () => new ChildProcessBackend() },
     limits: o.limits,
     logger: o.logger,
     lifetime: o.lifetime,
   });
   const survivors = new SurvivorRegistry({ directory: survivorsDir, logger: o.logger });
   const watching = survivors.watch(supervisor);
-  const services: ProcessServices = {
+  const approvalsJournal = new FileJournal({ directory: o.storageDir, fileName: 'approvals.jsonl', logger: o.logger });
+  const approvals: ApprovalService = new ApprovalService({
+    journal: approvalsJournal,
+    logger: o.logger,
+    policy: o.approvalPolicy ?? (() => DEFAULT_APPROVAL_POLICY),
+    probe: (workspaceId, rel) => patches.versionAt(o.workspaces.get(workspaceId), rel),
+    replan: async (hold) => {
+      const prepared = await patches.prepare(o.workspaces.get(hold.workspace_id), hold.request as never);
+      if ('replay' in prepared) return [];
+      for (const f of hold.files ?? []) {
+        const now = prepared.intent.planned.files.find((x) => x.path === f.path);
+        if (now?.beforeVersion !== f.before_version || now?.afterVersion !== f.proposed_version) {
+          await approvals.markStale(hold.approval_id, `${f.path} changed on disk`);
+          throw new ToolError('VERSION_CONFLICT', `Hold ${hold.approval_id} is stale: ${f.path} changed on disk.`, { details: { approval_id: hold.approval_id, state: 'stale' } });
+        }
+      }
+      return proposalFiles(prepared.intent);
+    },
+  });
+  const holds = await approvals.open();
+  o.logger.info(`[approvals] ${holds.loaded} hold(s) loaded, ${holds.pending} pending, ${holds.ambiguous} interrupted while resuming`);
+  const runner = new OperationRunner({
+    workspaces: o.workspaces,
+    approvals,
+    logger: o.logger,
+    occupant:
+      o.occupant ??
+      ((id) => {
+        const occ = supervisor.occupant(id);
+        return occ ? { process_id: occ.process_id, command: occ.command } : undefined;
+      }),
+    processes: supervisor,
+  });
+  const services: CoreServices = {
     workspaces: o.workspaces,
     fs: o.fs,
     logger: o.logger,
     limits: o.limits,
     patches,
     processes: supervisor,
-    exec: { env: o.env, timeoutMs: o.timeoutMs },
+    exec: { env: o.env, envChanges: o.envChanges ?? (() => ({})), timeoutMs: o.timeoutMs },
     processCapabilities: () => supervisor.capabilities(),
-    occupant: (id) => {
-      const occ = supervisor.occupant(id);
-      return occ ? { process_id: occ.process_id, command: occ.command } : undefined;
-    },
+    approvals,
+    runner,
   };
+  runner.register('patch', patchOperation(services));
+  runner.register('exec', execCommandTool.operation(services));
+  const dispatcher = new ToolDispatcher(toolCatalogue(), services, o.logger);
   return {
     services,
     supervisor,
     ledger,
     patches,
+    approvals,
+    runner,
+    dispatcher,
     async shutdown() {
       await supervisor.disposeAll();
       watching.dispose();
       survivors.dispose();
+      runner.dispose();
+      approvals.dispose();
       ledger.dispose();
-      await journal.close();
+      await Promise.all([journal.close(), approvalsJournal.close()]);
     },
   };
 }

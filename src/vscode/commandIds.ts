@@ -7,7 +7,7 @@ export const COMMANDS = {
   showLog: 'codespace.showLog',
   statusActions: 'codespace.statusActions',
   showPanel: 'codespace.showPanel',
-  // Registered by the diff review and the process terminals; the panel runs them.
+  // Registered by the diff review; the panel runs them.
   openReview: 'codespace.openReview',
   openPreview: 'codespace.openPreview',
   showProcessTerminal: 'codespace.showProcessTerminal',

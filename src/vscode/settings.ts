@@ -1,7 +1,10 @@
 import * as vscode from 'vscode';
+import type { ApprovalPolicy } from '../core/approvals/approvalService';
+import { DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { Profile } from '../core/ports/workspaceSource';
 import type { Limits } from '../core/tools/tool';
 import { DEFAULT_LIMITS } from '../core/tools/tool';
+import { DEFAULT_CLOSE_EXITED_AFTER_SECONDS, DEFAULT_MAX_LIVE_MIRRORS, terminalSlots } from './terminalSlots';
 
 export const SECTION = 'codespace';
 
@@ -18,7 +21,25 @@ function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, sa
   return config.get<T>(key, fallback);
 }
 
+/**
+ * An approval setting from user (global) settings only. The settings are `application`-scoped, so VS Code refuses
+ * to write them into workspace settings; reading the global value alone also ignores one that a cloned
+ * repository's .vscode/settings.json or .code-workspace file carries anyway.
+ */
+function userValue<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
+  const v = vscode.workspace.getConfiguration(SECTION).inspect<string>(key)?.globalValue;
+  return allowed.includes(v as T) ? (v as T) : fallback;
+}
+
 export const settings = {
+  /** Approval settings, honoured from user settings only. */
+  approvals(): ApprovalPolicy {
+    return {
+      patches: userValue('approvals.patches', ['off', 'sensitive', 'confirm'], DEFAULT_APPROVAL_POLICY.patches),
+      commands: userValue('approvals.commands', ['off', 'confirm'], DEFAULT_APPROVAL_POLICY.commands),
+      agentMayResolve: vscode.workspace.getConfiguration(SECTION).inspect<boolean>('approvals.agentMayResolve')?.globalValue === true,
+    };
+  },
   port(): number {
     const p = read<number>('server.port', 0);
     return Number.isInteger(p) && p >= 0 && p <= 65535 ? p : 0;
@@ -50,6 +71,14 @@ export const settings = {
   },
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
+  },
+  /** Agent terminals open at once (see terminalSlots.ts); read at each decision. */
+  terminalsMaxLiveMirrors(): number {
+    return terminalSlots.validSlots(read<number>('terminals.maxLiveMirrors', DEFAULT_MAX_LIVE_MIRRORS));
+  },
+  /** Seconds after its process's exit at which an agent terminal closes by itself; 0: never. */
+  terminalsCloseExitedAfterSeconds(): number {
+    return terminalSlots.validCloseAfter(read<number>('terminals.closeExitedAfterSeconds', DEFAULT_CLOSE_EXITED_AFTER_SECONDS));
   },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);

@@ -41,8 +41,8 @@ describe('exec_command cwd against a concurrent symlink swap', function () {
   this.timeout(120_000);
   let f: ProcessToolsFixture;
 
-  beforeEach(() => {
-    f = processToolsFixture();
+  beforeEach(async () => {
+    f = await processToolsFixture();
   });
 
   afterEach(async () => {

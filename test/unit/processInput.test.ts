@@ -13,8 +13,8 @@ describe('write_stdin eof', function () {
   this.timeout(30_000);
   let f: ProcessToolsFixture;
 
-  beforeEach(() => {
-    f = processToolsFixture();
+  beforeEach(async () => {
+    f = await processToolsFixture();
   });
 
   afterEach(async () => {

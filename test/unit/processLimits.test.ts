@@ -10,8 +10,8 @@ describe('process limits: arguments, environment and paths', function () {
   this.timeout(30_000);
   let f: ProcessToolsFixture;
 
-  beforeEach(() => {
-    f = processToolsFixture();
+  beforeEach(async () => {
+    f = await processToolsFixture();
   });
 
   afterEach(async () => {

@@ -8,8 +8,9 @@ import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { silentLogger } from '../../src/core/ports/logger';
 import type { Profile } from '../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import type { ProcessServices } from '../../src/core/process/services';
-import { ProcessSupervisor } from '../../src/core/process/supervisor';
+import type { AssembledServices } from '../../src/node/assembleServices';
+import { assembleServices } from '../../src/node/assembleServices';
+import type { ProcessSupervisor } from '../../src/core/process/supervisor';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { processResizeTool } from '../../src/core/tools/processResize';
 import { processStatusTool } from '../../src/core/tools/processStatus';
@@ -18,6 +19,7 @@ import { readProcessTool } from '../../src/core/tools/readProcess';
 import { terminateProcessTool } from '../../src/core/tools/terminateProcess';
 import type { AnyTool, CoreServices, ToolContext } from '../../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { writeStdinTool } from '../../src/core/tools/writeStdin';
 import { ChildProcessBackend } from '../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../src/node/nodePtyBackend';
@@ -32,12 +34,13 @@ describe('process tools', function () {
   let outside: string;
   let source: InMemoryWorkspaceSource;
   let supervisor: ProcessSupervisor;
-  let services: ProcessServices;
+  let services: CoreServices;
+  let assembled: AssembledServices;
   let envSetting: Record<string, string>;
 
   const folders = (profile: Profile = 'exec') => [{ root, name: 'proj', profile }];
 
-  beforeEach(() => {
+  beforeEach(async () => {
     tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-proc-')));
     root = path.join(tmp, 'proj');
     outside = path.join(tmp, 'proj-secrets');
@@ -48,20 +51,24 @@ describe('process tools', function () {
     source = new InMemoryWorkspaceSource(folders());
     const pty = new NodePtyBackend({ graceMs: 500 });
     const pipes = new ChildProcessBackend({ graceMs: 500 });
-    supervisor = new ProcessSupervisor({ backends: { tty: () => pty, pipes: () => pipes }, limits: () => DEFAULT_LIMITS, logger: silentLogger });
     envSetting = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
-    services = {
+    assembled = await assembleServices({
       workspaces: new WorkspaceRegistry(source),
       fs: new NodeWorkspaceFs(),
       logger: silentLogger,
       limits: () => DEFAULT_LIMITS,
-      processes: supervisor,
-      exec: { env: () => envSetting, timeoutMs: () => 0 },
-    };
+      storageDir: path.join(tmp, 'storage'),
+      env: () => envSetting,
+      timeoutMs: () => 0,
+      lifetime: 'unit-test',
+      backends: { tty: () => pty, pipes: () => pipes },
+    });
+    services = assembled.services;
+    supervisor = assembled.supervisor;
   });
 
   afterEach(async () => {
-    await supervisor.disposeAll();
+    await assembled.shutdown();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
@@ -136,12 +143,32 @@ describe('process tools', function () {
     assert.deepEqual(supervisor.list(), []);
   });
 
-  it('answers EXEC_DISABLED when the host has no process support', async () => {
-    const plain: CoreServices = { workspaces: services.workspaces, fs: services.fs, logger: silentLogger, limits: () => DEFAULT_LIMITS };
-    for (const tool of processTools) {
-      const args = tool.name === 'exec_command' ? { workspace_id: 'proj', command: ['true'] } : { process_id: 'p_1', cursor: 0, rows: 1, cols: 1, data: '' };
-      const own = Object.fromEntries(Object.entries(args).filter(([k]) => k in tool.input));
-      await rejectsWith(call(tool, own, plain), 'EXEC_DISABLED');
+  it('answers EXEC_DISABLED when no process backend can load, and starts nothing', async () => {
+    const broken = await assembleServices({
+      workspaces: new WorkspaceRegistry(source),
+      fs: new NodeWorkspaceFs(),
+      logger: silentLogger,
+      limits: () => DEFAULT_LIMITS,
+      storageDir: path.join(tmp, 'storage-broken'),
+      env: () => envSetting,
+      timeoutMs: () => 0,
+      lifetime: 'unit-test',
+      backends: {
+        tty: () => {
+          throw new Error('node-pty could not load');
+        },
+        pipes: () => {
+          throw new Error('no pipes either');
+        },
+      },
+    });
+    try {
+      await rejectsWith(call(execCommandTool, { workspace_id: 'proj', command: ['true'] }, broken.services), 'EXEC_DISABLED');
+      assert.deepEqual(broken.supervisor.list(), []);
+      const info = await call(workspaceInfoTool, { workspace_id: 'proj' }, broken.services);
+      assert.equal((info.execution as { process: { available: boolean } }).process.available, false);
+    } finally {
+      await broken.shutdown();
     }
   });
 

@@ -9,6 +9,7 @@ import { confine, failureCode, fileError, realRootOf } from '../policy/paths';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import { Pacer } from './pacer';
 import { parsePatchPaced } from './parser';
+import type { ParsedPatch } from './parser';
 import type { PlannedFile, PlannedPatch } from './plan';
 import { checkExpectedVersions, planPatch } from './plan';
 import { mapLimit } from '../util/concurrency';
@@ -66,7 +67,41 @@ export interface PatchServiceOptions {
 /** Files a patch may read: larger ones are refused with TOO_LARGE before a byte is read. */
 export const MAX_PATCH_FILE_BYTES = 64 * 1024 * 1024;
 
-interface Step {
+/** A validated, planned patch: what a hold shows and a commit writes. */
+export interface PatchIntent {
+  readonly ws: Workspace;
+  readonly request: ApplyPatchRequest;
+  readonly argsHash: string;
+  readonly planned: PlannedPatch;
+  readonly steps: readonly PatchStep[];
+  readonly realRoot: string;
+  /** Lines each section adds and removes, by section path (a delete: the file's lines). */
+  readonly counts: ReadonlyMap<string, { added: number; removed: number }>;
+}
+
+/** The ledger's argument hash of a request: what makes a repeat with the same key a replay. */
+export function patchArgsHash(request: ApplyPatchRequest): string {
+  return hashArguments({
+    workspace_id: request.workspace_id,
+    patch: request.patch,
+    expected_versions: request.expected_versions,
+    check_only: request.check_only === true,
+  });
+}
+
+/** The intent with the reviewer's bytes in place of the planned ones (adds, updates and moves only). */
+function withReviewed(intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array>): { planned: PlannedPatch; steps: PatchStep[] } {
+  const swap = (file: PlannedFile): PlannedFile => {
+    const bytes = reviewed.get(file.path);
+    if (bytes === undefined || file.kind === 'delete') return file;
+    return { ...file, after: bytes, afterVersion: contentVersion(bytes) };
+  };
+  const files = intent.planned.files.map(swap);
+  const steps = intent.steps.map((step) => ({ ...step, file: files[intent.planned.files.indexOf(step.file)] ?? swap(step.file) }));
+  return { planned: { files }, steps };
+}
+
+export interface PatchStep {
   readonly file: PlannedFile;
   readonly abs: string;
   readonly absTarget?: string;
@@ -89,45 +124,76 @@ export class PatchService {
     return this.options.ledger;
   }
 
-  /** Runs `fn` after every earlier patch of the same workspace has finished. */
-  private serialize<T>(workspaceId: string, fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` after every earlier patch of the same workspace has finished (and before any later one starts). */
+  exclusive<T>(workspaceId: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.queues.get(workspaceId) ?? Promise.resolve();
     const next = prev.then(fn, fn);
     this.queues.set(workspaceId, next.catch(() => undefined));
     return next;
   }
 
-  async apply(ws: Workspace, request: ApplyPatchRequest): Promise<ApplyPatchResult> {
-    const argsHash = hashArguments({
-      workspace_id: request.workspace_id,
-      patch: request.patch,
-      expected_versions: request.expected_versions,
-      check_only: request.check_only === true,
-    });
-    return this.serialize(ws.id, async () => {
-      const stored = this.options.ledger.lookupKey(request.operation_key, argsHash);
-      if (stored) return this.replay(stored);
+  /** Waits for the workspace's turn and returns the function that ends it: `exclusive` for code that spans calls. */
+  async lock(workspaceId: string): Promise<() => void> {
+    let release!: () => void;
+    const turn = new Promise<void>((resolve) => (release = resolve));
+    const prev = this.queues.get(workspaceId) ?? Promise.resolve();
+    this.queues.set(workspaceId, prev.then(() => turn));
+    await prev;
+    let once = false;
+    return () => {
+      if (once) return;
+      once = true;
+      release();
+    };
+  }
 
-      const { planned, steps, realRoot } = await this.validate(ws, request);
-      const files = planned.files.map((f) => fileResult(f, request.check_only === true));
-      const record = await this.options.ledger.mint({
-        operation_key: request.operation_key,
-        args_hash: argsHash,
-        workspace_id: ws.id,
-        ...(request.work_id ? { work_id: request.work_id } : {}),
-        files: files.map(toOperationFile),
-        changes: request.check_only ? [] : changesOf(planned),
-      });
-      if (request.check_only) {
-        const result: ApplyPatchResult = { status: 'checked', operation_id: record.operation_id, files };
-        await this.options.ledger.finish(record.operation_id, { status: 'checked', result, reason: 'preview' });
-        return result;
-      }
-      const outcome = await this.write(ws, realRoot, steps, record.operation_id, files);
-      await this.options.faults?.beforeFinish?.();
-      await this.options.ledger.finish(record.operation_id, { status: outcome.status, result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
-      return outcome;
+  /** prepare + commit in one exclusive turn of the workspace: what a call without a hold does. */
+  async apply(ws: Workspace, request: ApplyPatchRequest): Promise<ApplyPatchResult> {
+    return this.exclusive(ws.id, async () => {
+      const prepared = await this.prepare(ws, request);
+      return 'replay' in prepared ? prepared.replay : this.commit(prepared.intent);
     });
+  }
+
+  /**
+   * Validates and plans the request; writes and records nothing. A key already used with the same arguments
+   * gives the stored result back (`replay`); with other arguments it throws OPERATION_KEY_CONFLICT. Call inside
+   * `exclusive` for the workspace, with the commit in the same turn, so that nothing of ours changes the files
+   * between the plan and the write.
+   */
+  async prepare(ws: Workspace, request: ApplyPatchRequest): Promise<{ replay: ApplyPatchResult } | { intent: PatchIntent }> {
+    const argsHash = patchArgsHash(request);
+    const stored = this.options.ledger.lookupKey(request.operation_key, argsHash);
+    if (stored) return { replay: this.replay(stored) };
+    const { planned, steps, realRoot, parsed } = await this.validate(ws, request);
+    return { intent: { ws, request, argsHash, planned, steps, realRoot, counts: lineCounts(parsed, planned) } };
+  }
+
+  /**
+   * Records the intent durably, writes it, records the outcome. `reviewed` replaces the planned bytes of files
+   * (by the path of their section) with what a reviewer made of them.
+   */
+  async commit(intent: PatchIntent, reviewed?: ReadonlyMap<string, Uint8Array>): Promise<ApplyPatchResult> {
+    const { ws, request, argsHash, realRoot } = intent;
+    const { planned, steps } = reviewed && reviewed.size > 0 ? withReviewed(intent, reviewed) : intent;
+    const files = planned.files.map((f) => fileResult(f, request.check_only === true));
+    const record = await this.options.ledger.mint({
+      operation_key: request.operation_key,
+      args_hash: argsHash,
+      workspace_id: ws.id,
+      ...(request.work_id ? { work_id: request.work_id } : {}),
+      files: files.map(toOperationFile),
+      changes: request.check_only ? [] : changesOf(planned),
+    });
+    if (request.check_only) {
+      const result: ApplyPatchResult = { status: 'checked', operation_id: record.operation_id, files };
+      await this.options.ledger.finish(record.operation_id, { status: 'checked', result, reason: 'preview' });
+      return result;
+    }
+    const outcome = await this.write(ws, realRoot, [...steps], record.operation_id, files);
+    await this.options.faults?.beforeFinish?.();
+    await this.options.ledger.finish(record.operation_id, { status: outcome.status, result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
+    return outcome;
   }
 
   private replay(record: OperationRecord): ApplyPatchResult {
@@ -144,7 +210,7 @@ export class PatchService {
   }
 
   /** Every check that can refuse the patch, before anything is recorded or written. */
-  private async validate(ws: Workspace, request: ApplyPatchRequest): Promise<{ planned: PlannedPatch; steps: Step[]; realRoot: string }> {
+  private async validate(ws: Workspace, request: ApplyPatchRequest): Promise<{ planned: PlannedPatch; steps: PatchStep[]; realRoot: string; parsed: ParsedPatch }> {
     const { fs } = this.options;
     // One pacer for the whole check: the work yields to the event loop and has one deadline (TIMEOUT).
     const pacer = new Pacer();
@@ -186,7 +252,7 @@ export class PatchService {
     await mapLimit(named, 16, (rel) => lookup(rel).then(() => undefined, () => undefined));
     const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true, pacer });
     checkExpectedVersions(planned, request.expected_versions);
-    const steps: Step[] = [];
+    const steps: PatchStep[] = [];
     /** What each section changes on disk (see diskIdentity) → the patch path that names it. */
     const claimed = new Map<string, string>();
     const facts = await mapLimit(planned.files, 16, async (file) => {
@@ -231,16 +297,16 @@ export class PatchService {
       }
       steps.push({ file, abs, newFolders, ...(absTarget ? { absTarget } : {}), ...(linkTarget !== undefined ? { linkTarget } : {}) });
     }
-    return { planned, steps, realRoot };
+    return { planned, steps, realRoot, parsed };
   }
 
-  private async write(ws: Workspace, realRoot: string, steps: Step[], operationId: string, files: PatchFileResult[]): Promise<ApplyPatchResult> {
+  private async write(ws: Workspace, realRoot: string, steps: PatchStep[], operationId: string, files: PatchFileResult[]): Promise<ApplyPatchResult> {
     const { fs, faults, logger } = this.options;
     // Adds and updates touch independent paths and are written several at a time. A delete or a move may clear the
     // way for a later section (a file replaced by a folder of the same name), so such patches keep patch order;
     // so do the test seams, which stop the applier between two writes.
     const ordered = faults !== undefined || steps.some((s) => s.file.kind === 'delete' || s.file.kind === 'move');
-    const done: Step[] = [];
+    const done: PatchStep[] = [];
     let failure: { index: number; error: unknown } | undefined;
     await mapLimit(steps, ordered ? 1 : 8, async (step, index) => {
       if (failure) return;
@@ -257,7 +323,7 @@ export class PatchService {
 
     const message = failure.error instanceof Error ? failure.error.message : String(failure.error);
     logger.warn(`[patch] write failed in ${ws.id} (${message}); restoring ${done.length} file operation(s)`);
-    const failedStep = steps[failure.index] as Step;
+    const failedStep = steps[failure.index] as PatchStep;
     const failedAt = failedStep.file.path;
     // Also undo and verify the step that failed: an atomic write leaves it untouched, but a move may be half done.
     // Except when confinement refused it: its folder led outside, nothing was opened for writing, and re-checking it
@@ -285,7 +351,7 @@ export class PatchService {
   }
 
   /** Puts back what each step changed, newest first, and checks each path by hash. */
-  private async restore(realRoot: string, operationId: string, steps: Step[]): Promise<{ path: string; state: string }[]> {
+  private async restore(realRoot: string, operationId: string, steps: PatchStep[]): Promise<{ path: string; state: string }[]> {
     const { fs } = this.options;
     const within = { within: realRoot };
     const hash = (abs: string) => hashAt(fs, abs, realRoot);
@@ -315,6 +381,17 @@ export class PatchService {
       }
     }
     return out;
+  }
+
+  /** The version of what is at a workspace-relative path now: read through a verified descriptor. */
+  async versionAt(ws: Workspace, rel: string): Promise<string | undefined | 'directory'> {
+    const { fs } = this.options;
+    const realRoot = await realRootOf(fs, ws.root);
+    const { abs } = await confine(fs, ws.root, rel, { realRoot });
+    const st = await fs.stat(abs);
+    if (!st) return undefined;
+    if (st.type === 'directory') return 'directory';
+    return hashAt(fs, abs, realRoot);
   }
 
   /** After a crash: settle operations left pending by comparing disk hashes with the recorded ones. */
@@ -383,7 +460,7 @@ async function hashAt(fs: WorkspaceFs, abs: string, realRoot: string): Promise<s
   }
 }
 
-async function writeStep(fs: WorkspaceFs, step: Step, options: { within: string; tag: string }): Promise<void> {
+async function writeStep(fs: WorkspaceFs, step: PatchStep, options: { within: string; tag: string }): Promise<void> {
   const { file } = step;
   const within = { within: options.within };
   switch (file.kind) {
@@ -433,6 +510,34 @@ function changesOf(planned: PlannedPatch): OperationChange[] {
       out.push({ path: f.path, kind: 'delete', before_hash: before, after_hash: null });
     } else {
       out.push({ path: f.path, kind: f.kind, before_hash: f.kind === 'add' ? null : before, after_hash: after });
+    }
+  }
+  return out;
+}
+
+/** Lines added and removed per section, as the patch states them; a delete removes every line of the file. */
+function lineCounts(parsed: ParsedPatch, planned: PlannedPatch): Map<string, { added: number; removed: number }> {
+  const out = new Map<string, { added: number; removed: number }>();
+  for (const op of parsed.files) {
+    if (op.kind === 'add') out.set(op.path, { added: op.lines.length, removed: 0 });
+    else if (op.kind === 'update') {
+      let added = 0;
+      let removed = 0;
+      for (const h of op.hunks) {
+        for (const l of h.lines) {
+          if (l.kind === 'add') added++;
+          else if (l.kind === 'remove') removed++;
+        }
+      }
+      out.set(op.path, { added, removed });
+    } else {
+      const before = planned.files.find((f) => f.path === op.path)?.before;
+      let lines = 0;
+      if (before) {
+        for (const b of before) if (b === 10) lines++;
+        if (before.length > 0 && before[before.length - 1] !== 10) lines++;
+      }
+      out.set(op.path, { added: 0, removed: lines });
     }
   }
   return out;

@@ -1,5 +1,5 @@
 import type { Disposable } from '../disposable';
-import type { Decider, HoldView } from '../approvals/hold';
+import type { Decider, HoldView, ProposalFile } from '../approvals/hold';
 
 /** The tool a mutating operation came from. */
 export type OperationTool = 'apply_patch' | 'exec_command' | 'write_stdin' | 'process_resize' | 'terminate_process';
@@ -76,5 +76,5 @@ export interface Activity {
    * Content of a recent `check_only` preview (the `run_id` of its operation.committed event with status
    * `checked`), for the same diff view as a hold; undefined once it has rolled off (the latest 16 are kept).
    */
-  preview(runId: string): readonly import('../approvals/hold').ProposalFile[] | undefined;
+  preview(runId: string): readonly ProposalFile[] | undefined;
 }

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { ToolError } from '../errors';
-import type { CoreServices } from './tool';
-import { defineTool } from './tool';
-import type { PatchService } from '../patch/patchService';
+import { patchOperation } from '../patch/patchOperation';
+import { defineOperationTool } from './tool';
 
 const fileResult = z.object({
   path: z.string(),
@@ -14,14 +12,7 @@ const fileResult = z.object({
   state: z.string().optional(),
 });
 
-export function requirePatches(services: CoreServices): PatchService {
-  if (!services.patches) {
-    throw new ToolError('READ_ONLY', 'This host has no patch ledger, so it cannot write.', { hint: 'Open a folder in VS Code (patches need workspace storage).' });
-  }
-  return services.patches;
-}
-
-export const applyPatchTool = defineTool({
+export const applyPatchTool = defineOperationTool({
   name: 'apply_patch',
   title: 'Apply a patch',
   description:
@@ -45,28 +36,11 @@ export const applyPatchTool = defineTool({
     files: z.array(fileResult),
     reason: z.string().optional(),
     hint: z.string().optional(),
+    reviewer_changes: z
+      .array(z.object({ path: z.string(), diff: z.string() }))
+      .optional()
+      .describe('After a held patch: what the reviewer changed in the proposal before it was applied (unified diff, proposal → applied).'),
+    reviewer_note: z.string().optional(),
   },
-  async handler(args, { services }) {
-    const ws = services.workspaces.get(args.workspace_id);
-    services.workspaces.require(ws, 'write');
-    const patches = requirePatches(services);
-    if (!args.check_only) {
-      const occupant = services.occupant?.(ws.id);
-      if (occupant) {
-        throw new ToolError('WORKSPACE_BUSY', `Workspace ${ws.id} is busy: process ${occupant.process_id} (${occupant.command.join(' ')}) is running.`, {
-          hint: 'Wait for it to exit (process_status / read_process with wait_ms) or terminate it, then apply. Previews (check_only) still work.',
-          details: { workspace_id: ws.id, process_id: occupant.process_id, command: occupant.command },
-        });
-      }
-    }
-    const request = {
-      workspace_id: args.workspace_id,
-      patch: args.patch,
-      expected_versions: args.expected_versions,
-      operation_key: args.operation_key,
-      ...(args.check_only !== undefined ? { check_only: args.check_only } : {}),
-      ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
-    };
-    return patches.apply(ws, request);
-  },
+  operation: (services) => patchOperation(services),
 });

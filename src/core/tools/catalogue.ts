@@ -1,4 +1,5 @@
 import { applyPatchTool } from './applyPatch';
+import { approvalTools } from './approvalTools';
 import { findTool } from './find';
 import { operationStatusTool } from './operationStatus';
 import { processTools } from './processTools';
@@ -8,5 +9,5 @@ import { workspaceInfoTool } from './workspaceInfo';
 
 /** Every tool the server offers, in the order tools/list shows them. */
 export function toolCatalogue(): AnyTool[] {
-  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool, ...processTools];
+  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool, ...approvalTools, ...processTools];
 }

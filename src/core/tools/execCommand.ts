@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import { confine } from '../policy/paths';
-import { requireProcesses } from '../process/services';
-import { defineTool } from './tool';
+import { hashArguments } from '../ledger/canonicalJson';
+import { defineOperationTool } from './tool';
 
 const argument = z.string().refine((s) => !s.includes('\0'), { message: 'Arguments must not contain NUL bytes.' });
 
@@ -21,7 +21,7 @@ function checkCwdLength(cwd: string, root: string): void {
   if (n > MAX_PATH_BYTES) throw new InvalidArgumentsError(`cwd makes a path of ${n} bytes; the system limit is ${MAX_PATH_BYTES} bytes (PATH_MAX).`);
 }
 
-export const execCommandTool = defineTool({
+export const execCommandTool = defineOperationTool({
   name: 'exec_command',
   title: 'Run a command',
   description:
@@ -53,26 +53,48 @@ export const execCommandTool = defineTool({
     dispatch_status: z.enum(['confirmed', 'unknown']),
     coordination: z.object({ queued_instructions: z.number() }).optional(),
   },
-  async handler(args, ctx) {
-    const services = requireProcesses(ctx);
-    const ws = services.workspaces.get(args.workspace_id);
-    services.workspaces.require(ws, 'exec');
-    checkCwdLength(args.cwd ?? '', ws.root);
-    const { abs, rel } = await confine(services.fs, ws.root, args.cwd ?? '', { allowRoot: true });
-    const st = await services.fs.stat(abs);
-    if (!st || st.type !== 'directory') {
-      throw new ToolError('NOT_FOUND', st ? `cwd ${JSON.stringify(rel)} is a file, not a folder.` : `cwd ${JSON.stringify(rel)} does not exist.`, {
-        hint: 'Pass an existing folder relative to the workspace root, or omit cwd to run in the root.',
-        details: { cwd: rel },
-      });
-    }
-    return services.processes.exec(ws, args.command, {
-      cwd: abs,
-      root: ws.root,
-      tty: args.tty ?? false,
-      occupancy: args.occupancy ?? 'exclusive',
-      env: services.exec.env(),
-      timeoutMs: services.exec.timeoutMs(),
-    });
-  },
+  operation: (services) => ({
+    tool: 'exec_command',
+    async prepare(args) {
+      const ws = services.workspaces.get(args.workspace_id);
+      if (!services.processCapabilities().available) {
+        throw new ToolError('EXEC_DISABLED', 'This CodeSpace server cannot run processes: no process backend could be loaded.', {
+          hint: 'Call workspace_info: execution.process.available says whether commands can run here.',
+        });
+      }
+      checkCwdLength(args.cwd ?? '', ws.root);
+      const { abs, rel } = await confine(services.fs, ws.root, args.cwd ?? '', { allowRoot: true });
+      const st = await services.fs.stat(abs);
+      if (!st || st.type !== 'directory') {
+        throw new ToolError('NOT_FOUND', st ? `cwd ${JSON.stringify(rel)} is a file, not a folder.` : `cwd ${JSON.stringify(rel)} does not exist.`, {
+          hint: 'Pass an existing folder relative to the workspace root, or omit cwd to run in the root.',
+          details: { cwd: rel },
+        });
+      }
+      const tty = args.tty ?? false;
+      const occupancy = args.occupancy ?? 'exclusive';
+      const shown = args.command.join(' ');
+      return {
+        workspace: ws,
+        title: `exec_command: ${shown.length > 80 ? `${shown.slice(0, 79)}…` : shown}`,
+        intent: {
+          request_hash: hashArguments({ tool: 'exec_command', ...args }),
+          command: { argv: [...args.command], cwd: rel, tty, occupancy, env_changes: services.exec.envChanges() },
+          sensitive_paths: [],
+        },
+        holdable: true,
+        occupies: occupancy === 'exclusive',
+        commit: () =>
+          services.processes.exec(ws, args.command, {
+            cwd: abs,
+            root: ws.root,
+            tty,
+            occupancy,
+            env: services.exec.env(),
+            timeoutMs: services.exec.timeoutMs(),
+          }),
+        release: () => undefined,
+      };
+    },
+  }),
 });

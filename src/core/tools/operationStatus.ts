@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
-import { requirePatches } from './applyPatch';
 import { defineTool } from './tool';
 
 const hash = z.string().nullable();
@@ -41,7 +40,7 @@ export const operationStatusTool = defineTool({
     if (byKey === (args.operation_id !== undefined)) {
       throw new InvalidArgumentsError('Pass exactly one of operation_key or operation_id.');
     }
-    const ledger = requirePatches(services).ledger;
+    const ledger = services.patches.ledger;
     const r = ledger.get(byKey ? { operation_key: args.operation_key as string } : { operation_id: args.operation_id as string });
     return {
       operation_id: r.operation_id,

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { MAX_TERMINAL_DIMENSION } from '../process/supervisor';
-import { requireProcesses } from '../process/services';
 import { defineTool } from './tool';
 
 export const processResizeTool = defineTool({
@@ -19,7 +18,7 @@ export const processResizeTool = defineTool({
     cols: z.number(),
   },
   async handler(args, ctx) {
-    const { processes } = requireProcesses(ctx);
+    const { processes } = ctx.services;
     await processes.resize(args.process_id, args.rows, args.cols);
     return { process_id: args.process_id, rows: args.rows, cols: args.cols };
   },

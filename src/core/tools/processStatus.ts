@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { requireProcesses } from '../process/services';
 import { defineTool } from './tool';
 
 export const processStatusTool = defineTool({
@@ -26,7 +25,7 @@ export const processStatusTool = defineTool({
     output_complete: z.boolean().optional(),
   },
   async handler(args, ctx) {
-    const { processes } = requireProcesses(ctx);
+    const { processes } = ctx.services;
     const s = processes.status(args.process_id);
     return {
       state: s.state,

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { requireProcesses } from '../process/services';
 import { defineTool } from './tool';
 
 export const readProcessTool = defineTool({
@@ -29,7 +28,7 @@ export const readProcessTool = defineTool({
     output_complete: z.literal(false).optional(),
   },
   async handler(args, ctx) {
-    const { processes } = requireProcesses(ctx);
+    const { processes } = ctx.services;
     const r = await processes.read(args.process_id, args.cursor, args.max_bytes, args.wait_ms, ctx.signal);
     return {
       chunk: r.chunk,

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { requireProcesses } from '../process/services';
 import { defineTool } from './tool';
 
 export const terminateProcessTool = defineTool({
@@ -20,7 +19,7 @@ export const terminateProcessTool = defineTool({
     signal: z.string().optional(),
   },
   async handler(args, ctx) {
-    const { processes } = requireProcesses(ctx);
+    const { processes } = ctx.services;
     const s = await processes.terminate(args.process_id);
     return {
       process_id: s.process_id,

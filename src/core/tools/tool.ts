@@ -1,5 +1,8 @@
 import type { z } from 'zod';
+import type { ApprovalService } from '../approvals/approvalService';
 import type { PatchService } from '../patch/patchService';
+import type { ProcessSupervisor } from '../process/supervisor';
+import type { OperationRunner, OperationSpec } from '../runner/operationRunner';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
 import type { WorkspaceRegistry } from '../policy/workspaces';
@@ -17,18 +20,33 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = { readBytes: 1024 * 1024, findResults: 2000, retainedOutputBytes: 256 * 1024 };
 
-/** What a tool handler may use. Adapters fill it in; tools never see the SDK, express or vscode. */
+/** What a tool may use: every service, always present. Adapters build it (src/node/assembleServices.ts). */
 export interface CoreServices {
   readonly workspaces: WorkspaceRegistry;
   readonly fs: WorkspaceFs;
   readonly logger: Logger;
   readonly limits: () => Limits;
-  /** What process support this host has; absent when processes are not wired in. */
-  readonly processCapabilities?: () => ProcessCapabilities;
-  /** Patches and their ledger; absent in hosts without durable storage. */
-  readonly patches?: PatchService;
-  /** The process occupying a workspace exclusively, if any (blocks apply_patch). */
-  readonly occupant?: (workspaceId: string) => Occupant | undefined;
+  /** Patches and their ledger. */
+  readonly patches: PatchService;
+  /** Agent processes. */
+  readonly processes: ProcessSupervisor;
+  readonly exec: ExecSettings;
+  /** What process support this host has (a backend may fail to load). */
+  readonly processCapabilities: () => ProcessCapabilities;
+  /** Approval holds. */
+  readonly approvals: ApprovalService;
+  /** Policy, holds and the event stream for every mutating tool. */
+  readonly runner: OperationRunner;
+}
+
+/** Operator settings for commands, read fresh on every call. */
+export interface ExecSettings {
+  /** Base environment of children (operator setting merged over the host's); scrubbed by the supervisor. */
+  readonly env: () => Record<string, string>;
+  /** The operator's environment changes (a string sets, null removes), shown on a held command. */
+  readonly envChanges: () => Record<string, string | null>;
+  /** Operator timeout in milliseconds; 0 means none. */
+  readonly timeoutMs: () => number;
 }
 
 /** A live process that holds a workspace. */
@@ -61,7 +79,25 @@ export interface ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O exten
   readonly kind: ToolKind;
   readonly input: I;
   readonly output: O;
-  readonly handler: (args: z.output<z.ZodObject<I>>, ctx: ToolContext) => Promise<z.input<z.ZodObject<O>>>;
+  handler(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<z.input<z.ZodObject<O>>>;
+}
+
+/**
+ * A mutating tool that can be held: its handler only hands the call to the runner, and `operation` gives the
+ * runner the prepare step (whose result commits). See src/core/runner/operationRunner.ts.
+ */
+export interface OperationToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> extends ToolDefinition<I, O> {
+  operation(services: CoreServices): OperationSpec<z.output<z.ZodObject<I>>, z.input<z.ZodObject<O>>>;
+}
+
+/** Defines a tool whose calls go through the operation runner (policy, holds, occupancy, events). */
+export function defineOperationTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
+  def: Omit<OperationToolDefinition<I, O>, 'handler'>,
+): OperationToolDefinition<I, O> {
+  return {
+    ...def,
+    handler: (args, { services, signal }) => services.runner.run(def.kind, def.operation(services), args, signal),
+  };
 }
 
 /** Identity helper that keeps each tool's argument and result types precise. */

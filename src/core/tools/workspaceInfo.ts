@@ -19,7 +19,11 @@ const execution = z.object({
   }),
   isolation: z.object({ command_sandbox: z.object({ enabled: z.boolean(), kind: z.string() }) }),
   network: z.enum(['allowed', 'blocked', 'unknown']),
-  approvals: z.enum(['off', 'confirm']),
+  approvals: z.object({
+    patches: z.enum(['off', 'sensitive', 'confirm']),
+    commands: z.enum(['off', 'confirm']),
+    agent_may_resolve: z.boolean(),
+  }),
 });
 
 export const workspaceInfoTool = defineTool({
@@ -54,7 +58,8 @@ export const workspaceInfoTool = defineTool({
     }
     const ws = workspaces.get(args.workspace_id);
     const limits = services.limits();
-    const proc = services.processCapabilities?.() ?? { available: false, pty: false, resize: false, lifetime: 'none' };
+    const proc = services.processCapabilities();
+    const policy = services.approvals.policy();
     const processAvailable = proc.available && ws.canExec;
     const notes: string[] = [];
     if (!ws.trusted) notes.push('Restricted Mode: the developer has not trusted this workspace, so agents may only read. No patch is written and no process starts.');
@@ -71,7 +76,7 @@ export const workspaceInfoTool = defineTool({
         process: { available: processAvailable, capabilities: { pty: proc.pty && processAvailable, resize: proc.resize && processAvailable, lifetime: proc.lifetime } },
         isolation: { command_sandbox: { enabled: false, kind: 'none' } },
         network: 'unknown' as const,
-        approvals: 'off' as const,
+        approvals: { patches: policy.patches, commands: policy.commands, agent_may_resolve: policy.agentMayResolve },
       },
       limits: { read_bytes: limits.readBytes, find_results: limits.findResults, retained_output_bytes: limits.retainedOutputBytes },
       notes,

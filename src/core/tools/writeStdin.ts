@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
-import { requireProcesses } from '../process/services';
 import { defineTool } from './tool';
 
 export const writeStdinTool = defineTool({
@@ -23,7 +22,7 @@ export const writeStdinTool = defineTool({
     bytes_written: z.number(),
   },
   async handler(args, ctx) {
-    const { processes } = requireProcesses(ctx);
+    const { processes } = ctx.services;
     if (args.data === undefined && !args.eof) throw new InvalidArgumentsError('write_stdin needs data, eof: true, or both.');
     const bytes = await processes.write(args.process_id, args.data ?? '', { eof: args.eof ?? false });
     return { process_id: args.process_id, bytes_written: bytes };

@@ -1,14 +1,16 @@
+import { promises as fsp } from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { silentLogger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import { toolCatalogue } from '../../../src/core/tools/catalogue';
 import type { CoreServices } from '../../../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
 import { McpHttpHost } from '../../../src/mcp/httpHost';
 import { createToolServer } from '../../../src/mcp/toolServer';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import { assembleServices } from '../../../src/node/assembleServices';
 
 export interface RawResponse {
   status: number;
@@ -53,18 +55,33 @@ export interface RunningHost {
 /** A real host on 127.0.0.1 serving `root` as workspace "demo". */
 export async function startHost(root: string, preferredPort = 0): Promise<RunningHost> {
   const token = { value: 'T'.repeat(43) };
-  const services: CoreServices = {
+  const storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
+  const assembled = await assembleServices({
     workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: 'demo', profile: 'exec' }])),
     fs: new NodeWorkspaceFs(),
     logger: silentLogger,
     limits: () => DEFAULT_LIMITS,
-  };
-  const tools = toolCatalogue();
+    storageDir: storage,
+    env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    timeoutMs: () => 0,
+    lifetime: 'unit-test',
+  });
+  const services = assembled.services;
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ tools, services, logger: silentLogger, version: '0.0.0-test' }),
+    createServer: () => createToolServer({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
     token: () => token.value,
     logger: silentLogger,
   });
   const port = await host.start(preferredPort);
-  return { host, port, token, services, stop: () => host.stop() };
+  return {
+    host,
+    port,
+    token,
+    services,
+    stop: async () => {
+      await host.stop();
+      await assembled.shutdown();
+      await fsp.rm(storage, { recursive: true, force: true });
+    },
+  };
 }

@@ -15,7 +15,7 @@ import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceF
 import type { Profile } from '../../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import type { CoreServices } from '../../../src/core/tools/tool';
+import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
 import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
@@ -90,7 +90,9 @@ export interface WorldOptions {
   readonly profile?: Profile;
   readonly trusted?: boolean;
   readonly faults?: PatchFaults;
-  readonly occupant?: CoreServices['occupant'];
+  readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  /** Approval settings, read on every call (default: the extension's defaults). */
+  readonly approvals?: () => ApprovalPolicy;
   /** Reuse these folders (a restart); otherwise fresh temp folders are made. */
   readonly dirs?: { tmp: string; root: string; storage: string };
 }
@@ -175,9 +177,10 @@ export async function openPatchWorld(files: Record<string, string | Uint8Array> 
     timeoutMs: () => 0,
     lifetime: 'unit-test',
     ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.occupant ? { occupant: options.occupant } : {}),
+    ...(options.approvals ? { approvalPolicy: options.approvals } : {}),
   });
-  const services: Partial<CoreServices> = { ...assembled.services, ...(options.occupant ? { occupant: options.occupant } : {}) };
-  const harness = await connectHarness([], { services });
+  const harness = await connectHarness([], { assembled, source, fs: spy });
   let closed = false;
   const world: PatchWorld = {
     tmp,

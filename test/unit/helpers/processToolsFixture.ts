@@ -5,8 +5,10 @@ import { z } from 'zod';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import { silentLogger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import type { ProcessServices } from '../../../src/core/process/services';
-import { ProcessSupervisor } from '../../../src/core/process/supervisor';
+import type { CoreServices } from '../../../src/core/tools/tool';
+import type { AssembledServices } from '../../../src/node/assembleServices';
+import { assembleServices } from '../../../src/node/assembleServices';
+import type { ProcessSupervisor } from '../../../src/core/process/supervisor';
 import { readProcessTool } from '../../../src/core/tools/readProcess';
 import type { AnyTool, ToolContext } from '../../../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
@@ -21,7 +23,7 @@ export interface ProcessToolsFixture {
   /** Real path of the workspace root. */
   readonly root: string;
   readonly supervisor: ProcessSupervisor;
-  readonly services: ProcessServices;
+  readonly services: CoreServices;
   /** The child environment setting (mutable). */
   env: Record<string, string>;
   /** Parses the arguments with the tool's schema (as the MCP host does), runs it, checks the result schema. */
@@ -31,20 +33,33 @@ export interface ProcessToolsFixture {
   dispose(): Promise<void>;
 }
 
-export function processToolsFixture(): ProcessToolsFixture {
+export async function processToolsFixture(): Promise<ProcessToolsFixture> {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-proc-')));
   const root = path.join(tmp, 'proj');
   fs.mkdirSync(root);
   const source = new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }]);
   const pty = new NodePtyBackend({ graceMs: 500 });
   const pipes = new ChildProcessBackend({ graceMs: 500 });
-  const supervisor = new ProcessSupervisor({ backends: { tty: () => pty, pipes: () => pipes }, limits: () => DEFAULT_LIMITS, logger: silentLogger });
+  let assembled: AssembledServices | undefined;
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+  assembled = await assembleServices({
+    workspaces: new WorkspaceRegistry(source),
+    fs: new NodeWorkspaceFs(),
+    logger: silentLogger,
+    limits: () => DEFAULT_LIMITS,
+    storageDir: path.join(tmp, 'storage'),
+    env: () => fixture.env,
+    timeoutMs: () => 0,
+    lifetime: 'unit-test',
+    backends: { tty: () => pty, pipes: () => pipes },
+  });
+  const supervisor = assembled.supervisor;
   const fixture: ProcessToolsFixture = {
     tmp,
     root,
     supervisor,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
-    services: undefined as unknown as ProcessServices,
+    env,
+    services: assembled.services,
     async call(tool, args) {
       const parsed = z.object(tool.input).strict().parse(args);
       const ctx: ToolContext = { services: fixture.services, signal: new AbortController().signal };
@@ -64,17 +79,10 @@ export function processToolsFixture(): ProcessToolsFixture {
       throw new Error(`no eof; output so far: ${JSON.stringify(out.slice(-300))}`);
     },
     async dispose() {
-      await supervisor.disposeAll();
+      await assembled?.shutdown();
+      assembled = undefined;
       fs.rmSync(tmp, { recursive: true, force: true });
     },
-  };
-  (fixture as { services: ProcessServices }).services = {
-    workspaces: new WorkspaceRegistry(source),
-    fs: new NodeWorkspaceFs(),
-    logger: silentLogger,
-    limits: () => DEFAULT_LIMITS,
-    processes: supervisor,
-    exec: { env: () => fixture.env, timeoutMs: () => 0 },
   };
   return fixture;
 }

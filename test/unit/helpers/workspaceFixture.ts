@@ -9,10 +9,12 @@ import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceF
 import type { FolderInfo } from '../../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import { toolCatalogue } from '../../../src/core/tools/catalogue';
 import type { AnyTool, CoreServices, Limits } from '../../../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { ToolDispatcher } from '../../../src/core/runner/dispatch';
 import { createToolServer } from '../../../src/mcp/toolServer';
+import type { AssembledServices } from '../../../src/node/assembleServices';
+import { assembleServices } from '../../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 
 /** Makes a temp folder holding `files` (path → content); returns its real absolute path. */
@@ -60,17 +62,40 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** A real SDK client linked in-process to a server over the tool catalogue. */
-export async function connectHarness(folders: FolderInfo[], options: { trusted?: boolean; tools?: AnyTool[]; services?: Partial<CoreServices> } = {}): Promise<Harness> {
-  const source = new InMemoryWorkspaceSource(folders, options.trusted ?? true);
-  const fs = new SpyWorkspaceFs();
+/**
+ * A real SDK client linked in-process to a server over the tool catalogue, on the services the extension
+ * assembles (its durable state in a fresh temp folder), or on `assembled` when given (its owner closes it).
+ */
+export async function connectHarness(
+  folders: FolderInfo[],
+  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs } = {},
+): Promise<Harness> {
+  const source = options.source ?? new InMemoryWorkspaceSource(folders, options.trusted ?? true);
+  const fs = options.fs ?? new SpyWorkspaceFs();
   const limits = { current: { ...DEFAULT_LIMITS } };
-  const services: CoreServices = { workspaces: new WorkspaceRegistry(source), fs, logger: silentLogger, limits: () => limits.current, ...options.services };
-  const server = createToolServer({ tools: options.tools ?? toolCatalogue(), services, logger: silentLogger, version: '0.0.0-test' });
+  let storage: string | undefined;
+  let assembled = options.assembled;
+  if (!assembled) {
+    storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
+    assembled = await assembleServices({
+      workspaces: new WorkspaceRegistry(source),
+      fs,
+      logger: silentLogger,
+      limits: () => limits.current,
+      storageDir: storage,
+      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+      timeoutMs: () => 0,
+      lifetime: 'unit-test',
+    });
+  }
+  const services = assembled.services;
+  const dispatcher = options.tools ? new ToolDispatcher(options.tools, services, silentLogger) : assembled.dispatcher;
+  const server = createToolServer({ dispatcher, version: '0.0.0-test' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'unit-test', version: '1.0.0' });
   await server.connect(serverSide);
   await client.connect(clientSide);
+  const owned = options.assembled ? undefined : assembled;
   return {
     client,
     services,
@@ -81,6 +106,8 @@ export async function connectHarness(folders: FolderInfo[], options: { trusted?:
     close: async () => {
       await client.close();
       await server.close();
+      if (owned) await owned.shutdown();
+      if (storage) await fsp.rm(storage, { recursive: true, force: true });
     },
   };
 }

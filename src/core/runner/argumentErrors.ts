@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolErrorBody } from '../core/errors';
+import type { ToolErrorBody } from '../errors';
 
 /** Longest argument name quoted back (keys are the agent's own strings: a path, or garbage). */
 const MAX_FIELD = 100;

@@ -1,0 +1,403 @@
+import { randomBytes } from 'node:crypto';
+import type { ApprovalPolicy, ApprovalService, StoredHold } from '../approvals/approvalService';
+import type { HoldCommand, HoldFile, HoldReason, HoldView, ProposalFile } from '../approvals/hold';
+import type { Disposable } from '../disposable';
+import { ToolError } from '../errors';
+import { unifiedDiff } from '../patch/diff';
+import type { Logger } from '../ports/logger';
+import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
+import type { ToolKind } from '../toolKinds';
+import { kindFlags } from '../toolKinds';
+import type { Activity, OperationSummary, OperationTool, RunnerEvent } from './events';
+import { EventStream } from './events';
+
+/** What a hold of this operation binds and shows: the intent as a value. */
+export interface IntentValue {
+  readonly request_hash: string;
+  /** apply_patch: the files with their before-versions and the planned bytes. */
+  readonly files?: readonly HoldFile[];
+  readonly proposal?: readonly ProposalFile[];
+  /** exec_command: argv, cwd, tty, occupancy, environment changes. */
+  readonly command?: HoldCommand;
+  readonly sensitive_paths: readonly string[];
+  readonly operation_key?: string;
+}
+
+/** The reviewer's part in a commit: edited bytes by section path, and the note of the grant. */
+export interface Review {
+  readonly approval_id: string;
+  readonly reviewed: ReadonlyMap<string, Uint8Array>;
+  readonly note?: string;
+}
+
+/** A prepared operation: validated and planned, nothing written or started yet. */
+export interface PreparedOperation<R> {
+  readonly workspace: Workspace;
+  readonly title: string;
+  readonly intent: IntentValue;
+  /** May be held for the reviewer (false for a preview: it writes nothing). */
+  readonly holdable: boolean;
+  /** Needs the workspace free of exclusive processes (WORKSPACE_BUSY otherwise). */
+  readonly occupies: boolean;
+  /** A preview's content, kept for the panel's "Open Preview". */
+  readonly preview?: readonly ProposalFile[];
+  commit(review?: Review): Promise<R>;
+  /** Releases what prepare took (a patch holds its workspace's turn from prepare to commit). */
+  release(): void;
+}
+
+/** `done`: the request needs no run (an idempotent replay of a stored result). */
+export type PrepareOutcome<R> = { readonly done: R } | PreparedOperation<R>;
+
+/** The mutating half of a tool: the runner, not the tool, applies policy between the two steps. */
+export interface OperationSpec<A, R> {
+  readonly tool: OperationTool;
+  prepare(args: A, signal: AbortSignal): Promise<PrepareOutcome<R>>;
+}
+
+export interface OperationRunnerOptions {
+  readonly workspaces: WorkspaceRegistry;
+  readonly approvals: ApprovalService;
+  readonly logger: Logger;
+  /** The process occupying a workspace exclusively, if any. */
+  readonly occupant: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  /** Process start and exit, for the event stream. */
+  readonly processes?: {
+    onDidStart(listener: (p: { process_id: string; workspace_id: string; command: readonly string[]; tty: boolean; started_at: string }) => void): Disposable;
+    onDidExit(listener: (id: string, s: { workspace_id: string; termination?: string; exit_code?: number; signal?: string; ended_at?: string }) => void): Disposable;
+  };
+  readonly now?: () => number;
+}
+
+/** Longest operation_resume wait: below the 60 s a client (Codex's default) gives one tool call. */
+export const MAX_RESUME_WAIT_MS = 55_000;
+const MAX_RECENT = 500;
+const MAX_PREVIEWS = 16;
+
+/** Errors after which a granted hold may be resumed again later: nothing ran, and the cause may pass. */
+const RETRYABLE: ReadonlySet<string> = new Set(['WORKSPACE_BUSY', 'READ_ONLY', 'EXEC_DISABLED', 'WORKSPACE_NOT_FOUND', 'TIMEOUT', 'FILE_DIRTY_IN_EDITOR']);
+/** Errors of a fresh prepare that mean the files moved on since the proposal: the hold is stale. */
+const STALE: ReadonlySet<string> = new Set(['VERSION_CONFLICT', 'FILE_EXISTS', 'NOT_FOUND', 'IS_DIRECTORY', 'PATCH_CONTEXT_NOT_FOUND', 'PATCH_AMBIGUOUS']);
+
+/**
+ * The one place where a mutating request meets policy. For every mutating tool it: checks the profile the kind
+ * requires (and so Restricted Mode); prepares the intent; holds it for the reviewer when the approval settings
+ * say so; checks occupancy; commits; and reports each step on one event stream. `operation_resume` comes back
+ * here to commit a granted hold exactly once.
+ */
+export class OperationRunner implements Activity, Disposable {
+  private readonly events: EventStream<RunnerEvent>;
+  private readonly history: RunnerEvent[] = [];
+  private readonly previews = new Map<string, readonly ProposalFile[]>();
+  private readonly specs = new Map<string, { kind: ToolKind; spec: OperationSpec<Record<string, unknown>, unknown> }>();
+  private readonly subscriptions: Disposable[] = [];
+  private readonly lastState = new Map<string, string>();
+
+  constructor(private readonly options: OperationRunnerOptions) {
+    this.events = new EventStream<RunnerEvent>((err) => options.logger.error('[runner] an event listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err)));
+    this.subscriptions.push(options.approvals.onDidChange((h) => this.onHoldChange(h)));
+    if (options.processes) {
+      this.subscriptions.push(
+        options.processes.onDidStart((p) =>
+          this.emit({ type: 'process.started', process_id: p.process_id, workspace_id: p.workspace_id, command: p.command, tty: p.tty, started_at: p.started_at }),
+        ),
+        options.processes.onDidExit((id, s) =>
+          this.emit({
+            type: 'process.exited',
+            process_id: id,
+            workspace_id: s.workspace_id,
+            termination: s.termination ?? 'unknown',
+            ...(s.exit_code !== undefined ? { exit_code: s.exit_code } : {}),
+            ...(s.signal !== undefined ? { signal: s.signal } : {}),
+            ended_at: s.ended_at ?? this.timestamp(),
+          }),
+        ),
+      );
+    }
+  }
+
+  get approvals(): ApprovalService {
+    return this.options.approvals;
+  }
+
+  /** Makes a tool's operation known, so a hold of it can be resumed. */
+  register<A, R>(kind: ToolKind, spec: OperationSpec<A, R>): void {
+    this.specs.set(spec.tool, { kind, spec: spec as unknown as OperationSpec<Record<string, unknown>, unknown> });
+  }
+
+  // ---- Activity ----
+
+  onEvent(listener: (event: RunnerEvent) => void): Disposable {
+    return this.events.on(listener);
+  }
+
+  recent(): readonly RunnerEvent[] {
+    return [...this.history];
+  }
+
+  preview(runId: string): readonly ProposalFile[] | undefined {
+    return this.previews.get(runId);
+  }
+
+  // ---- running ----
+
+  /** Runs a mutating tool call: prepare, policy, maybe hold, commit. */
+  async run<A extends object, R>(kind: ToolKind, spec: OperationSpec<A, R>, args: A, signal: AbortSignal): Promise<R> {
+    const flags = kindFlags(kind);
+    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id));
+    this.options.workspaces.require(ws, flags.requires);
+    const prepared = await spec.prepare(args, signal);
+    if ('done' in prepared) return prepared.done;
+    const op = this.summary(spec.tool, prepared);
+    try {
+      this.emit({ type: 'operation.prepared', operation: op });
+      const reason = flags.needsApproval && prepared.holdable ? this.holdReason(kind, prepared.intent) : undefined;
+      if (reason) {
+        const hold = await this.hold(spec.tool, ws, args, prepared.intent, reason);
+        this.emit({ type: 'operation.held', operation: op, hold });
+        throw approvalRequired(hold);
+      }
+      this.checkOccupancy(prepared);
+      const result = await prepared.commit();
+      this.committed(op, result, prepared);
+      return result;
+    } catch (err) {
+      if (!ToolError.is(err, 'APPROVAL_REQUIRED')) this.failed(op, err);
+      throw err;
+    } finally {
+      prepared.release();
+    }
+  }
+
+  /** approval_create: prepares the request and opens a hold for it, whatever the settings say. */
+  async createHold<A extends object>(kind: ToolKind, spec: OperationSpec<A, unknown>, args: A, signal: AbortSignal): Promise<HoldView> {
+    const flags = kindFlags(kind);
+    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id));
+    // A hold never raises a permission: read-only stays read-only.
+    this.options.workspaces.require(ws, flags.requires);
+    const prepared = await spec.prepare(args, signal);
+    if ('done' in prepared) {
+      throw new ToolError('OPERATION_KEY_CONFLICT', 'This request was already run under its operation_key; there is nothing to hold.', {
+        hint: 'Call operation_status with the operation_key for its result, or use a new key.',
+      });
+    }
+    try {
+      if (!prepared.holdable) throw new ToolError('INVALID_ARGUMENTS', 'A check_only preview writes nothing, so it cannot be held.', { details: { field: 'request.check_only' } });
+      const op = this.summary(spec.tool, prepared);
+      this.emit({ type: 'operation.prepared', operation: op });
+      const hold = await this.hold(spec.tool, ws, args, prepared.intent, 'explicit');
+      this.emit({ type: 'operation.held', operation: op, hold });
+      return hold;
+    } finally {
+      prepared.release();
+    }
+  }
+
+  /**
+   * operation_resume: waits (bounded) for the decision, then commits a granted hold exactly once and stores the
+   * terminal result; a repeat returns it. Re-checks policy and the bound versions first.
+   */
+  async resume(approvalId: string, waitMs: number, signal: AbortSignal): Promise<unknown> {
+    const { approvals } = this.options;
+    let h: StoredHold = await approvals.waitForDecision(approvalId, Math.min(Math.max(0, waitMs), MAX_RESUME_WAIT_MS), signal);
+    if (h.state === 'consumed') return storedOutcome(h);
+    if (h.state !== 'granted') throw approvals.notGranted(h);
+    const entry = this.specs.get(h.tool);
+    if (!entry) throw new ToolError('INTERNAL', `No operation is registered for ${h.tool}.`);
+    h = await approvals.beginResume(approvalId);
+    const started = h;
+    let prepared: PrepareOutcome<unknown> | undefined;
+    try {
+      const ws = this.options.workspaces.get(h.workspace_id);
+      this.options.workspaces.require(ws, kindFlags(entry.kind).requires);
+      try {
+        prepared = await entry.spec.prepare(h.request as Record<string, unknown>, signal);
+      } catch (err) {
+        if (ToolError.is(err) && STALE.has(err.code)) {
+          await approvals.markStale(approvalId, err.message);
+          throw approvals.notGranted(approvals.stored(approvalId));
+        }
+        throw err;
+      }
+      if ('done' in prepared) {
+        await approvals.finishResume(approvalId, { result: prepared.done });
+        return prepared.done;
+      }
+      const drift = bindingDrift(started, prepared.intent);
+      if (drift) {
+        await approvals.markStale(approvalId, drift);
+        throw approvals.notGranted(approvals.stored(approvalId));
+      }
+      this.checkOccupancy(prepared);
+      const op = this.summary(entry.spec.tool, prepared);
+      const reviewed = approvals.reviewed(approvalId);
+      const result = await prepared.commit({ approval_id: approvalId, reviewed, ...(started.note !== undefined ? { note: started.note } : {}) });
+      const final = withReview(result, prepared.intent, reviewed, started.note);
+      await approvals.finishResume(approvalId, { result: final });
+      this.committed(op, final, prepared, approvalId);
+      return final;
+    } catch (err) {
+      const now = approvals.stored(approvalId);
+      if (now.state === 'resuming') {
+        if (ToolError.is(err) && RETRYABLE.has(err.code)) {
+          await approvals.abandonResume(approvalId);
+        } else {
+          const body = ToolError.is(err) ? err.toBody() : { code: 'INTERNAL' as const, message: 'The resumed operation failed unexpectedly inside the extension.' };
+          await approvals.finishResume(approvalId, { error: body });
+          if (!ToolError.is(err)) throw new ToolError('INTERNAL', body.message, { hint: 'The developer can see details in the CodeSpace log.', cause: err });
+        }
+      }
+      throw err;
+    } finally {
+      if (prepared && !('done' in prepared)) prepared.release();
+    }
+  }
+
+  policy(): ApprovalPolicy {
+    return this.options.approvals.policy();
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions.splice(0)) s.dispose();
+    this.events.dispose();
+  }
+
+  // ---- internals ----
+
+  private holdReason(kind: ToolKind, intent: IntentValue): HoldReason | undefined {
+    const policy = this.policy();
+    if (kind === 'patch') {
+      if (policy.patches === 'confirm') return 'confirm';
+      if (policy.patches === 'sensitive' && intent.sensitive_paths.length > 0) return 'sensitive';
+      return undefined;
+    }
+    if (kind === 'exec' && policy.commands === 'confirm') return 'confirm';
+    return undefined;
+  }
+
+  private async hold(tool: OperationTool, ws: Workspace, args: object, intent: IntentValue, reason: HoldReason): Promise<HoldView> {
+    if (tool !== 'apply_patch' && tool !== 'exec_command') throw new ToolError('INTERNAL', `${tool} cannot be held.`);
+    return this.options.approvals.create({
+      tool,
+      workspace_id: ws.id,
+      request: args as Record<string, unknown>,
+      request_hash: intent.request_hash,
+      reason,
+      ...(intent.files ? { files: intent.files } : {}),
+      ...(intent.command ? { command: intent.command } : {}),
+      ...(intent.proposal ? { proposal: intent.proposal } : {}),
+      sensitive_paths: intent.sensitive_paths,
+      ...(intent.operation_key !== undefined ? { operation_key: intent.operation_key } : {}),
+    });
+  }
+
+  private checkOccupancy(prepared: PreparedOperation<unknown>): void {
+    if (!prepared.occupies) return;
+    const occupant = this.options.occupant(prepared.workspace.id);
+    if (!occupant) return;
+    const ws = prepared.workspace.id;
+    throw new ToolError('WORKSPACE_BUSY', `Workspace ${ws} is busy: process ${occupant.process_id} (${occupant.command.join(' ')}) is running.`, {
+      hint: 'Wait for it to exit (process_status / read_process with wait_ms) or terminate it, then try again. Previews (check_only) still work.',
+      details: { workspace_id: ws, process_id: occupant.process_id, command: [...occupant.command], occupant: { process_id: occupant.process_id, command: [...occupant.command] } },
+    });
+  }
+
+  private committed(op: OperationSummary, result: unknown, prepared: PreparedOperation<unknown>, approvalId?: string): void {
+    const r = (result ?? {}) as { status?: string; process_id?: string; operation_id?: string; dispatch_status?: string };
+    const status = r.status ?? r.dispatch_status ?? 'done';
+    if (status === 'checked' && prepared.preview) {
+      this.previews.set(op.run_id, prepared.preview);
+      for (const id of this.previews.keys()) {
+        if (this.previews.size <= MAX_PREVIEWS) break;
+        this.previews.delete(id);
+      }
+    }
+    this.emit({
+      type: 'operation.committed',
+      operation: op,
+      status,
+      ...(approvalId !== undefined ? { approval_id: approvalId } : {}),
+      ...(r.process_id !== undefined ? { process_id: r.process_id } : {}),
+      ...(r.operation_id !== undefined ? { operation_id: r.operation_id } : {}),
+    });
+  }
+
+  private failed(op: OperationSummary, err: unknown): void {
+    const code = ToolError.is(err) ? err.code : 'INTERNAL';
+    const message = ToolError.is(err) ? err.message : 'failed unexpectedly';
+    this.emit({ type: 'operation.failed', operation: op, code, message });
+  }
+
+  private onHoldChange(h: HoldView): void {
+    const before = this.lastState.get(h.approval_id);
+    if (before === h.state) return;
+    this.lastState.set(h.approval_id, h.state);
+    if (this.lastState.size > 1000) this.lastState.delete(this.lastState.keys().next().value as string);
+    const at = h.decided_at ?? this.timestamp();
+    if (h.state === 'granted') this.emit({ type: 'operation.granted', approval_id: h.approval_id, by: h.decided_by ?? 'reviewer', at });
+    else if (h.state === 'denied') this.emit({ type: 'operation.denied', approval_id: h.approval_id, by: h.decided_by ?? 'reviewer', ...(h.note !== undefined ? { note: h.note } : {}), at });
+    else if (h.state === 'stale') this.emit({ type: 'operation.stale', approval_id: h.approval_id, reason: h.stale_reason ?? 'a file changed', at: this.timestamp() });
+  }
+
+  private summary(tool: OperationTool, prepared: PreparedOperation<unknown>): OperationSummary {
+    return { run_id: `run_${randomBytes(6).toString('hex')}`, tool, workspace_id: prepared.workspace.id, title: prepared.title, at: this.timestamp() };
+  }
+
+  private emit(event: RunnerEvent): void {
+    this.history.push(event);
+    if (this.history.length > MAX_RECENT) this.history.splice(0, this.history.length - MAX_RECENT);
+    this.events.emit(event);
+  }
+
+  private timestamp(): string {
+    return new Date(this.options.now?.() ?? Date.now()).toISOString();
+  }
+}
+
+function approvalRequired(hold: HoldView): ToolError {
+  const why =
+    hold.reason === 'sensitive'
+      ? `it touches ${hold.sensitive_paths.join(', ')}, which the developer reviews`
+      : hold.tool === 'exec_command'
+        ? 'the developer reviews every command'
+        : 'the developer reviews every patch';
+  return new ToolError('APPROVAL_REQUIRED', `${hold.tool} is held for the developer's approval (${why}); nothing was ${hold.tool === 'exec_command' ? 'started' : 'written'}.`, {
+    hint: `Call operation_resume { "approval_id": "${hold.approval_id}", "wait_ms": 55000 } to wait for the decision (repeat while it answers APPROVAL_CONFLICT). Extra arguments never grant anything.`,
+    details: { approval_id: hold.approval_id, reason: hold.reason, sensitive_paths: hold.sensitive_paths },
+  });
+}
+
+function storedOutcome(h: StoredHold): unknown {
+  if (h.error) throw new ToolError(h.error.code as never, h.error.message, { ...(h.error.hint !== undefined ? { hint: h.error.hint } : {}), ...(h.error.details ? { details: h.error.details } : {}) });
+  return h.result;
+}
+
+/** How a fresh plan differs from what the hold bound, or undefined when it matches. */
+function bindingDrift(h: StoredHold, intent: IntentValue): string | undefined {
+  if (intent.request_hash !== h.request_hash) return 'the request no longer plans to the same operation';
+  for (const f of h.files ?? []) {
+    const now = intent.files?.find((x) => x.path === f.path);
+    if (!now || now.before_version !== f.before_version) return `${f.path} changed on disk`;
+    if (now.proposed_version !== f.proposed_version) return `${f.path} would now be patched differently`;
+  }
+  return undefined;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+/** Adds `reviewer_changes` (proposal → applied, per edited file) and the grant's note to a patch result. */
+function withReview(result: unknown, intent: IntentValue, reviewed: ReadonlyMap<string, Uint8Array>, note: string | undefined): unknown {
+  if (result === null || typeof result !== 'object') return result;
+  const out: Record<string, unknown> = { ...(result as Record<string, unknown>) };
+  if (reviewed.size > 0 && intent.proposal) {
+    out.reviewer_changes = [...reviewed.entries()].map(([path, bytes]) => {
+      const proposed = intent.proposal?.find((f) => f.path === path)?.proposed ?? new Uint8Array();
+      const file = intent.files?.find((f) => f.path === path);
+      const shown = file?.kind === 'move' && file.move_to !== undefined ? file.move_to : path;
+      return { path: shown, diff: unifiedDiff(shown, shown, decoder.decode(proposed), decoder.decode(bytes)) };
+    });
+  }
+  if (note !== undefined) out.reviewer_note = note;
+  return out;
+}
+
