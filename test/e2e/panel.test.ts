@@ -1,5 +1,5 @@
 // End to end: the CodeSpace panel in a real workbench (code-server + headless Chromium). A real MCP client asks
-// for patches that wait for approval; the test clicks Approve and Deny inside the panel's webview (nested
+// for patches of sensitive paths, which wait for approval by default; the test clicks Approve and Deny inside the panel's webview (nested
 // iframes, found through page.frames()) and checks what the agent gets back and what is on disk.
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -27,16 +27,9 @@ describe('the CodeSpace panel', function () {
     client = await connect(url, token, 'e2e-panel');
     const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
     wsId = all.workspaces[0]?.id as string;
-    // A workspace may make approvals stricter (never looser): every patch of this folder waits for the reviewer.
-    await fsp.mkdir(path.join(wb.workspaceDir, '.vscode'), { recursive: true });
-    await fsp.writeFile(path.join(wb.workspaceDir, '.vscode', 'settings.json'), JSON.stringify({ 'codespace.approvals.patches': 'confirm' }));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const info = await call<{ execution: { approvals: { patches: string } } }>(client, 'workspace_info', { workspace_id: wsId });
-      if (info.execution.approvals.patches === 'confirm') break;
-      if (Date.now() > deadline) assert.fail('the workspace setting approvals.patches=confirm never took effect');
-      await sleep(250);
-    }
+    // The default policy (approvals.patches = sensitive) holds patches under .vscode/: the tests patch files there.
+    const info = await call<{ execution: { approvals: { patches: string } } }>(client, 'workspace_info', { workspace_id: wsId });
+    assert.equal(info.execution.approvals.patches, 'sensitive');
   });
 
   after(async () => {
@@ -76,8 +69,8 @@ describe('the CodeSpace panel', function () {
   const statusItem = (n: number): Locator => wb.page.locator(`[aria-label="CodeSpace: ${n} pending approval${n === 1 ? '' : 's'}"]`);
 
   it('shows held patches with their files; Deny with a note reaches the agent, Approve writes; the badges count', async () => {
-    const a = await holdPatch('src/panel-a.ts', 'e2e-panel-a');
-    const b = await holdPatch('src/panel-b.ts', 'e2e-panel-b');
+    const a = await holdPatch('.vscode/panel-a.txt', 'e2e-panel-a');
+    const b = await holdPatch('.vscode/panel-b.txt', 'e2e-panel-b');
     await statusItem(2).first().waitFor({ timeout: 30_000 });
 
     await wb.runCommand('CodeSpace: Show Panel');
@@ -86,10 +79,12 @@ describe('the CodeSpace panel', function () {
     const holdB = frame.locator(`.hold[data-approval-id="${b.approvalId}"]`);
     await holdB.waitFor();
     assert.deepEqual(await frame.locator('.hold').evaluateAll((els) => els.map((e) => e.getAttribute('data-approval-id'))), [b.approvalId, a.approvalId], 'newest first');
-    assert.match((await holdA.locator('.file').innerText()).replace(/\s+/g, ' '), /update src\/panel-a\.ts \+1 \u22121/);
+    assert.match((await holdA.locator('.file').innerText()).replace(/\s+/g, ' '), /update \.vscode\/panel-a\.txt \+1 \u22121 sensitive/);
+    assert.match(await holdA.locator('[data-role="sensitive"]').innerText(), /\.vscode\/panel-a\.txt/);
     assert.equal(await holdA.locator('button[data-action="open-review"]').count(), 1);
-    const badge = wb.page.locator('.activitybar .badge-content', { hasText: /^2$/ });
-    await badge.first().waitFor({ timeout: 30_000 });
+    // The view's badge shows on the CodeSpace icon of the activity bar.
+    const badge = wb.page.locator('.activitybar .action-item:has(.action-label[aria-label^="CodeSpace"]) .badge-content');
+    await badge.filter({ hasText: /^2$/ }).waitFor({ timeout: 30_000 });
     await wb.screenshot('e2e-panel-holds');
 
     // Deny B with a note: the waiting agent gets APPROVAL_DENIED carrying it, and nothing is written.
@@ -99,7 +94,7 @@ describe('the CodeSpace panel', function () {
     const err = await denied;
     assert.equal(err.code, 'APPROVAL_DENIED');
     assert.match(JSON.stringify(err), /please keep the old value/);
-    assert.equal(await fsp.readFile(path.join(wb.workspaceDir, 'src/panel-b.ts'), 'utf8'), b.before);
+    assert.equal(await fsp.readFile(path.join(wb.workspaceDir, '.vscode/panel-b.txt'), 'utf8'), b.before);
     await holdB.waitFor({ state: 'detached', timeout: 30_000 });
     await statusItem(1).first().waitFor({ timeout: 30_000 });
 
@@ -107,25 +102,29 @@ describe('the CodeSpace panel', function () {
     const resumed = call<{ status: string }>(client, 'operation_resume', { approval_id: a.approvalId, wait_ms: 30_000 });
     await holdA.locator('button[data-action="approve"]').click();
     assert.equal((await resumed).status, 'applied');
-    assert.equal(await fsp.readFile(path.join(wb.workspaceDir, 'src/panel-a.ts'), 'utf8'), a.after);
+    assert.equal(await fsp.readFile(path.join(wb.workspaceDir, '.vscode/panel-a.txt'), 'utf8'), a.after);
     await holdA.waitFor({ state: 'detached', timeout: 30_000 });
     await frame.locator('[data-section="holds"] .empty').waitFor({ timeout: 30_000 });
     await statusItem(1).waitFor({ state: 'detached', timeout: 30_000 });
+    await badge.filter({ hasText: /\d/ }).waitFor({ state: 'hidden', timeout: 30_000 });
     const activity = await frame.locator('[data-section="activity"]').innerText();
     assert.match(activity, /granted/);
     assert.match(activity, /denied/);
   });
 
   it('keeps a note draft when the view is hidden and shown again', async () => {
-    const c = await holdPatch('src/panel-c.ts', 'e2e-panel-c');
+    const c = await holdPatch('.vscode/panel-c.txt', 'e2e-panel-c');
     await wb.runCommand('CodeSpace: Show Panel');
     let frame = await panelFrame(`.hold[data-approval-id="${c.approvalId}"]`);
     await frame.locator(`.hold[data-approval-id="${c.approvalId}"] textarea[data-role="note"]`).fill('half-written note');
     await sleep(300);
+    // A marker on the page's window tells a reloaded page from the same one.
+    await frame.evaluate(() => ((window as unknown as { marker?: number }).marker = 1));
     await wb.runCommand('View: Show Explorer');
     await sleep(1000);
     await wb.runCommand('CodeSpace: Show Panel');
     frame = await panelFrame(`.hold[data-approval-id="${c.approvalId}"]`);
+    assert.equal(await frame.evaluate(() => (window as unknown as { marker?: number }).marker), undefined, 'the page was torn down while hidden and loaded again');
     const note = frame.locator(`.hold[data-approval-id="${c.approvalId}"] textarea[data-role="note"]`);
     assert.equal(await note.inputValue(), 'half-written note');
     const denied = callError(client, 'operation_resume', { approval_id: c.approvalId, wait_ms: 30_000 });

@@ -23,7 +23,7 @@ export interface PanelForTests {
   lastState(): PanelState | undefined;
   /** Whether a webview is resolved and its page has said `ready`. */
   isReady(): boolean;
-  /** `webviewView.badge` as set now (undefined: no view resolved, or no badge). */
+  /** `webviewView.badge` as set now (undefined: no view resolved; value 0: no badge shown). */
   badge(): { readonly value: number; readonly tooltip: string } | undefined;
   /** The count the status bar item shows (0: hidden). */
   statusBarCount(): number;
@@ -58,7 +58,9 @@ class PanelViewProvider implements vscode.WebviewViewProvider {
     const token = this.controller.attach({
       post: (message) => view.webview.postMessage(message),
       setBadge: (n) => {
-        view.badge = n > 0 ? { value: n, tooltip: `${n} agent request${n === 1 ? '' : 's'} waiting for approval` } : undefined;
+        // 0, not undefined, clears it: the workbench keeps showing the last badge of a webview view set back to
+        // undefined (fixed upstream by microsoft/vscode#331019), while a number badge of 0 is not drawn.
+        view.badge = n > 0 ? { value: n, tooltip: `${n} agent request${n === 1 ? '' : 's'} waiting for approval` } : { value: 0, tooltip: '' };
       },
     });
     this.token = token;
