@@ -119,4 +119,41 @@ describe('CodeSpace panel', () => {
     assert.equal(decoder.decode(await vscode.workspace.fs.readFile(second.uri)), second.before, 'the denied patch was not written');
     await waitFor('the badge counts the rest', () => (panel.badge()?.value ?? 0) === count - 2 && panel.statusBarCount() === count - 2);
   });
+
+  it('shows a held command in full, and a denied one never starts', async () => {
+    await vscode.workspace.getConfiguration('codespace').update('approvals.commands', 'confirm', vscode.ConfigurationTarget.Global);
+    try {
+      const argv = ['node', '-e', `console.log(${JSON.stringify('a long argument '.repeat(30))})`, ''];
+      const e = await callError(client, 'exec_command', { workspace_id: wsId, command: argv });
+      assert.equal(e.code, 'APPROVAL_REQUIRED', e.message);
+      const approvalId = e.details?.approval_id as string;
+      await waitFor('the page state shows the command hold', () => pendingIds().includes(approvalId));
+      const hold = panel.lastState()?.holds.find((h) => h.approvalId === approvalId);
+      assert.equal(hold?.tool, 'exec_command');
+      assert.deepEqual(hold?.command?.argv, argv, 'every argument, untruncated');
+      assert.equal(hold?.command?.cwd, '');
+      assert.equal(hold?.canReview, false);
+      const denied = callError(client, 'operation_resume', { approval_id: approvalId, wait_ms: 30_000 });
+      const reply = await panel.handleMessage({ type: 'deny', requestId: 'deny-cmd', approvalId, note: '' });
+      assert.deepEqual(reply, { type: 'reply', requestId: 'deny-cmd', ok: true });
+      assert.equal((await denied).code, 'APPROVAL_DENIED');
+      await waitFor('the hold leaves the list', () => !pendingIds().includes(approvalId));
+      assert.ok(!panel.lastState()?.processes.some((p) => p.command?.[2] === argv[2]), 'no process was started');
+    } finally {
+      await vscode.workspace.getConfiguration('codespace').update('approvals.commands', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  it('lists agent processes with exit code and duration; openTerminal shows a known one and refuses an unknown id', async () => {
+    const r = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['node', '-e', 'process.exit(3)'] });
+    await waitFor('the process is listed as exited', () => panel.lastState()?.processes.some((p) => p.processId === r.process_id && p.state === 'exited') === true);
+    const p = panel.lastState()?.processes.find((x) => x.processId === r.process_id);
+    assert.equal(p?.exitCode, 3);
+    assert.equal(typeof p?.durationMs, 'number');
+    assert.deepEqual(p?.command, ['node', '-e', 'process.exit(3)']);
+    const shown = await panel.handleMessage({ type: 'openTerminal', requestId: 'term-1', processId: r.process_id });
+    assert.deepEqual(shown, { type: 'reply', requestId: 'term-1', ok: true });
+    const unknown = await panel.handleMessage({ type: 'openTerminal', requestId: 'term-2', processId: `${r.process_id}-forged` });
+    assert.ok(unknown?.type === 'reply' && !unknown.ok && typeof unknown.error === 'string');
+  });
 });
