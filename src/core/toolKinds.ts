@@ -32,7 +32,9 @@ export const TOOL_KINDS = {
   approval: { readOnly: false, mutates: false, destructive: false, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
   /** Commits a granted hold once (operation_resume); the held operation's own requirement is checked again. */
   resume: { readOnly: false, mutates: true, destructive: true, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
-  processKill: { readOnly: false, mutates: true, destructive: true, idempotent: true, needsApproval: false, longRunning: false, requires: 'exec' },
+  // Ending a process is always allowed where it may be seen: stopping an agent's command only ever reduces what it
+  // does, also after the workspace lost trust or its exec profile while the command ran.
+  processKill: { readOnly: false, mutates: true, destructive: true, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
 } as const satisfies Record<string, ToolKindFlags>;
 
 export type ToolKind = keyof typeof TOOL_KINDS;

@@ -305,6 +305,19 @@ describe('approval holds', function () {
     assert.equal(w.assembled.approvals.pending().length, MAX_PENDING);
   });
 
+  it('checks each kind\'s profile in the runner: input to a process needs exec, ending one never does', async () => {
+    await open();
+    const started = (await w.call('exec_command', { workspace_id: WS_ID, command: ['cat'], occupancy: 'shared' })).structuredContent as { process_id: string };
+    assert.equal((await w.call('write_stdin', { process_id: started.process_id, data: 'hi\n' })).isError, undefined);
+    // The developer withdraws trust while the command runs.
+    w.harness.source.set([{ root: w.root, name: WS_ID, profile: 'exec' }], false);
+    assert.equal(toolError(await w.call('write_stdin', { process_id: started.process_id, data: 'more\n' })).code, 'EXEC_DISABLED');
+    assert.equal(toolError(await w.call('process_resize', { process_id: started.process_id, rows: 10, cols: 10 })).code, 'EXEC_DISABLED');
+    const ended = (await w.call('terminate_process', { process_id: started.process_id })).structuredContent as { state: string };
+    assert.equal(ended.state, 'exited');
+    assert.equal(toolError(await w.call('write_stdin', { process_id: 'p_0000000000000000', data: 'x' })).code, 'PROCESS_NOT_FOUND');
+  });
+
   it('workspace_info reports the real approval settings', async () => {
     policy = { patches: 'confirm', commands: 'confirm', agentMayResolve: false };
     await open();

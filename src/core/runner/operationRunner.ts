@@ -52,6 +52,8 @@ export type PrepareOutcome<R> = { readonly done: R } | PreparedOperation<R>;
 /** The mutating half of a tool: the runner, not the tool, applies policy between the two steps. */
 export interface OperationSpec<A, R> {
   readonly tool: OperationTool;
+  /** The workspace the call acts in, for the profile check before prepare (default: `args.workspace_id`). */
+  workspaceOf?(args: A): string;
   prepare(args: A, signal: AbortSignal): Promise<PrepareOutcome<R>>;
 }
 
@@ -144,13 +146,16 @@ export class OperationRunner implements Activity, Disposable {
   /** Runs a mutating tool call: prepare, policy, maybe hold, commit. */
   async run<A extends object, R>(kind: ToolKind, spec: OperationSpec<A, R>, args: A, signal: AbortSignal): Promise<R> {
     const flags = kindFlags(kind);
-    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id));
+    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(args) : String((args as { workspace_id?: unknown }).workspace_id));
     this.options.workspaces.require(ws, flags.requires);
     const prepared = await spec.prepare(args, signal);
     if ('done' in prepared) return prepared.done;
     const op = this.summary(spec.tool, prepared);
+    // Keystrokes and resizes are not worth a line in the activity list each; everything that changes files,
+    // starts or ends processes is.
+    const quiet = !flags.destructive;
     try {
-      this.emit({ type: 'operation.prepared', operation: op });
+      if (!quiet) this.emit({ type: 'operation.prepared', operation: op });
       const reason = flags.needsApproval && prepared.holdable ? this.holdReason(kind, prepared.intent) : undefined;
       if (reason) {
         const hold = await this.hold(spec.tool, ws, args, prepared.intent, reason);
@@ -159,10 +164,10 @@ export class OperationRunner implements Activity, Disposable {
       }
       this.checkOccupancy(prepared);
       const result = await prepared.commit();
-      this.committed(op, result, prepared);
+      if (!quiet) this.committed(op, result, prepared);
       return result;
     } catch (err) {
-      if (!ToolError.is(err, 'APPROVAL_REQUIRED')) this.failed(op, err);
+      if (!quiet && !ToolError.is(err, 'APPROVAL_REQUIRED')) this.failed(op, err);
       throw err;
     } finally {
       prepared.release();

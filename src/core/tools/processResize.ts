@@ -1,8 +1,9 @@
+import { hashArguments } from '../ledger/canonicalJson';
 import { z } from 'zod';
 import { MAX_TERMINAL_DIMENSION } from '../process/supervisor';
-import { defineTool } from './tool';
+import { defineOperationTool } from './tool';
 
-export const processResizeTool = defineTool({
+export const processResizeTool = defineOperationTool({
   name: 'process_resize',
   title: 'Resize a process terminal',
   description: 'Changes the terminal size of a process started with tty: true (the program sees SIGWINCH). Processes on pipes answer NOT_A_TTY.',
@@ -17,9 +18,24 @@ export const processResizeTool = defineTool({
     rows: z.number(),
     cols: z.number(),
   },
-  async handler(args, ctx) {
-    const { processes } = ctx.services;
-    await processes.resize(args.process_id, args.rows, args.cols);
-    return { process_id: args.process_id, rows: args.rows, cols: args.cols };
-  },
+  operation: (services) => ({
+    tool: 'process_resize',
+    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
+    async prepare(args) {
+      const info = services.processes.info(args.process_id);
+      const workspace = services.workspaces.get(info.workspace_id);
+      return {
+        workspace,
+        title: `process_resize: ${args.process_id} to ${args.rows}x${args.cols}`,
+        intent: { request_hash: hashArguments({ tool: 'process_resize', ...args }), sensitive_paths: [] },
+        holdable: false,
+        occupies: false,
+        commit: async () => {
+          await services.processes.resize(args.process_id, args.rows, args.cols);
+          return { process_id: args.process_id, rows: args.rows, cols: args.cols };
+        },
+        release: () => undefined,
+      };
+    },
+  }),
 });

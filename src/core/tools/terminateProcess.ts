@@ -1,7 +1,8 @@
+import { hashArguments } from '../ledger/canonicalJson';
 import { z } from 'zod';
-import { defineTool } from './tool';
+import { defineOperationTool } from './tool';
 
-export const terminateProcessTool = defineTool({
+export const terminateProcessTool = defineOperationTool({
   name: 'terminate_process',
   title: 'Terminate a process',
   description:
@@ -18,15 +19,30 @@ export const terminateProcessTool = defineTool({
     exit_code: z.number().optional(),
     signal: z.string().optional(),
   },
-  async handler(args, ctx) {
-    const { processes } = ctx.services;
-    const s = await processes.terminate(args.process_id);
-    return {
-      process_id: s.process_id,
-      state: s.state,
-      ...(s.termination !== undefined ? { termination: s.termination } : {}),
-      ...(s.exit_code !== undefined ? { exit_code: s.exit_code } : {}),
-      ...(s.signal !== undefined ? { signal: s.signal } : {}),
-    };
-  },
+  operation: (services) => ({
+    tool: 'terminate_process',
+    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
+    async prepare(args) {
+      const info = services.processes.info(args.process_id);
+      const workspace = services.workspaces.get(info.workspace_id);
+      return {
+        workspace,
+        title: `terminate_process: ${info.command.join(' ').slice(0, 80)}`,
+        intent: { request_hash: hashArguments({ tool: 'terminate_process', ...args }), sensitive_paths: [] },
+        holdable: false,
+        occupies: false,
+        commit: async () => {
+          const s = await services.processes.terminate(args.process_id);
+          return {
+            process_id: s.process_id,
+            state: s.state,
+            ...(s.termination !== undefined ? { termination: s.termination } : {}),
+            ...(s.exit_code !== undefined ? { exit_code: s.exit_code } : {}),
+            ...(s.signal !== undefined ? { signal: s.signal } : {}),
+          };
+        },
+        release: () => undefined,
+      };
+    },
+  }),
 });

@@ -1,8 +1,9 @@
+import { hashArguments } from '../ledger/canonicalJson';
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
-import { defineTool } from './tool';
+import { defineOperationTool } from './tool';
 
-export const writeStdinTool = defineTool({
+export const writeStdinTool = defineOperationTool({
   name: 'write_stdin',
   title: 'Write to a process',
   description:
@@ -21,10 +22,22 @@ export const writeStdinTool = defineTool({
     process_id: z.string(),
     bytes_written: z.number(),
   },
-  async handler(args, ctx) {
-    const { processes } = ctx.services;
-    if (args.data === undefined && !args.eof) throw new InvalidArgumentsError('write_stdin needs data, eof: true, or both.');
-    const bytes = await processes.write(args.process_id, args.data ?? '', { eof: args.eof ?? false });
-    return { process_id: args.process_id, bytes_written: bytes };
-  },
+  operation: (services) => ({
+    tool: 'write_stdin',
+    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
+    async prepare(args) {
+      if (args.data === undefined && !args.eof) throw new InvalidArgumentsError('write_stdin needs data, eof: true, or both.');
+      const info = services.processes.info(args.process_id);
+      const workspace = services.workspaces.get(info.workspace_id);
+      return {
+        workspace,
+        title: `write_stdin: ${args.process_id}`,
+        intent: { request_hash: hashArguments({ tool: 'write_stdin', ...args }), sensitive_paths: [] },
+        holdable: false,
+        occupies: false,
+        commit: async () => ({ process_id: args.process_id, bytes_written: await services.processes.write(args.process_id, args.data ?? '', { eof: args.eof ?? false }) }),
+        release: () => undefined,
+      };
+    },
+  }),
 });
