@@ -79,7 +79,7 @@ describe('panel view model', () => {
     assert.equal(v?.title, 'exec_command: npm test');
   });
 
-  it('lists operations newest first: prepared, held, granted, denied, stale, committed, failed, titled after their hold', () => {
+  it('lists operations newest first: held, granted, denied, stale, committed, failed, titled after their hold; prepared only while nothing followed', () => {
     const h = patchHold('h1');
     const events: RunnerEvent[] = [
       { type: 'operation.prepared', operation: op('r1', 'apply_patch', 'apply_patch: 1 file (src/a.ts)') },
@@ -90,18 +90,19 @@ describe('panel view model', () => {
       { type: 'operation.denied', approval_id: 'h9', by: 'reviewer', note: 'not this file', at: '2026-12-01T12:00:03.000Z' },
       { type: 'operation.stale', approval_id: 'h8', reason: 'src/b.ts changed', at: '2026-12-01T12:00:04.000Z' },
       { type: 'operation.failed', operation: op('r2', 'exec_command', 'exec_command: make'), code: 'WORKSPACE_BUSY', message: 'another command holds the workspace' },
+      { type: 'operation.prepared', operation: op('r3', 'exec_command', 'exec_command: npm test') },
     ];
     const s = buildPanelState({ pending: [], holds: [], events });
     assert.deepEqual(
       s.activity.map((a) => [a.kind, a.title, a.detail]),
       [
+        ['prepared', 'exec_command: npm test', undefined],
         ['failed', 'exec_command: make', 'WORKSPACE_BUSY: another command holds the workspace'],
         ['stale', 'approval h8', 'stale: src/b.ts changed'],
         ['denied', 'approval h9', 'denied by reviewer: not this file'],
         ['committed', 'apply_patch: 1 file (src/a.ts)', 'applied'],
         ['granted', 'apply_patch: 1 file (src/a.ts)', 'granted by reviewer'],
         ['held', 'apply_patch: 1 file (src/a.ts)', 'waiting for approval (confirm)'],
-        ['prepared', 'apply_patch: 1 file (src/a.ts)', undefined],
       ],
     );
     assert.equal(new Set(s.activity.map((a) => a.key)).size, s.activity.length, 'keys are unique');

@@ -190,10 +190,17 @@ export function buildPanelState(input: PanelModelInput): PanelState {
     ...stale.map((h) => toPanelHold(h, 'stale', titles)),
   ];
 
+  // A prepared operation is shown while nothing else is known of it; once held, committed or failed, that line says it.
+  const progressed = new Set<string>();
+  for (const e of input.events) {
+    if (e.type === 'operation.held' || e.type === 'operation.committed' || e.type === 'operation.failed') progressed.add(e.operation.run_id);
+  }
   const previewAvailable = input.previewAvailable ?? (() => true);
   const activity: PanelActivity[] = [];
   for (let i = input.events.length - 1; i >= 0 && activity.length < MAX_ACTIVITY_SHOWN; i--) {
-    const line = activityLine(input.events[i] as RunnerEvent, `e${i}`, titles, previewAvailable);
+    const event = input.events[i] as RunnerEvent;
+    if (event.type === 'operation.prepared' && progressed.has(event.operation.run_id)) continue;
+    const line = activityLine(event, `e${i}`, titles, previewAvailable);
     if (line) activity.push(line);
   }
 
