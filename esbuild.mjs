@@ -1,4 +1,5 @@
-// Bundles the extension (Node, CommonJS) into dist/extension.js; vscode and node-pty stay external.
+// Bundles the extension (Node, CommonJS) into dist/extension.js, vscode and node-pty external, and the panel
+// page (browser, IIFE) into dist/webview/panel.js.
 // Usage: node esbuild.mjs [--watch] [--production]
 import * as esbuild from 'esbuild';
 
@@ -15,6 +16,18 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode', 'node-pty'],
+    sourcemap: !production,
+    minify: production,
+    logLevel: 'info',
+  },
+  {
+    // The CodeSpace panel's page (src/webview-ui): runs in the webview, imports only src/shared types.
+    entryPoints: ['src/webview-ui/panel.ts'],
+    outfile: 'dist/webview/panel.js',
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
     sourcemap: !production,
     minify: production,
     logLevel: 'info',

@@ -9,6 +9,8 @@ import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
+import { registerPanel } from './vscode/panel/panelView';
+import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
@@ -21,6 +23,11 @@ import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
   endpointUrl(): string | undefined;
+  /**
+   * Read only by the in-editor tests (test/integration/panel.test.ts): posts messages to the panel as its page
+   * would and reads back its state and badge. In-process only; no agent reaches it.
+   */
+  readonly panelForTests: PanelForTests;
 }
 
 let shutdown: (() => Promise<void>) | undefined;
@@ -59,9 +66,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   // The editor's view of approvals and of what agents do: the panel, the diff review and the status bar read these.
   const approvals = core.approvals;
   const activity = core.runner;
-  void approvals;
-  void activity;
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: (id) => workspaces.list().find((w) => w.id === id)?.root }));
+  const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, log });
+  context.subscriptions.push(panel);
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     // Older tokens stay masked too; every registration is released when the extension deactivates.
@@ -99,7 +106,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       (e: unknown) => log.error('[activate] showing the error failed', describe(e)),
     );
   }
-  return { endpointUrl: () => endpointUrl(host) };
+  return { endpointUrl: () => endpointUrl(host), panelForTests: panel.forTests };
 }
 
 /** Ends every agent process before the extension host goes away (window close or reload). */

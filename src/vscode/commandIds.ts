@@ -6,6 +6,7 @@ export const COMMANDS = {
   restartServer: 'codespace.restartServer',
   showLog: 'codespace.showLog',
   statusActions: 'codespace.statusActions',
+  showPanel: 'codespace.showPanel',
   showProcessTerminal: 'codespace.showProcessTerminal',
   openReview: 'codespace.openReview',
   approveReview: 'codespace.approveReview',

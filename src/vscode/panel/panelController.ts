@@ -1,0 +1,227 @@
+// The host half of the panel protocol, without vscode: it validates what the page sends, acts through the
+// Approvals port and editor commands, and sends the page the authoritative state (debounced). panelView.ts
+// attaches it to a real webview; the unit tests attach it to a recording sink.
+import type { Approvals } from '../../core/approvals/hold';
+import type { Disposable } from '../../core/disposable';
+import type { Logger } from '../../core/ports/logger';
+import type { Activity } from '../../core/runner/events';
+import type { HostMessage, PageRequest, PanelState } from '../../shared/panelProtocol';
+import { parsePageMessage } from '../../shared/panelProtocol';
+import { COMMANDS } from '../commandIds';
+import { buildPanelState } from './panelModel';
+
+/** State changes closer together than this reach the page as one message. */
+export const STATE_DEBOUNCE_MS = 50;
+
+/** One live webview the controller talks to. */
+export interface PanelSink {
+  post(message: HostMessage): PromiseLike<boolean> | boolean | void;
+  /** Shows the number of pending holds on the view (0: no badge). */
+  setBadge(pendingCount: number): void;
+}
+
+export interface PanelControllerDeps {
+  readonly approvals: Approvals;
+  readonly activity: Activity;
+  readonly log: Logger;
+  /** `vscode.commands.executeCommand`. */
+  readonly executeCommand: (command: string, ...args: unknown[]) => PromiseLike<unknown>;
+  readonly debounceMs?: number;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' && !err.message.startsWith(code) ? `${code}: ${err.message}` : err.message;
+  }
+  return String(err);
+}
+
+export class PanelController implements Disposable {
+  private sink: PanelSink | undefined;
+  /** Identifies the attached webview; messages carrying another token come from one that is gone. */
+  private token = 0;
+  private ready = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private posted: PanelState | undefined;
+  private disposed = false;
+  private readonly subs: Disposable[];
+
+  constructor(private readonly deps: PanelControllerDeps) {
+    this.subs = [deps.approvals.onDidChange(() => this.schedule()), deps.activity.onEvent(() => this.schedule())];
+  }
+
+  /** The view model now, from the ports. */
+  state(): PanelState {
+    const { approvals, activity } = this.deps;
+    return buildPanelState({
+      pending: approvals.pending(),
+      holds: approvals.list(),
+      events: activity.recent(),
+      previewAvailable: (runId) => activity.preview(runId) !== undefined,
+    });
+  }
+
+  /** The last state posted to the page (undefined until the page said `ready`). */
+  lastPosted(): PanelState | undefined {
+    return this.posted;
+  }
+
+  isReady(): boolean {
+    return this.sink !== undefined && this.ready;
+  }
+
+  /** A webview was resolved: it is the one the controller talks to now. Returns its token. */
+  attach(sink: PanelSink): number {
+    this.sink = sink;
+    this.ready = false;
+    this.token++;
+    sink.setBadge(this.deps.approvals.pending().length);
+    return this.token;
+  }
+
+  /** The webview is gone (disposed): its messages and pending replies are dropped. */
+  detach(token: number): void {
+    if (token !== this.token) return;
+    this.sink = undefined;
+    this.ready = false;
+    this.token++;
+  }
+
+  /** The webview's page was torn down (hidden view): state is queued until it says `ready` again. */
+  unready(token: number): void {
+    if (token === this.token) this.ready = false;
+  }
+
+  /** Handles one message from the webview with `token`; returns the reply it posted, if any. */
+  async handleMessage(raw: unknown, token: number): Promise<HostMessage | undefined> {
+    if (this.disposed || token !== this.token || !this.sink) {
+      this.deps.log.debug('[panel] a message from a disposed view was ignored');
+      return undefined;
+    }
+    const parsed = parsePageMessage(raw);
+    if (!parsed.ok) {
+      this.deps.log.debug(`[panel] a malformed message was ignored: ${parsed.error}`);
+      return parsed.requestId === undefined ? undefined : this.reply(token, parsed.requestId, parsed.error);
+    }
+    const message = parsed.message;
+    if (message.type === 'ready') {
+      this.ready = true;
+      this.flush();
+      return undefined;
+    }
+    let error: string | undefined;
+    try {
+      error = await this.perform(message);
+    } catch (err) {
+      error = describe(err);
+    }
+    if (error !== undefined) this.deps.log.debug(`[panel] ${message.type} refused: ${error}`);
+    return this.reply(token, message.requestId, error);
+  }
+
+  private reply(token: number, requestId: string, error: string | undefined): HostMessage | undefined {
+    const reply: HostMessage = error === undefined ? { type: 'reply', requestId, ok: true } : { type: 'reply', requestId, ok: false, error };
+    if (this.disposed || token !== this.token || !this.sink) {
+      this.deps.log.debug('[panel] the view went away before the reply');
+      return undefined;
+    }
+    this.post(reply);
+    return reply;
+  }
+
+  /** Does what a request asks; returns why not, or undefined when done. */
+  private async perform(m: PageRequest): Promise<string | undefined> {
+    switch (m.type) {
+      case 'approve':
+      case 'deny': {
+        const why = this.notPending(m.approvalId);
+        if (why) return why;
+        const note = m.type === 'deny' ? m.note.trim() : '';
+        await this.deps.approvals.resolve(m.approvalId, m.type === 'approve' ? 'grant' : 'deny', { by: 'reviewer', ...(note ? { note } : {}) });
+        return undefined;
+      }
+      case 'openReview': {
+        const hold = this.deps.approvals.list().find((h) => h.approval_id === m.approvalId);
+        if (!hold) return `no approval ${m.approvalId}`;
+        if (hold.tool !== 'apply_patch') return `approval ${m.approvalId} is a command: there is nothing to review in a diff`;
+        if (hold.state !== 'pending' && hold.state !== 'stale') return `approval ${m.approvalId} is ${hold.state}: there is nothing left to review`;
+        await this.deps.executeCommand(COMMANDS.openReview, m.approvalId);
+        return undefined;
+      }
+      case 'openTerminal': {
+        if (!this.state().processes.some((p) => p.processId === m.processId)) return `no agent process ${m.processId}`;
+        await this.deps.executeCommand(COMMANDS.showProcessTerminal, m.processId);
+        return undefined;
+      }
+      case 'openPreview': {
+        if (!this.state().activity.some((a) => a.previewRunId === m.runId)) return `no preview ${m.runId} (previews roll off after a while)`;
+        await this.deps.executeCommand(COMMANDS.openPreview, m.runId);
+        return undefined;
+      }
+      default: {
+        const never: never = m;
+        return `unhandled message ${JSON.stringify(never)}`;
+      }
+    }
+  }
+
+  /** Why `approvalId` cannot be decided now, or undefined when it is pending. */
+  private notPending(approvalId: string): string | undefined {
+    if (this.deps.approvals.pending().some((h) => h.approval_id === approvalId)) return undefined;
+    const hold = this.deps.approvals.list().find((h) => h.approval_id === approvalId);
+    if (!hold) return `no approval ${approvalId}`;
+    if (hold.state === 'stale') return `approval ${approvalId} is stale${hold.stale_reason ? `: ${hold.stale_reason}` : ''}`;
+    return `approval ${approvalId} is ${hold.state}, not pending`;
+  }
+
+  private schedule(): void {
+    if (this.disposed || this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, this.deps.debounceMs ?? STATE_DEBOUNCE_MS);
+  }
+
+  /** Sends the current state now (and the badge), when a ready page is there to take it. */
+  private flush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.disposed || !this.sink) return;
+    let state: PanelState;
+    try {
+      state = this.state();
+    } catch (err) {
+      this.deps.log.error('[panel] building the panel state failed', err);
+      return;
+    }
+    this.sink.setBadge(state.pendingCount);
+    if (!this.ready) return;
+    this.posted = state;
+    this.post({ type: 'state', state });
+  }
+
+  private post(message: HostMessage): void {
+    const sink = this.sink;
+    if (!sink) return;
+    try {
+      const r = sink.post(message);
+      if (r && typeof r === 'object') {
+        r.then(undefined, (err: unknown) => this.deps.log.debug(`[panel] posting ${message.type} failed: ${describe(err)}`));
+      }
+    } catch (err) {
+      this.deps.log.debug(`[panel] posting ${message.type} failed: ${describe(err)}`);
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sink = undefined;
+    for (const s of this.subs) s.dispose();
+  }
+}

@@ -1,0 +1,208 @@
+// The panel's view model, built from the core's ports only (Approvals: pending() and list(); Activity: recent()).
+// Pure and vscode-free, so the unit tests run it in plain Node.
+import type { HoldView } from '../../core/approvals/hold';
+import type { RunnerEvent } from '../../core/runner/events';
+import type { PanelActivity, PanelHold, PanelProcess, PanelState } from '../../shared/panelProtocol';
+
+/** Most activity lines sent to the page (the runner keeps 500 events). */
+export const MAX_ACTIVITY_SHOWN = 200;
+/** Most stale holds shown under the pending ones (newest first). */
+export const MAX_STALE_SHOWN = 10;
+/** Most exited processes shown (every running one is). */
+export const MAX_EXITED_PROCESSES_SHOWN = 50;
+
+export interface PanelModelInput {
+  /** `Approvals.pending()`: pending holds, newest first. */
+  readonly pending: readonly HoldView[];
+  /** `Approvals.list()`: every hold kept, newest first (the stale ones are shown). */
+  readonly holds: readonly HoldView[];
+  /** `Activity.recent()`: oldest first. */
+  readonly events: readonly RunnerEvent[];
+  /** Whether the content of a `check_only` preview is still kept (`Activity.preview(runId) !== undefined`). */
+  readonly previewAvailable?: (runId: string) => boolean;
+}
+
+function holdTitle(hold: HoldView, titles: ReadonlyMap<string, string>): string {
+  const known = titles.get(hold.approval_id);
+  if (known) return known;
+  if (hold.tool === 'exec_command') return `exec_command: ${hold.command?.argv.join(' ') ?? '(command unknown)'}`;
+  const files = hold.files ?? [];
+  const names = files.slice(0, 3).map((f) => f.path).join(', ');
+  return `apply_patch: ${files.length} file${files.length === 1 ? '' : 's'}${names ? ` (${names}${files.length > 3 ? ', …' : ''})` : ''}`;
+}
+
+function toPanelHold(hold: HoldView, state: 'pending' | 'stale', titles: ReadonlyMap<string, string>): PanelHold {
+  const pending = state === 'pending';
+  return {
+    approvalId: hold.approval_id,
+    tool: hold.tool,
+    workspaceId: hold.workspace_id,
+    state,
+    reason: hold.reason,
+    createdAt: hold.created_at,
+    title: holdTitle(hold, titles),
+    ...(state === 'stale' ? { staleReason: hold.stale_reason ?? 'a file bound by the hold changed' } : {}),
+    ...(hold.files
+      ? {
+          files: hold.files.map((f) => ({
+            path: f.path,
+            kind: f.kind,
+            ...(f.move_to !== undefined ? { moveTo: f.move_to } : {}),
+            added: f.added,
+            removed: f.removed,
+            sensitive: f.sensitive,
+          })),
+        }
+      : {}),
+    ...(hold.command
+      ? {
+          command: {
+            argv: [...hold.command.argv],
+            cwd: hold.command.cwd,
+            tty: hold.command.tty,
+            occupancy: hold.command.occupancy,
+            env: Object.keys(hold.command.env_changes)
+              .sort()
+              .map((key) => ({ key, value: hold.command?.env_changes[key] ?? null })),
+          },
+        }
+      : {}),
+    sensitivePaths: [...hold.sensitive_paths],
+    canApprove: pending,
+    canDeny: pending,
+    canReview: hold.tool === 'apply_patch',
+  };
+}
+
+function activityLine(event: RunnerEvent, key: string, titles: ReadonlyMap<string, string>, previewAvailable: (runId: string) => boolean): PanelActivity | undefined {
+  const approvalTitle = (id: string): string => titles.get(id) ?? `approval ${id}`;
+  switch (event.type) {
+    case 'operation.prepared':
+      return { key, kind: 'prepared', at: event.operation.at, title: event.operation.title, tool: event.operation.tool, workspaceId: event.operation.workspace_id, runId: event.operation.run_id };
+    case 'operation.held':
+      return {
+        key,
+        kind: 'held',
+        at: event.hold.created_at,
+        title: event.operation.title,
+        tool: event.operation.tool,
+        workspaceId: event.operation.workspace_id,
+        detail: `waiting for approval (${event.hold.reason})`,
+        approvalId: event.hold.approval_id,
+        runId: event.operation.run_id,
+      };
+    case 'operation.granted':
+      return { key, kind: 'granted', at: event.at, title: approvalTitle(event.approval_id), detail: `granted by ${event.by}`, approvalId: event.approval_id };
+    case 'operation.denied':
+      return {
+        key,
+        kind: 'denied',
+        at: event.at,
+        title: approvalTitle(event.approval_id),
+        detail: `denied by ${event.by}${event.note ? `: ${event.note}` : ''}`,
+        approvalId: event.approval_id,
+      };
+    case 'operation.stale':
+      return { key, kind: 'stale', at: event.at, title: approvalTitle(event.approval_id), detail: `stale: ${event.reason}`, approvalId: event.approval_id };
+    case 'operation.committed': {
+      const isPreview = event.operation.tool === 'apply_patch' && event.status === 'checked';
+      return {
+        key,
+        kind: 'committed',
+        at: event.operation.at,
+        title: event.operation.title,
+        tool: event.operation.tool,
+        workspaceId: event.operation.workspace_id,
+        detail: event.process_id ? `${event.status} (process ${event.process_id})` : event.status,
+        runId: event.operation.run_id,
+        ...(event.approval_id ? { approvalId: event.approval_id } : {}),
+        ...(isPreview && previewAvailable(event.operation.run_id) ? { previewRunId: event.operation.run_id } : {}),
+      };
+    }
+    case 'operation.failed':
+      return {
+        key,
+        kind: 'failed',
+        at: event.operation.at,
+        title: event.operation.title,
+        tool: event.operation.tool,
+        workspaceId: event.operation.workspace_id,
+        detail: `${event.code}: ${event.message}`,
+        runId: event.operation.run_id,
+        ...(event.approval_id ? { approvalId: event.approval_id } : {}),
+      };
+    case 'process.started':
+    case 'process.exited':
+      return undefined;
+    default: {
+      const never: never = event;
+      void never;
+      return undefined;
+    }
+  }
+}
+
+function durationMs(startedAt: string | undefined, endedAt: string | undefined): number | undefined {
+  if (startedAt === undefined || endedAt === undefined) return undefined;
+  const d = Date.parse(endedAt) - Date.parse(startedAt);
+  return Number.isFinite(d) && d >= 0 ? d : undefined;
+}
+
+function processes(events: readonly RunnerEvent[]): PanelProcess[] {
+  const byId = new Map<string, PanelProcess>();
+  for (const e of events) {
+    if (e.type === 'process.started') {
+      byId.set(e.process_id, { processId: e.process_id, workspaceId: e.workspace_id, command: [...e.command], tty: e.tty, state: 'running', startedAt: e.started_at });
+    } else if (e.type === 'process.exited') {
+      const started = byId.get(e.process_id);
+      const d = durationMs(started?.startedAt, e.ended_at);
+      byId.set(e.process_id, {
+        processId: e.process_id,
+        workspaceId: e.workspace_id,
+        ...(started?.command ? { command: started.command } : {}),
+        ...(started?.tty !== undefined ? { tty: started.tty } : {}),
+        state: 'exited',
+        termination: e.termination,
+        ...(e.exit_code !== undefined ? { exitCode: e.exit_code } : {}),
+        ...(e.signal !== undefined ? { signal: e.signal } : {}),
+        ...(started?.startedAt !== undefined ? { startedAt: started.startedAt } : {}),
+        endedAt: e.ended_at,
+        ...(d !== undefined ? { durationMs: d } : {}),
+      });
+    }
+  }
+  // Map order is first-seen order (oldest first); newest first within each group.
+  const all = [...byId.values()].reverse();
+  const running = all.filter((p) => p.state === 'running');
+  const exited = all.filter((p) => p.state === 'exited').sort((a, b) => (b.endedAt ?? '').localeCompare(a.endedAt ?? ''));
+  return [...running, ...exited.slice(0, MAX_EXITED_PROCESSES_SHOWN)];
+}
+
+/** Turns the holds and the runner's recent events into what the panel page renders. */
+export function buildPanelState(input: PanelModelInput): PanelState {
+  const titles = new Map<string, string>();
+  for (const e of input.events) if (e.type === 'operation.held') titles.set(e.hold.approval_id, e.operation.title);
+
+  const pendingIds = new Set(input.pending.map((h) => h.approval_id));
+  const stale = input.holds.filter((h) => h.state === 'stale' && !pendingIds.has(h.approval_id)).slice(0, MAX_STALE_SHOWN);
+  const holds = [
+    ...input.pending.filter((h) => h.state === 'pending').map((h) => toPanelHold(h, 'pending', titles)),
+    ...stale.map((h) => toPanelHold(h, 'stale', titles)),
+  ];
+
+  // A prepared operation is shown while nothing else is known of it; once held, committed or failed, that line says it.
+  const progressed = new Set<string>();
+  for (const e of input.events) {
+    if (e.type === 'operation.held' || e.type === 'operation.committed' || e.type === 'operation.failed') progressed.add(e.operation.run_id);
+  }
+  const previewAvailable = input.previewAvailable ?? (() => true);
+  const activity: PanelActivity[] = [];
+  for (let i = input.events.length - 1; i >= 0 && activity.length < MAX_ACTIVITY_SHOWN; i--) {
+    const event = input.events[i] as RunnerEvent;
+    if (event.type === 'operation.prepared' && progressed.has(event.operation.run_id)) continue;
+    const line = activityLine(event, `e${i}`, titles, previewAvailable);
+    if (line) activity.push(line);
+  }
+
+  return { holds, activity, processes: processes(input.events), pendingCount: holds.filter((h) => h.state === 'pending').length };
+}

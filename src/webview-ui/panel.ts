@@ -1,0 +1,392 @@
+// The CodeSpace panel page: plain DOM, no framework. It renders the host's state message (the whole view model)
+// and posts requests; it keeps only note drafts and the scroll position (vscode.getState/setState), so a reload
+// of the view loses nothing the host does not send again after `ready`.
+//
+// DOM hooks the end-to-end tests rely on: each hold is `.hold[data-approval-id]`, its buttons are
+// `button[data-action="open-review"|"approve"|"deny"]` and its note `textarea[data-role="note"]`; each process is
+// `[data-process-id]`; an empty section shows a `.empty` text.
+import type { HostMessage, PageMessage, PanelActivity, PanelHold, PanelProcess, PanelState } from '../shared/panelProtocol';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+/** What survives a reload of the page. */
+interface PageState {
+  drafts: Record<string, string>;
+  scrollY: number;
+}
+
+const vscode = acquireVsCodeApi();
+const saved = readSaved(vscode.getState());
+let current: PanelState | undefined;
+let restoredScroll = false;
+
+/**
+ * Requests in flight, by request id: `target` is what to mark busy (an approval id, `process:<id>`,
+ * `preview:<run id>`), `errorKey` where a refusal is shown (the approval id, `processes`, `activity`).
+ */
+const inFlight = new Map<string, { readonly target: string; readonly errorKey: string; readonly action: string }>();
+/** The error of the last failed request, by error key. */
+const errors = new Map<string, string>();
+
+function readSaved(raw: unknown): PageState {
+  const out: PageState = { drafts: {}, scrollY: 0 };
+  if (typeof raw !== 'object' || raw === null) return out;
+  const r = raw as { drafts?: unknown; scrollY?: unknown };
+  if (typeof r.scrollY === 'number' && Number.isFinite(r.scrollY)) out.scrollY = r.scrollY;
+  if (typeof r.drafts === 'object' && r.drafts !== null) {
+    for (const [k, v] of Object.entries(r.drafts as Record<string, unknown>)) if (typeof v === 'string') out.drafts[k] = v;
+  }
+  return out;
+}
+
+function save(): void {
+  vscode.setState(saved);
+}
+
+let requestCounter = 0;
+function send(message: PageMessage): void {
+  vscode.postMessage(message);
+}
+
+function request(target: string, errorKey: string, action: string, build: (requestId: string) => PageMessage): void {
+  const requestId = `r${Date.now().toString(36)}-${++requestCounter}`;
+  inFlight.set(requestId, { target, errorKey, action });
+  errors.delete(errorKey);
+  send(build(requestId));
+  if (current) render(current);
+}
+
+function busy(target: string): boolean {
+  for (const r of inFlight.values()) if (r.target === target) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Small DOM helpers
+// ---------------------------------------------------------------------------------------------------------------
+
+type Child = Node | string | undefined | false;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: { className?: string; attrs?: Record<string, string>; text?: string } = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (props.className) e.className = props.className;
+  if (props.attrs) for (const [k, v] of Object.entries(props.attrs)) e.setAttribute(k, v);
+  if (props.text !== undefined) e.textContent = props.text;
+  for (const c of children) if (c !== undefined && c !== false) e.append(c);
+  return e;
+}
+
+function time(iso: string | undefined): HTMLTimeElement | undefined {
+  if (!iso) return undefined;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return undefined;
+  return el('time', { attrs: { datetime: iso, title: d.toLocaleString() }, text: d.toLocaleTimeString() });
+}
+
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s - m * 60)} s`;
+  const h = Math.floor(m / 60);
+  return `${h} h ${m - h * 60} min`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sections
+// ---------------------------------------------------------------------------------------------------------------
+
+function holdSignature(h: PanelHold): string {
+  return JSON.stringify(h);
+}
+
+function renderFiles(h: PanelHold): HTMLElement | undefined {
+  if (!h.files) return undefined;
+  const list = el('ul', { className: 'files' });
+  for (const f of h.files) {
+    const path = f.kind === 'move' && f.moveTo !== undefined ? `${f.path} → ${f.moveTo}` : f.path;
+    list.append(
+      el(
+        'li',
+        { className: `file${f.sensitive ? ' sensitive' : ''}`, attrs: { 'data-path': f.path } },
+        el('span', { className: `kind kind-${f.kind}`, text: f.kind }),
+        el('span', { className: 'path', text: path }),
+        el('span', { className: 'stat' }, el('span', { className: 'added', text: `+${f.added}` }), ' ', el('span', { className: 'removed', text: `\u2212${f.removed}` })),
+        f.sensitive && el('span', { className: 'tag tag-sensitive', text: 'sensitive' }),
+      ),
+    );
+  }
+  return list;
+}
+
+function renderCommand(h: PanelHold): HTMLElement | undefined {
+  const c = h.command;
+  if (!c) return undefined;
+  const argv = el('ol', { className: 'argv', attrs: { start: '0' } });
+  for (const a of c.argv) argv.append(el('li', {}, a === '' ? el('span', { className: 'muted', text: '(empty string)' }) : el('code', { text: a })));
+  const env = el('ul', { className: 'env' });
+  for (const e of c.env) env.append(el('li', {}, el('code', { text: e.value === null ? `unset ${e.key}` : `${e.key}=${e.value}` })));
+  return el(
+    'dl',
+    { className: 'command' },
+    el('dt', { text: 'Command' }),
+    el('dd', {}, argv),
+    el('dt', { text: 'Working directory' }),
+    el('dd', {}, el('code', { text: c.cwd === '' ? '.' : c.cwd }), c.cwd === '' ? ' (workspace root)' : undefined),
+    el('dt', { text: 'Environment' }),
+    el('dd', {}, c.env.length === 0 ? el('span', { className: 'muted', text: 'no changes' }) : env),
+    el('dt', { text: 'Terminal' }),
+    el('dd', { text: c.tty ? 'tty (pseudo-terminal)' : 'pipes (no tty)' }),
+    el('dt', { text: 'Occupancy' }),
+    el('dd', { text: c.occupancy }),
+  );
+}
+
+function buildHold(h: PanelHold): HTMLElement {
+  const root = el('article', {
+    className: `hold hold-${h.state}${h.sensitivePaths.length > 0 ? ' hold-sensitive' : ''}`,
+    attrs: { 'data-approval-id': h.approvalId, 'data-state': h.state, 'data-sig': holdSignature(h) },
+  });
+  root.append(
+    el(
+      'header',
+      { className: 'hold-header' },
+      el('span', { className: 'tag', text: h.tool }),
+      h.state === 'stale' && el('span', { className: 'tag tag-stale', text: 'stale' }),
+      el('span', { className: 'title', text: h.title }),
+    ),
+    el('p', { className: 'meta' }, `${h.workspaceId} · ${h.reason === 'confirm' ? 'every request is confirmed' : h.reason === 'sensitive' ? 'touches a sensitive path' : 'the agent asked for review'} · `, time(h.createdAt)),
+  );
+  if (h.state === 'stale') root.append(el('p', { className: 'banner banner-stale', attrs: { 'data-role': 'stale-reason' }, text: `Stale: ${h.staleReason ?? 'a bound file changed'}. It can no longer be approved.` }));
+  if (h.sensitivePaths.length > 0) {
+    root.append(el('p', { className: 'banner banner-sensitive', attrs: { 'data-role': 'sensitive' } }, 'Sensitive paths: ', ...h.sensitivePaths.flatMap((p, i) => [i > 0 ? ', ' : '', el('code', { text: p })])));
+  }
+  const files = renderFiles(h);
+  if (files) root.append(files);
+  const command = renderCommand(h);
+  if (command) root.append(command);
+
+  if (h.canDeny) {
+    const note = el('textarea', { attrs: { 'data-role': 'note', rows: '2', placeholder: 'Note for the agent (sent with Deny)', 'aria-label': 'Note for the agent' } });
+    note.value = saved.drafts[h.approvalId] ?? '';
+    note.addEventListener('input', () => {
+      if (note.value === '') delete saved.drafts[h.approvalId];
+      else saved.drafts[h.approvalId] = note.value;
+      save();
+    });
+    root.append(note);
+  }
+  const actions = el('div', { className: 'actions' });
+  if (h.canReview) {
+    const b = el('button', { className: 'secondary', attrs: { type: 'button', 'data-action': 'open-review' }, text: 'Open Review' });
+    b.addEventListener('click', () => request(h.approvalId, h.approvalId, 'openReview', (requestId) => ({ type: 'openReview', requestId, approvalId: h.approvalId })));
+    actions.append(b);
+  }
+  if (h.canApprove) {
+    const b = el('button', { attrs: { type: 'button', 'data-action': 'approve' }, text: 'Approve' });
+    b.addEventListener('click', () => request(h.approvalId, h.approvalId, 'approve', (requestId) => ({ type: 'approve', requestId, approvalId: h.approvalId })));
+    actions.append(b);
+  }
+  if (h.canDeny) {
+    const b = el('button', { className: 'secondary', attrs: { type: 'button', 'data-action': 'deny' }, text: 'Deny' });
+    b.addEventListener('click', () => {
+      const note = root.querySelector<HTMLTextAreaElement>('textarea[data-role="note"]')?.value ?? '';
+      request(h.approvalId, h.approvalId, 'deny', (requestId) => ({ type: 'deny', requestId, approvalId: h.approvalId, note }));
+    });
+    actions.append(b);
+  }
+  root.append(actions, el('p', { className: 'error', attrs: { 'data-role': 'error', role: 'alert' } }));
+  return root;
+}
+
+/** Busy buttons and the last error: applied to fresh and reused hold elements alike. */
+function decorateHold(node: HTMLElement, id: string): void {
+  const isBusy = busy(id);
+  node.classList.toggle('busy', isBusy);
+  node.querySelectorAll<HTMLButtonElement>('button[data-action]').forEach((b) => (b.disabled = isBusy));
+  const err = node.querySelector<HTMLElement>('[data-role="error"]');
+  if (err) {
+    err.textContent = errors.get(id) ?? '';
+    err.hidden = !errors.has(id);
+  }
+}
+
+function renderHolds(container: HTMLElement, holds: readonly PanelHold[]): void {
+  const existing = new Map<string, HTMLElement>();
+  container.querySelectorAll<HTMLElement>(':scope > .hold').forEach((node) => existing.set(node.dataset.approvalId ?? '', node));
+  const nodes: Node[] = [];
+  for (const h of holds) {
+    const old = existing.get(h.approvalId);
+    const node = old && old.dataset.sig === holdSignature(h) ? old : buildHold(h);
+    decorateHold(node, h.approvalId);
+    nodes.push(node);
+  }
+  if (nodes.length === 0) nodes.push(el('p', { className: 'empty', text: 'No pending approvals. Requests that need your decision appear here.' }));
+  container.replaceChildren(...nodes);
+}
+
+function renderActivity(container: HTMLElement, items: readonly PanelActivity[]): void {
+  if (items.length === 0) {
+    container.replaceChildren(el('p', { className: 'empty', text: 'No activity yet.' }));
+    return;
+  }
+  const list = el('ul', { className: 'activity-list' });
+  for (const a of items) {
+    const li = el(
+      'li',
+      { className: `activity kind-${a.kind}`, attrs: { 'data-kind': a.kind, ...(a.runId ? { 'data-run-id': a.runId } : {}) } },
+      el('span', { className: `tag tag-${a.kind}`, text: a.kind }),
+      el('span', { className: 'title', text: a.title }),
+      a.detail !== undefined && el('span', { className: 'detail', text: a.detail }),
+      time(a.at),
+    );
+    const runId = a.previewRunId;
+    if (runId !== undefined) {
+      const b = el('button', { className: 'secondary small', attrs: { type: 'button', 'data-action': 'open-preview', 'data-run-id': runId }, text: 'Open Preview' });
+      b.disabled = busy(`preview:${runId}`);
+      b.addEventListener('click', () => request(`preview:${runId}`, 'activity', 'openPreview', (requestId) => ({ type: 'openPreview', requestId, runId })));
+      li.append(b);
+    }
+    list.append(li);
+  }
+  container.replaceChildren(list);
+}
+
+function renderProcesses(container: HTMLElement, items: readonly PanelProcess[]): void {
+  if (items.length === 0) {
+    container.replaceChildren(el('p', { className: 'empty', text: 'No agent processes yet.' }));
+    return;
+  }
+  const list = el('ul', { className: 'process-list' });
+  for (const p of items) {
+    const facts: string[] = [];
+    if (p.state === 'running') facts.push('running');
+    else {
+      facts.push(p.termination ?? 'exited');
+      if (p.exitCode !== undefined) facts.push(`exit code ${p.exitCode}`);
+      if (p.signal !== undefined) facts.push(`signal ${p.signal}`);
+      if (p.durationMs !== undefined) facts.push(duration(p.durationMs));
+    }
+    if (p.tty) facts.push('tty');
+    facts.push(p.workspaceId);
+    const b = el(
+      'button',
+      { className: `process process-${p.state}`, attrs: { type: 'button', 'data-process-id': p.processId, 'data-state': p.state, title: 'Show the terminal of this process' } },
+      el('code', { className: 'cmd', text: p.command ? p.command.join(' ') : p.processId }),
+      el('span', { className: 'meta' }, facts.join(' · '), p.state === 'running' && p.startedAt ? ' · since ' : undefined, p.state === 'running' ? time(p.startedAt) : undefined),
+    );
+    b.disabled = busy(`process:${p.processId}`);
+    b.addEventListener('click', () => request(`process:${p.processId}`, 'processes', 'openTerminal', (requestId) => ({ type: 'openTerminal', requestId, processId: p.processId })));
+    list.append(el('li', {}, b));
+  }
+  container.replaceChildren(list);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The page
+// ---------------------------------------------------------------------------------------------------------------
+
+function section(name: string, title: string): { section: HTMLElement; body: HTMLElement; count: HTMLElement; error: HTMLElement } {
+  const count = el('span', { className: 'count' });
+  const body = el('div', { className: 'section-body', attrs: { 'data-role': `${name}-list` } });
+  const error = el('p', { className: 'error', attrs: { 'data-role': `${name}-error`, role: 'alert' } });
+  error.hidden = true;
+  const s = el('section', { className: `section section-${name}`, attrs: { 'data-section': name } }, el('h2', {}, title, ' ', count), error, body);
+  return { section: s, body, count, error };
+}
+
+const root = document.getElementById('root') as HTMLElement;
+const holdsSection = section('holds', 'Pending approvals');
+const activitySection = section('activity', 'Activity');
+const processSection = section('processes', 'Agent processes');
+
+function showError(target: { error: HTMLElement }, key: string): void {
+  target.error.textContent = errors.get(key) ?? '';
+  target.error.hidden = !errors.has(key);
+}
+
+function render(state: PanelState): void {
+  // Keep the focus (and caret) of a note being typed across a re-render.
+  const active = document.activeElement;
+  const caret = active instanceof HTMLTextAreaElement ? [active.selectionStart, active.selectionEnd] as const : undefined;
+
+  if (!root.contains(holdsSection.section)) root.replaceChildren(holdsSection.section, activitySection.section, processSection.section);
+  renderHolds(holdsSection.body, state.holds);
+  holdsSection.count.textContent = state.pendingCount > 0 ? `(${state.pendingCount})` : '';
+  renderActivity(activitySection.body, state.activity);
+  showError(activitySection, 'activity');
+  renderProcesses(processSection.body, state.processes);
+  processSection.count.textContent = state.processes.length > 0 ? `(${state.processes.length})` : '';
+  showError(processSection, 'processes');
+
+  if (active instanceof HTMLElement && active !== document.activeElement && active.isConnected) {
+    active.focus();
+    if (caret && active instanceof HTMLTextAreaElement) active.setSelectionRange(caret[0], caret[1]);
+  }
+
+  // Drafts of holds that are gone are dropped.
+  const live = new Set(state.holds.map((h) => h.approvalId));
+  let changed = false;
+  for (const id of Object.keys(saved.drafts)) {
+    if (!live.has(id)) {
+      delete saved.drafts[id];
+      changed = true;
+    }
+  }
+  if (changed) save();
+
+  if (!restoredScroll) {
+    restoredScroll = true;
+    window.scrollTo(0, saved.scrollY);
+  }
+}
+
+function onReply(m: Extract<HostMessage, { type: 'reply' }>): void {
+  const r = inFlight.get(m.requestId);
+  if (!r) return;
+  inFlight.delete(m.requestId);
+  const key = r.errorKey;
+  if (m.ok) {
+    errors.delete(key);
+    if (r.action === 'deny' || r.action === 'approve') {
+      delete saved.drafts[r.target];
+      save();
+    }
+  } else {
+    errors.set(key, m.error ?? `${r.action} failed`);
+  }
+  if (current) render(current);
+}
+
+window.addEventListener('message', (event: MessageEvent<unknown>) => {
+  const m = event.data as HostMessage | undefined;
+  if (typeof m !== 'object' || m === null || typeof m.type !== 'string') return;
+  switch (m.type) {
+    case 'state':
+      current = m.state;
+      render(m.state);
+      break;
+    case 'reply':
+      onReply(m);
+      break;
+  }
+});
+
+let scrollQueued = false;
+window.addEventListener('scroll', () => {
+  if (scrollQueued) return;
+  scrollQueued = true;
+  requestAnimationFrame(() => {
+    scrollQueued = false;
+    saved.scrollY = window.scrollY;
+    save();
+  });
+});
+
+send({ type: 'ready' });
