@@ -89,7 +89,8 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
           workspace: ws,
           title: title(intent),
           intent: {
-            request_hash: hashArguments({ tool: 'apply_patch', ...args }),
+            // The ledger's hash already covers the patch text (hashed once: patches can be megabytes).
+            request_hash: hashArguments({ tool: 'apply_patch', args_hash: intent.argsHash, operation_key: args.operation_key, work_id: args.work_id ?? null }),
             files: holdFiles(intent),
             proposal,
             sensitive_paths: sensitivePaths(pathsOf(intent)),
