@@ -285,6 +285,34 @@ describe('approval holds', function () {
     await assert.rejects(fsp.stat(w.abs('ran.txt')));
   });
 
+  it('concurrent resumes of one granted command start it once; racing decisions leave exactly one', async () => {
+    policy = { ...DEFAULT_APPROVAL_POLICY, commands: 'confirm' };
+    await open();
+    const e = toolError(await w.call('exec_command', { workspace_id: WS_ID, command: ['sh', '-c', 'echo once >> once.txt'], occupancy: 'shared' }));
+    const id = e.details?.approval_id as string;
+    const decisions = await Promise.allSettled([
+      w.assembled.approvals.resolve(id, 'grant', { by: 'reviewer' }),
+      w.assembled.approvals.resolve(id, 'deny', { by: 'reviewer', note: 'late' }),
+      w.assembled.approvals.resolve(id, 'grant', { by: 'reviewer' }),
+    ]);
+    assert.equal(decisions.filter((d) => d.status === 'fulfilled').length, 1, 'one decision wins, the others are refused');
+    assert.ok(['granted', 'denied'].includes(w.assembled.approvals.get(id)?.state ?? ''));
+
+    const e2 = toolError(await w.call('exec_command', { workspace_id: WS_ID, command: ['sh', '-c', 'echo once >> once.txt'], cwd: '', occupancy: 'shared' }));
+    const id2 = e2.details?.approval_id as string;
+    assert.notEqual(id2, id);
+    await w.assembled.approvals.resolve(id2, 'grant', { by: 'reviewer' });
+    const results = await Promise.all(Array.from({ length: 8 }, () => resume(id2, 1000)));
+    const started = results.filter((r) => !r.isError).map((r) => (r.structuredContent as { process_id: string }).process_id);
+    const refused = results.filter((r) => r.isError).map((r) => toolError(r).code);
+    assert.ok(started.length >= 1);
+    assert.equal(new Set(started).size, 1, 'every answer names the same process');
+    assert.ok(refused.every((c) => c === 'APPROVAL_CONFLICT'), refused.join(','));
+    assert.equal(w.assembled.supervisor.list().length, 1, 'one process was started');
+    for (let i = 0; i < 200 && w.assembled.supervisor.status(started[0] as string).state !== 'exited'; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await fsp.readFile(w.abs('once.txt'), 'utf8'), 'once\n');
+  });
+
   it('reports each step on the event stream', async () => {
     await open();
     const events: string[] = [];
