@@ -57,6 +57,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     envChanges: settings.execEnv,
     timeoutMs: settings.execTimeoutMs,
     approvalPolicy: settings.approvals,
+    isolation: { mode: settings.execIsolation, network: settings.execNetwork },
     lifetime: 'vscode-window',
   });
   shutdown = core.shutdown;
@@ -88,6 +89,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME }),
     registerMcpDefinitionProvider(host, tokens, version),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network')) {
+        // Probe now for the new settings, so the log and workspace_info say at once what the next command gets.
+        core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
+      }
       if (settings.affects(e, 'server.port')) {
         vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describe(err)));
       }

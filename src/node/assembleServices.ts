@@ -23,6 +23,9 @@ import { FileJournal } from './fileJournal';
 import { NodePtyBackend } from './nodePtyBackend';
 import type { ProcessBackend } from '../core/ports/processBackend';
 import { SurvivorRegistry, reapSurvivors } from './survivors';
+import type { IsolationSettings } from './sandbox/commandSandbox';
+import { CommandSandbox } from './sandbox/commandSandbox';
+import { NO_ISOLATION } from '../core/ports/commandIsolation';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -41,8 +44,16 @@ export interface AssembleOptions {
   readonly approvalPolicy?: () => ApprovalPolicy;
   readonly lifetime: string;
   readonly faults?: PatchFaults;
-  /** Process backends (default: node-pty for terminals, child_process for pipes). */
+  /** Process backends (default: node-pty for terminals, child_process for pipes, both in the command sandbox). */
   readonly backends?: { tty: () => ProcessBackend; pipes: () => ProcessBackend };
+  /**
+   * The command sandbox settings (`codespace.exec.isolation`, `codespace.exec.network`), read fresh per command.
+   * Absent: no sandbox (isolation off), as plain-Node tests that do not ask for one expect. Applies to the default
+   * backends; with `backends` given, pass `sandbox` (below) to them yourself.
+   */
+  readonly isolation?: IsolationSettings;
+  /** Backends built by the caller around the assembled sandbox (tests with their own grace periods). */
+  readonly sandboxedBackends?: (sandbox: CommandSandbox) => { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
 }
@@ -78,8 +89,17 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   // Children an earlier extension host left running (it crashed before ending them) go before any new one starts.
   const survivorsDir = path.join(o.storageDir, 'survivors');
   await reapSurvivors({ directory: survivorsDir, logger: o.logger });
+  const sandbox = o.isolation ? new CommandSandbox({ ...o.isolation, logger: o.logger }) : undefined;
+  // Probe at start, so the first command and workspace_info do not wait for it (and the log says what holds).
+  if (sandbox) void sandbox.warmUp();
+  const defaultBackends = (): { tty: () => ProcessBackend; pipes: () => ProcessBackend } => {
+    if (sandbox && o.sandboxedBackends) return o.sandboxedBackends(sandbox);
+    const pty = new NodePtyBackend(sandbox ? { sandbox } : {});
+    const pipes = new ChildProcessBackend(sandbox ? { sandbox } : {});
+    return { tty: () => pty, pipes: () => pipes };
+  };
   const supervisor = new ProcessSupervisor({
-    backends: o.backends ?? { tty: () => new NodePtyBackend(), pipes: () => new ChildProcessBackend() },
+    backends: o.backends ?? defaultBackends(),
     limits: o.limits,
     logger: o.logger,
     lifetime: o.lifetime,
@@ -131,6 +151,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     processes: supervisor,
     exec: { env: o.env, envChanges: o.envChanges ?? (() => ({})), timeoutMs: o.timeoutMs },
     processCapabilities: () => supervisor.capabilities(),
+    isolation: sandbox ?? NO_ISOLATION,
     approvals,
     execLog,
     runner,

@@ -5,6 +5,7 @@ import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../c
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';
 import type { OpenedDirectory } from './processTable';
+import type { CommandSandbox } from './sandbox/commandSandbox';
 import { checkPathLength, checkSpawnLimits, openWorkingDirectory, resolveExecutable, sendSignal, terminateTree } from './processTable';
 
 export interface ChildProcessBackendOptions {
@@ -14,6 +15,8 @@ export interface ChildProcessBackendOptions {
   readonly sweepOnExit?: boolean;
   /** After the leader exits, how long to wait for its output pipes to drain before reporting the exit. */
   readonly drainMs?: number;
+  /** Runs each command in this sandbox when its settings say so (default: none). */
+  readonly sandbox?: CommandSandbox;
 }
 
 const DEFAULT_GRACE_MS = 3000;
@@ -28,8 +31,10 @@ export class ChildProcessBackend implements ProcessBackend {
   private readonly graceMs: number;
   private readonly sweepOnExit: boolean;
   private readonly drainMs: number;
+  private readonly sandbox: CommandSandbox | undefined;
 
   constructor(options: ChildProcessBackendOptions = {}) {
+    this.sandbox = options.sandbox;
     this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     this.sweepOnExit = options.sweepOnExit ?? true;
     this.drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
@@ -46,11 +51,14 @@ export class ChildProcessBackend implements ProcessBackend {
       checkPathLength('The program name', options.file);
       const file = resolveExecutable(options.file, options.cwd, options.env);
       checkSpawnLimits(file, options.args, options.env, options.cwd);
+      // Decided before anything is opened: a sandbox that cannot be set up refuses the command (never runs it bare).
+      const launch = await this.sandbox?.launch({ file, args: options.args, cwd: options.cwd, root: options.root, env: options.env, tty: false });
+      if (launch) checkSpawnLimits(launch.file, launch.args, options.env, options.cwd);
       dir = await openWorkingDirectory(options.cwd, options.root);
-      const child = spawnChild(file, [...options.args], {
+      const child = spawnChild(launch?.file ?? file, launch ? launch.args : [...options.args], {
         cwd: dir.spawnPath,
         env: { ...options.env, PWD: options.cwd },
-        argv0: options.file,
+        argv0: launch ? launch.file : options.file,
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
         shell: false,

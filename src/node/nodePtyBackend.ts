@@ -6,6 +6,7 @@ import type { Disposable } from '../core/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../core/ports/processBackend';
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';
+import type { CommandSandbox } from './sandbox/commandSandbox';
 import { checkPathLength, checkSpawnLimits, openWorkingDirectory, resolveExecutable, sendSignal, terminateTree } from './processTable';
 
 type NodePtyModule = typeof NodePty;
@@ -25,6 +26,8 @@ export interface NodePtyBackendOptions {
    * is reported with `outputComplete: false`. Default 2 s.
    */
   readonly drainMs?: number;
+  /** Runs each command in this sandbox when its settings say so (default: none). */
+  readonly sandbox?: CommandSandbox;
 }
 
 export const DEFAULT_GRACE_MS = 3000;
@@ -61,8 +64,10 @@ export class NodePtyBackend implements ProcessBackend {
   private readonly sweepOnExit: boolean;
   private readonly load: () => NodePtyModule;
   private readonly drainMs: number;
+  private readonly sandbox: CommandSandbox | undefined;
 
   constructor(options: NodePtyBackendOptions = {}) {
+    this.sandbox = options.sandbox;
     this.drainMs = options.drainMs ?? DEFAULT_PTY_DRAIN_MS;
     this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     this.sweepOnExit = options.sweepOnExit ?? true;
@@ -95,11 +100,15 @@ export class NodePtyBackend implements ProcessBackend {
     checkPathLength('The program name', options.file);
     const file = resolveExecutable(options.file, options.cwd, options.env);
     checkSpawnLimits(file, options.args, options.env, options.cwd);
+    // Decided before anything is opened: a sandbox that cannot be set up refuses the command (never runs it bare).
+    const launch = await this.sandbox?.launch({ file, args: options.args, cwd: options.cwd, root: options.root, env: options.env, tty: true });
+    if (launch) checkSpawnLimits(launch.file, launch.args, options.env, options.cwd);
     const dir = await openWorkingDirectory(options.cwd, options.root);
     // node-pty sets the child's PWD to the cwd it was given, here /proc/self/fd/<n>. A shell in between puts
-    // the logical path back before it execs the program, when there is one to do it.
-    const shim = dir.spawnPath !== options.cwd && fs.existsSync(SHELL);
-    const [spawnFile, spawnArgs] = shim ? [SHELL, ['-c', PWD_SHIM, 'sh', options.cwd, file, ...options.args]] : [file, [...options.args]];
+    // the logical path back before it execs the program, when there is one to do it (in the sandbox, bwrap's
+    // --chdir sets PWD to the logical path).
+    const shim = !launch && dir.spawnPath !== options.cwd && fs.existsSync(SHELL);
+    const [spawnFile, spawnArgs] = launch ? [launch.file, launch.args] : shim ? [SHELL, ['-c', PWD_SHIM, 'sh', options.cwd, file, ...options.args]] : [file, [...options.args]];
     let handle: PtyHandle;
     try {
       const term = pty.spawn(spawnFile, spawnArgs, {

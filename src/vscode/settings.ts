@@ -40,6 +40,14 @@ export const settings = {
       agentMayResolve: vscode.workspace.getConfiguration(SECTION).inspect<boolean>('approvals.agentMayResolve')?.globalValue === true,
     };
   },
+  /** `codespace.exec.isolation`, from user settings only (a workspace cannot turn the sandbox off). */
+  execIsolation(): 'auto' | 'required' | 'off' {
+    return userValue('exec.isolation', ['auto', 'required', 'off'], 'auto');
+  },
+  /** `codespace.exec.network`, from user settings only. */
+  execNetwork(): 'block' | 'allow' {
+    return userValue('exec.network', ['block', 'allow'], 'block');
+  },
   port(): number {
     const p = read<number>('server.port', 0);
     return Number.isInteger(p) && p >= 0 && p <= 65535 ? p : 0;

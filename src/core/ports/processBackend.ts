@@ -90,6 +90,8 @@ export type SpawnFailure =
   | 'too_large'
   /** The backend cannot run here (for example, node-pty failed to load). */
   | 'unavailable'
+  /** Command isolation is required (or on) and the sandbox cannot run this command; nothing was started. */
+  | 'isolation'
   /** Anything else the OS refused. */
   | 'failed';
 

@@ -613,6 +613,11 @@ export class ProcessSupervisor implements Disposable {
             hint: tty ? 'Run the command without "tty": true.' : 'Ask the developer to check the CodeSpace log.',
             details: { tty },
           });
+        case 'isolation':
+          return new ToolError('EXEC_DISABLED', err.message, {
+            hint: 'Ask the developer: the command sandbox (codespace.exec.isolation) cannot run commands here; the CodeSpace log and workspace_info say why.',
+            details: { command: [...command], isolation: true },
+          });
         case 'failed':
           break;
       }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ApprovalService } from '../approvals/approvalService';
+import type { CommandIsolation } from '../ports/commandIsolation';
 import type { ExecLog } from '../ledger/execLog';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
@@ -34,6 +35,8 @@ export interface CoreServices {
   readonly exec: ExecSettings;
   /** What process support this host has (a backend may fail to load). */
   readonly processCapabilities: () => ProcessCapabilities;
+  /** Whether commands run in a sandbox, and with what network (workspace_info). */
+  readonly isolation: CommandIsolation;
   /** Approval holds. */
   readonly approvals: ApprovalService;
   /** The ledger's durable record of every command started. */

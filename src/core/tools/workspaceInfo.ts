@@ -17,7 +17,7 @@ const execution = z.object({
     available: z.boolean(),
     capabilities: z.object({ pty: z.boolean(), resize: z.boolean(), lifetime: z.string() }),
   }),
-  isolation: z.object({ command_sandbox: z.object({ enabled: z.boolean(), kind: z.string() }) }),
+  isolation: z.object({ command_sandbox: z.object({ enabled: z.boolean(), kind: z.enum(['bubblewrap', 'none']), reason: z.string().optional() }) }),
   network: z.enum(['allowed', 'blocked', 'unknown']),
   approvals: z.object({
     patches: z.enum(['off', 'sensitive', 'confirm']),
@@ -60,12 +60,14 @@ export const workspaceInfoTool = defineTool({
     const limits = services.limits();
     const proc = services.processCapabilities();
     const policy = services.approvals.policy();
-    const processAvailable = proc.available && ws.canExec;
+    const isolation = await services.isolation.status();
+    const processAvailable = proc.available && ws.canExec && !isolation.refusing;
     const notes: string[] = [];
     if (!ws.trusted) notes.push('Restricted Mode: the developer has not trusted this workspace, so agents may only read. No patch is written and no process starts.');
     else if (ws.profile === 'read-only') notes.push('Profile read-only: agents may only read.');
     else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
+    if (ws.canExec && isolation.refusing) notes.push(`Commands are refused: the developer requires a command sandbox and none can run here (${isolation.command_sandbox.reason ?? 'unknown reason'}).`);
     return {
       workspace_id: ws.id,
       name: ws.name,
@@ -74,8 +76,8 @@ export const workspaceInfoTool = defineTool({
       execution: {
         files: { read: { available: true }, write: { available: ws.canWrite } },
         process: { available: processAvailable, capabilities: { pty: proc.pty && processAvailable, resize: proc.resize && processAvailable, lifetime: proc.lifetime } },
-        isolation: { command_sandbox: { enabled: false, kind: 'none' } },
-        network: 'unknown' as const,
+        isolation: { command_sandbox: { ...isolation.command_sandbox } },
+        network: isolation.network,
         approvals: { patches: policy.patches, commands: policy.commands, agent_may_resolve: policy.agentMayResolve },
       },
       limits: { read_bytes: limits.readBytes, find_results: limits.findResults, retained_output_bytes: limits.retainedOutputBytes },

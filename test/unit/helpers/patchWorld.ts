@@ -19,6 +19,7 @@ import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService
 import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
+import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import type { Harness } from './workspaceFixture';
 import { SpyWorkspaceFs, connectHarness, ok, toolError } from './workspaceFixture';
@@ -93,6 +94,8 @@ export interface WorldOptions {
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
   /** Approval settings, read on every call (default: the extension's defaults). */
   readonly approvals?: () => ApprovalPolicy;
+  /** Command sandbox settings (default: no sandbox). */
+  readonly isolation?: IsolationSettings;
   /** Reuse these folders (a restart); otherwise fresh temp folders are made. */
   readonly dirs?: { tmp: string; root: string; storage: string };
 }
@@ -179,6 +182,7 @@ export async function openPatchWorld(files: Record<string, string | Uint8Array> 
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.occupant ? { occupant: options.occupant } : {}),
     ...(options.approvals ? { approvalPolicy: options.approvals } : {}),
+    ...(options.isolation ? { isolation: options.isolation } : {}),
   });
   const harness = await connectHarness([], { assembled, source, fs: spy });
   let closed = false;

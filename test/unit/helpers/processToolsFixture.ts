@@ -15,6 +15,7 @@ import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
 import { ChildProcessBackend } from '../../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../../src/node/nodePtyBackend';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
 
 /** A workspace `proj` (exec profile) in a fresh temporary folder, with the real backends behind the process tools. */
 export interface ProcessToolsFixture {
@@ -33,7 +34,12 @@ export interface ProcessToolsFixture {
   dispose(): Promise<void>;
 }
 
-export async function processToolsFixture(): Promise<ProcessToolsFixture> {
+export interface ProcessToolsFixtureOptions {
+  /** Run commands in the command sandbox with these settings (default: no sandbox). */
+  readonly isolation?: IsolationSettings;
+}
+
+export async function processToolsFixture(options: ProcessToolsFixtureOptions = {}): Promise<ProcessToolsFixture> {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-proc-')));
   const root = path.join(tmp, 'proj');
   fs.mkdirSync(root);
@@ -51,7 +57,16 @@ export async function processToolsFixture(): Promise<ProcessToolsFixture> {
     env: () => fixture.env,
     timeoutMs: () => 0,
     lifetime: 'unit-test',
-    backends: { tty: () => pty, pipes: () => pipes },
+    ...(options.isolation
+      ? {
+          isolation: options.isolation,
+          sandboxedBackends: (sandbox) => {
+            const spty = new NodePtyBackend({ graceMs: 500, sandbox });
+            const spipes = new ChildProcessBackend({ graceMs: 500, sandbox });
+            return { tty: () => spty, pipes: () => spipes };
+          },
+        }
+      : { backends: { tty: () => pty, pipes: () => pipes } }),
   });
   const supervisor = assembled.supervisor;
   const fixture: ProcessToolsFixture = {

@@ -28,6 +28,11 @@ export interface RaceOptions {
   readonly runMs: number;
   /** The Node binary to run the swapper with (inside VS Code: process.execPath with ELECTRON_RUN_AS_NODE). */
   readonly node?: { execPath: string; env?: NodeJS.ProcessEnv };
+  /**
+   * Starts the swapper another way (for example as an agent's command in the sandbox): `args` are linkSwapper.js's
+   * arguments. Default: a child process of the test.
+   */
+  readonly startSwapper?: (script: string, args: string[]) => Promise<Swapper>;
 }
 interface Snap { hash: string; mtimeMs: number; ino: number; size: number }
 
@@ -42,7 +47,7 @@ async function snapshot(dir: string): Promise<Record<string, Snap>> {
   return out;
 }
 
-interface Swapper {
+export interface Swapper {
   /** Swaps done so far (as last reported). */
   readonly swaps: () => number;
   stop(): Promise<number>;
@@ -128,7 +133,8 @@ export async function runSwapRace(o: RaceOptions): Promise<Record<string, number
   const before = await snapshot(outW);
   const beforeR = await snapshot(outR);
 
-  const swapper = await startSwapper(links.flatMap(([link, a, b]) => [path.join(race, link), a, b]), o.node ?? { execPath: process.execPath });
+  const triples = links.flatMap(([link, a, b]) => [path.join(race, link), a, b]);
+  const swapper = o.startSwapper ? await o.startSwapper(SWAPPER, triples) : await startSwapper(triples, o.node ?? { execPath: process.execPath });
   const counts: Record<string, number> = {};
   const count = (k: string): void => void (counts[k] = (counts[k] ?? 0) + 1);
   // Run at least runMs and until the swapper has done MIN_SWAPS (a loaded machine swaps slower), at most a minute.

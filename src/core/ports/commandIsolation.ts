@@ -1,0 +1,26 @@
+/**
+ * Whether agents' commands run in a sandbox, as workspace_info reports it. The adapter (src/node/sandbox) decides
+ * each command from the same settings and probe result, so what is reported is what the next command gets.
+ */
+export interface IsolationStatus {
+  readonly command_sandbox: {
+    readonly enabled: boolean;
+    readonly kind: 'bubblewrap' | 'none';
+    /** Why there is no sandbox (setting off, bwrap missing, user namespaces forbidden...). */
+    readonly reason?: string;
+  };
+  /** `blocked` / `allowed` inside the sandbox; `unknown` without one. */
+  readonly network: 'blocked' | 'allowed' | 'unknown';
+  /** Isolation is required but unavailable: every command is refused (EXEC_DISABLED). */
+  readonly refusing: boolean;
+}
+
+export interface CommandIsolation {
+  /** The state for the next command (probes the sandbox first when the settings call for one not yet probed). */
+  status(): Promise<IsolationStatus>;
+}
+
+/** No sandbox at all (plain-Node tests, platforms without one). */
+export const NO_ISOLATION: CommandIsolation = {
+  status: () => Promise.resolve({ command_sandbox: { enabled: false, kind: 'none', reason: 'Command isolation is off.' }, network: 'unknown', refusing: false }),
+};
