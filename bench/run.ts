@@ -13,6 +13,7 @@ import { Resources, markdownTable, renderGroup } from './lib';
 import { patchApply } from './patchApply';
 import { processThroughput } from './processThroughput';
 import { readLatency } from './readLatency';
+import { sandboxStartup } from './sandboxStartup';
 import { sessionTransport } from './sessionTransport';
 
 const GROUPS: Record<string, BenchGroup> = {
@@ -21,6 +22,7 @@ const GROUPS: Record<string, BenchGroup> = {
   patch: patchApply,
   process: processThroughput,
   session: sessionTransport,
+  sandbox: sandboxStartup,
 };
 
 /** Repository root: out/bench/run.js → ../.. */
