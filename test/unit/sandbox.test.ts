@@ -340,6 +340,21 @@ describe('command sandbox (real bwrap)', function () {
     });
   }
 
+  it("never sees CodeSpace's tokens: not in its environment, and no process of the editor in its /proc", async () => {
+    const token = `cs_token_${process.pid}_${Date.now()}`;
+    const secret = f.supervisor.addSecret(token);
+    try {
+      f.env = { ...f.env, CODESPACE_TEST_TOKEN: token, OTHER: `x${token}` };
+      const r = await run(['sh', '-c', 'env; cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"; echo; ls /proc | grep -c "^[0-9]"']);
+      assert.ok(!r.out.includes(token), 'the token reached the sandbox');
+      const pids = Number(/(\d+)\s*$/.exec(r.out)?.[1]);
+      // bwrap's init, sh, ls, grep (and maybe cat's leftovers): nothing of the editor's side.
+      assert.ok(pids > 0 && pids < 10, `${pids} processes visible in the sandbox`);
+    } finally {
+      secret.dispose();
+    }
+  });
+
   it('terminal: resize reaches the command, Ctrl-C reaches it and not bwrap', async () => {
     const id = await exec(['sh', '-c', 'trap "echo GOT-INT; exit 5" INT; read line; stty size; echo ready; while :; do sleep 0.1; done'], { tty: true });
     await f.call(processResizeTool, { process_id: id, rows: 40, cols: 100 });
