@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ToolError } from '../../src/core/errors';
@@ -37,21 +37,41 @@ function snapshot(dir: string): Record<string, string> {
   return out;
 }
 
-describe('exec_command cwd against a concurrent symlink swap', function () {
+// Unsandboxed, and in the bubblewrap sandbox (where bwrap runs): there the verified folder is held open outside
+// and compared inside after bwrap's chdir, so a swap in between refuses the command (exit 126, or bwrap cannot
+// change to a folder outside, which the sandbox does not show) instead of running it elsewhere.
+const bwrapRuns = process.platform === 'linux' && spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', 'true']).status === 0;
+const SANDBOX_REFUSAL = /working directory was replaced|Can't chdir/;
+
+for (const sandboxed of [false, true]) describe(`exec_command cwd against a concurrent symlink swap${sandboxed ? ' (in the bubblewrap sandbox)' : ''}`, function () {
   this.timeout(120_000);
   let f: ProcessToolsFixture;
 
-  beforeEach(async () => {
-    f = await processToolsFixture();
+  before(function () {
+    if (sandboxed && !bwrapRuns) {
+      console.log('      skipped: bwrap cannot run here');
+      this.skip();
+    }
   });
 
+  beforeEach(async () => {
+    f = await processToolsFixture(sandboxed ? { isolation: { mode: () => 'required', network: () => 'block' } } : {});
+  });
+
+  const cleanups: (() => void)[] = [];
+
   afterEach(async () => {
+    for (const c of cleanups.splice(0)) c();
     await f.dispose();
   });
 
   it('never runs a command outside the workspace, and the outside folder stays byte-identical', async () => {
     const inside = path.join(f.root, 'inside');
-    const outside = path.join(f.tmp, 'outside');
+    // In the sandbox a folder under /tmp does not exist (its /tmp is private): take one it shows (read-only), next
+    // to the compiled tests, so that only the check inside the sandbox stands between the command and it.
+    const outside = sandboxed ? fs.mkdtempSync(path.join(__dirname, '.cwd-race-outside-')) : path.join(f.tmp, 'outside');
+    if (sandboxed) fs.rmdirSync(outside);
+    cleanups.push(() => fs.rmSync(outside, { recursive: true, force: true }));
     fs.mkdirSync(inside);
     fs.mkdirSync(outside);
     fs.writeFileSync(path.join(outside, 'keep.txt'), 'outside, must not change\n');
@@ -78,6 +98,10 @@ describe('exec_command cwd against a concurrent symlink swap', function () {
           occupancy: 'shared',
         });
         const where = (await f.readAll(r.process_id as string)).replace(/\r\n/g, '\n').trim();
+        if (sandboxed && SANDBOX_REFUSAL.test(where)) {
+          refused++;
+          return;
+        }
         ran.push(where);
         if (where !== inside) escaped.push(where);
       } catch (err) {
@@ -101,6 +125,7 @@ describe('exec_command cwd against a concurrent symlink swap', function () {
     assert.deepEqual(escaped, [], `${escaped.length} of ${ran.length} commands ran outside`);
     assert.deepEqual(snapshot(outside), before);
     assert.ok(ran.length > 0, `some commands ran (${refused} refused)`);
+    if (sandboxed) console.log(`      ${ran.length} ran inside, ${refused} refused, ${swaps()} swaps`);
   });
 
   for (const tty of [false, true]) {
