@@ -8,10 +8,10 @@ import { SandboxPlanError } from './bubblewrapArgs';
 export const PROTECTED_FOLDERS = ['.vscode', '.codex', '.claude'] as const;
 
 /** Secrets under a home folder: never mounted into the sandbox (folders hidden by an empty tmpfs, files by /dev/null). */
-export const HOME_SECRETS: readonly { readonly rel: string; readonly kind: 'dir' | 'file' }[] = [
-  ...['.ssh', '.aws', '.azure', '.config', '.gnupg', '.docker', '.kube', '.password-store', '.local/share/keyrings', '.claude', '.codex'].map((rel) => ({ rel, kind: 'dir' as const })),
-  ...['.netrc', '.npmrc', '.gitconfig', '.git-credentials', '.pypirc', '.cargo/credentials', '.cargo/credentials.toml', '.m2/settings.xml'].map((rel) => ({ rel, kind: 'file' as const })),
-];
+export const HOME_SECRETS: readonly { readonly rel: string }[] = [
+  ...['.ssh', '.aws', '.azure', '.config', '.gnupg', '.docker', '.kube', '.password-store', '.local/share/keyrings', '.claude', '.codex'],
+  ...['.netrc', '.npmrc', '.gitconfig', '.git-credentials', '.pypirc', '.cargo/credentials', '.cargo/credentials.toml', '.m2/settings.xml'],
+].map((rel) => ({ rel }));
 
 function lstat(p: string): fs.Stats | undefined {
   try {
@@ -60,7 +60,7 @@ export function hiddenEntries(env: Readonly<Record<string, string>>): HiddenEntr
   const homes = new Set<string>();
   for (const h of [env.HOME, os.homedir()]) if (h && path.isAbsolute(h) && path.normalize(h) !== '/') homes.add(path.normalize(h).replace(/\/+$/, ''));
   const out = new Map<string, HiddenEntry>();
-  const add = (p: string, kind: 'dir' | 'file'): void => {
+  const add = (p: string): void => {
     const st = lstat(p);
     if (!st) return;
     // A link is followed by the mount: hide what it points to, as what it is.
@@ -75,10 +75,12 @@ export function hiddenEntries(env: Readonly<Record<string, string>>): HiddenEntr
       }
     }
     if (real === '/') return;
-    out.set(real, { path: real, kind: kind === 'dir' && isDir ? 'dir' : isDir ? 'dir' : 'file' });
+    // Hidden as what it is: a folder behind an empty tmpfs, anything else (file, socket) behind /dev/null.
+    out.set(real, { path: real, kind: isDir ? 'dir' : 'file' });
   };
-  for (const home of homes) for (const s of HOME_SECRETS) add(path.join(home, s.rel), s.kind);
-  if (typeof process.getuid === 'function') add(`/run/user/${process.getuid()}`, 'dir');
-  for (const sock of [env.SSH_AUTH_SOCK, '/run/docker.sock', '/var/run/docker.sock']) if (sock && path.isAbsolute(sock) && !sock.startsWith('/tmp/')) add(path.normalize(sock), 'file');
+  for (const home of homes) for (const s of HOME_SECRETS) add(path.join(home, s.rel));
+  if (typeof process.getuid === 'function') add(`/run/user/${process.getuid()}`);
+  // Under /tmp nothing needs hiding: the sandbox's /tmp is its own.
+  for (const sock of [env.SSH_AUTH_SOCK, '/run/docker.sock', '/var/run/docker.sock']) if (sock && path.isAbsolute(sock) && !sock.startsWith('/tmp/')) add(path.normalize(sock));
   return [...out.values()];
 }
