@@ -79,15 +79,22 @@ function stripJsonComments(text) {
 
 /**
  * Starts code-server on a free 127.0.0.1 port and waits until it answers /healthz.
- * @param {{ tmpRoot: string, openPath?: string, onOutput?: (line: string) => void, extraArgs?: string[], workspaceTrust?: boolean }} options
+ * @param {{ tmpRoot: string, openPath?: string, onOutput?: (line: string) => void, extraArgs?: string[], workspaceTrust?: boolean,
+ *   userSettings?: Record<string, unknown> }} options
  *   workspaceTrust: keep VS Code's workspace trust on, so an unknown folder opens in Restricted Mode (default off).
+ *   userSettings: written to `<user-data-dir>/User/settings.json` before code-server starts (the user settings
+ *   the workbench and the extension host read from the start; a file written later may not be picked up).
  */
-export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false }) {
+export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false, userSettings }) {
   const port = await findFreePort();
   const userDataDir = path.join(tmpRoot, 'user-data');
   const extensionsDir = path.join(tmpRoot, 'extensions');
   mkdirSync(userDataDir, { recursive: true });
   mkdirSync(extensionsDir, { recursive: true });
+  if (userSettings) {
+    mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
+    writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2) + '\n');
+  }
   const args = [
     '--auth', 'none',
     '--bind-addr', `127.0.0.1:${port}`,

@@ -30,6 +30,11 @@ export interface StartWorkbenchOptions {
   readonly verbose?: boolean;
   /** How long to wait for the workbench to appear (ms, default 120 s). */
   readonly readyTimeoutMs?: number;
+  /**
+   * User settings, written to `<user-data-dir>/User/settings.json` before code-server starts: the way to set
+   * application-scoped settings such as `codespace.approvals.patches`, which VS Code refuses in workspace settings.
+   */
+  readonly userSettings?: Record<string, unknown>;
 }
 
 export interface Workbench {
@@ -98,6 +103,7 @@ interface VsCodeHostModule {
     onOutput?: (line: string) => void;
     extraArgs?: readonly string[];
     workspaceTrust?: boolean;
+    userSettings?: Record<string, unknown>;
   }): Promise<{ port: number; base: string; userDataDir: string; pid: number; stop(): Promise<void> }>;
   launchBrowser(): Promise<Browser>;
   workbenchUrl(options: {
@@ -174,6 +180,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       openPath: fixtures.openPath,
       extraArgs: options.codeServerArgs ?? [],
       workspaceTrust: options.workspaceTrust ?? false,
+      ...(options.userSettings ? { userSettings: options.userSettings } : {}),
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
     browser = await host.launchBrowser();

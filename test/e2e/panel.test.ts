@@ -2,17 +2,14 @@
 // for patches of sensitive paths, which wait for approval by default; the test clicks Approve and Deny inside the panel's webview (nested
 // iframes, found through page.frames()) and checks what the agent gets back and what is on disk.
 import * as assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Frame, Locator } from 'playwright-core';
+import type { Locator } from 'playwright-core';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';
 import { call, callError, connect, copyConnectionSettings } from './mcpClient';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+import { panelFrame as findPanelFrame, sha256, sleep } from './webview';
 
 describe('the CodeSpace panel', function () {
   this.timeout(5 * 60_000);
@@ -54,17 +51,7 @@ describe('the CodeSpace panel', function () {
     return { approvalId: approvalId as string, before, after };
   }
 
-  /** The frame of the panel's page (the webview is an iframe in an iframe), once `selector` is in it. */
-  async function panelFrame(selector: string, timeoutMs = 60_000): Promise<Frame> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      for (const frame of wb.page.frames()) {
-        if (await frame.locator(selector).count().catch(() => 0)) return frame;
-      }
-      if (Date.now() > deadline) throw new Error(`no webview frame shows ${selector}`);
-      await sleep(250);
-    }
-  }
+  const panelFrame = (selector: string) => findPanelFrame(wb, selector);
 
   const statusItem = (n: number): Locator => wb.page.locator(`[aria-label="CodeSpace: ${n} pending approval${n === 1 ? '' : 's'}"]`);
 
