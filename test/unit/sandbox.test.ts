@@ -455,7 +455,11 @@ describe('file tools against a sandboxed symlink swapper (real bwrap)', function
     const w = world;
     const outside = path.join(w.tmp, 'outside');
     fs.mkdirSync(outside);
-    const startSwapper = async (script: string, args: string[]): Promise<Swapper> => {
+    const startSwapper = async (compiled: string, args: string[]): Promise<Swapper> => {
+      // The sandbox sees only the workspace and the read-only system, with a private /tmp: a checkout under /tmp
+      // (where CI may clone) is invisible inside, so the script runs from a copy in the workspace.
+      const script = path.join(w.root, '.link-swapper.js');
+      fs.copyFileSync(compiled, script);
       const r = await w.call('exec_command', { workspace_id: WS_ID, command: [process.execPath, script, ...args], occupancy: 'shared' });
       const id = (r.structuredContent as { process_id: string }).process_id;
       let cursor = 0;
