@@ -1,6 +1,7 @@
 // End to end: the extension running in a real VS Code (code-server + headless Chromium), a real MCP SDK client
 // in this Node process talking to it over HTTP with the token a user would copy from the editor.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -131,15 +132,27 @@ describe('an agent working in VS Code over MCP', function () {
   });
 
   it('keeps the operation ledger across a window reload, and the reload ends every agent process', async () => {
-    // A dev server that records its pid, then the developer reloads the window.
-    await call(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', 'echo $$ > server.pid; exec sleep 600'], occupancy: 'shared' });
-    let pidText = '';
-    for (let i = 0; i < 50 && !/^\d+/.test(pidText); i++) {
+    // A dev server, then the developer reloads the window. Its pid is looked up from outside by its command line:
+    // inside the command sandbox the process has its own PID namespace, so `$$` would name another process here.
+    const MARK = '987654';
+    await call(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', `echo started > server.pid; exec sleep ${MARK}`], occupancy: 'shared' });
+    const findPid = (): number | undefined => {
+      for (const entry of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+          if (fs.readFileSync(`/proc/${entry}/cmdline`, 'latin1') === `sleep\0${MARK}\0`) return Number(entry);
+        } catch {
+          // gone meanwhile
+        }
+      }
+      return undefined;
+    };
+    let pid: number | undefined;
+    for (let i = 0; i < 100 && pid === undefined; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      pidText = wb.readWorkspaceFile('server.pid') ?? '';
+      pid = findPid();
     }
-    const pid = Number.parseInt(pidText, 10);
-    assert.ok(pid > 1, 'the process wrote its pid');
+    assert.ok(pid !== undefined && pid > 1, 'the process is running');
     const alive = (p: number): boolean => {
       try {
         process.kill(p, 0); // signal 0 only checks that the process exists
