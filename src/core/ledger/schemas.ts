@@ -42,7 +42,8 @@ export const patchRecordSchema = z.object({
   result: z.unknown().optional(),
 });
 
-export const holdRecordSchema = z.object({
+/** A hold as the editor and the approval tools show it. */
+export const holdViewSchema = z.object({
   approval_id: z.string().min(1),
   tool: z.enum(['apply_patch', 'exec_command']),
   workspace_id: z.string(),
@@ -78,6 +79,10 @@ export const holdRecordSchema = z.object({
     .optional(),
   sensitive_paths: z.array(z.string()),
   operation_key: z.string().optional(),
+});
+
+/** A hold as the ledger keeps it: the view plus what resuming needs. */
+export const holdRecordSchema = holdViewSchema.extend({
   request: z.record(z.string(), z.unknown()),
   request_hash: z.string(),
   result: z.unknown().optional(),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_NOTE_CHARS } from '../approvals/approvalService';
 import type { HoldView } from '../approvals/hold';
 import { InvalidArgumentsError } from '../errors';
+import { holdViewSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
 import { applyPatchTool } from './applyPatch';
@@ -9,35 +10,7 @@ import { execCommandTool } from './execCommand';
 import type { AnyTool, OperationToolDefinition } from './tool';
 import { defineTool } from './tool';
 
-const holdFile = z.object({
-  path: z.string(),
-  kind: z.enum(['add', 'update', 'delete', 'move']),
-  move_to: z.string().optional(),
-  before_version: z.string().optional(),
-  proposed_version: z.string().optional(),
-  added: z.number(),
-  removed: z.number(),
-  sensitive: z.boolean(),
-});
-
-const holdShape = {
-  approval_id: z.string(),
-  tool: z.enum(['apply_patch', 'exec_command']),
-  workspace_id: z.string(),
-  state: z.enum(['pending', 'granted', 'denied', 'stale', 'resuming', 'consumed', 'ambiguous']),
-  reason: z.enum(['confirm', 'sensitive', 'explicit']),
-  created_at: z.string(),
-  decided_at: z.string().optional(),
-  decided_by: z.enum(['reviewer', 'agent']).optional(),
-  note: z.string().optional(),
-  stale_reason: z.string().optional(),
-  files: z.array(holdFile).optional(),
-  command: z
-    .object({ argv: z.array(z.string()), cwd: z.string(), tty: z.boolean(), occupancy: z.enum(['exclusive', 'shared']), env_changes: z.record(z.string(), z.string().nullable()) })
-    .optional(),
-  sensitive_paths: z.array(z.string()),
-  operation_key: z.string().optional(),
-};
+const holdShape = holdViewSchema.shape;
 
 function shown(h: HoldView): z.input<z.ZodObject<typeof holdShape>> {
   const { files, command, sensitive_paths, ...rest } = h;
