@@ -1,6 +1,6 @@
-import { hashArguments } from '../ledger/canonicalJson';
 import { z } from 'zod';
 import { MAX_TERMINAL_DIMENSION } from '../process/supervisor';
+import { processOperation } from './processOperation';
 import { defineOperationTool } from './tool';
 
 export const processResizeTool = defineOperationTool({
@@ -18,24 +18,9 @@ export const processResizeTool = defineOperationTool({
     rows: z.number(),
     cols: z.number(),
   },
-  operation: (services) => ({
-    tool: 'process_resize',
-    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
-    async prepare(args) {
-      const info = services.processes.info(args.process_id);
-      const workspace = services.workspaces.get(info.workspace_id);
-      return {
-        workspace,
-        title: `process_resize: ${args.process_id} to ${args.rows}x${args.cols}`,
-        intent: { request_hash: hashArguments({ tool: 'process_resize', ...args }), sensitive_paths: [] },
-        holdable: false,
-        occupies: false,
-        commit: async () => {
-          await services.processes.resize(args.process_id, args.rows, args.cols);
-          return { process_id: args.process_id, rows: args.rows, cols: args.cols };
-        },
-        release: () => undefined,
-      };
-    },
-  }),
+  operation: (services) =>
+    processOperation(services, 'process_resize', (args) => `${args.process_id} to ${args.rows}x${args.cols}`, async (args) => {
+      await services.processes.resize(args.process_id, args.rows, args.cols);
+      return { process_id: args.process_id, rows: args.rows, cols: args.cols };
+    }),
 });

@@ -1,5 +1,5 @@
-import { hashArguments } from '../ledger/canonicalJson';
 import { z } from 'zod';
+import { processOperation } from './processOperation';
 import { defineOperationTool } from './tool';
 
 export const terminateProcessTool = defineOperationTool({
@@ -19,30 +19,15 @@ export const terminateProcessTool = defineOperationTool({
     exit_code: z.number().optional(),
     signal: z.string().optional(),
   },
-  operation: (services) => ({
-    tool: 'terminate_process',
-    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
-    async prepare(args) {
-      const info = services.processes.info(args.process_id);
-      const workspace = services.workspaces.get(info.workspace_id);
+  operation: (services) =>
+    processOperation(services, 'terminate_process', (_args, command) => command.join(' ').slice(0, 80), async (args) => {
+      const s = await services.processes.terminate(args.process_id);
       return {
-        workspace,
-        title: `terminate_process: ${info.command.join(' ').slice(0, 80)}`,
-        intent: { request_hash: hashArguments({ tool: 'terminate_process', ...args }), sensitive_paths: [] },
-        holdable: false,
-        occupies: false,
-        commit: async () => {
-          const s = await services.processes.terminate(args.process_id);
-          return {
-            process_id: s.process_id,
-            state: s.state,
-            ...(s.termination !== undefined ? { termination: s.termination } : {}),
-            ...(s.exit_code !== undefined ? { exit_code: s.exit_code } : {}),
-            ...(s.signal !== undefined ? { signal: s.signal } : {}),
-          };
-        },
-        release: () => undefined,
+        process_id: s.process_id,
+        state: s.state,
+        ...(s.termination !== undefined ? { termination: s.termination } : {}),
+        ...(s.exit_code !== undefined ? { exit_code: s.exit_code } : {}),
+        ...(s.signal !== undefined ? { signal: s.signal } : {}),
       };
-    },
-  }),
+    }),
 });

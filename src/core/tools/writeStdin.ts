@@ -1,6 +1,6 @@
-import { hashArguments } from '../ledger/canonicalJson';
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
+import { processOperation } from './processOperation';
 import { defineOperationTool } from './tool';
 
 export const writeStdinTool = defineOperationTool({
@@ -22,22 +22,14 @@ export const writeStdinTool = defineOperationTool({
     process_id: z.string(),
     bytes_written: z.number(),
   },
-  operation: (services) => ({
-    tool: 'write_stdin',
-    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
-    async prepare(args) {
-      if (args.data === undefined && !args.eof) throw new InvalidArgumentsError('write_stdin needs data, eof: true, or both.');
-      const info = services.processes.info(args.process_id);
-      const workspace = services.workspaces.get(info.workspace_id);
-      return {
-        workspace,
-        title: `write_stdin: ${args.process_id}`,
-        intent: { request_hash: hashArguments({ tool: 'write_stdin', ...args }), sensitive_paths: [] },
-        holdable: false,
-        occupies: false,
-        commit: async () => ({ process_id: args.process_id, bytes_written: await services.processes.write(args.process_id, args.data ?? '', { eof: args.eof ?? false }) }),
-        release: () => undefined,
-      };
-    },
-  }),
+  operation: (services) =>
+    processOperation(
+      services,
+      'write_stdin',
+      (args) => args.process_id,
+      async (args) => ({ process_id: args.process_id, bytes_written: await services.processes.write(args.process_id, args.data ?? '', { eof: args.eof ?? false }) }),
+      (args) => {
+        if (args.data === undefined && !args.eof) throw new InvalidArgumentsError('write_stdin needs data, eof: true, or both.');
+      },
+    ),
 });

@@ -1,0 +1,34 @@
+import { hashArguments } from '../ledger/canonicalJson';
+import type { OperationTool } from '../runner/events';
+import type { OperationSpec } from '../runner/operationRunner';
+import type { CoreServices } from './tool';
+
+/**
+ * The operation of a tool that acts on a running process (input, resize, terminate): the runner checks the
+ * profile of the process's workspace; nothing is held, nothing occupies the workspace.
+ */
+export function processOperation<A extends { readonly process_id: string }, R>(
+  services: CoreServices,
+  tool: OperationTool,
+  describe: (args: A, command: readonly string[]) => string,
+  run: (args: A) => Promise<R>,
+  check?: (args: A) => void,
+): OperationSpec<A, R> {
+  return {
+    tool,
+    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
+    async prepare(args) {
+      check?.(args);
+      const info = services.processes.info(args.process_id);
+      return {
+        workspace: services.workspaces.get(info.workspace_id),
+        title: `${tool}: ${describe(args, info.command)}`,
+        intent: { request_hash: hashArguments({ tool, ...args }), sensitive_paths: [] },
+        holdable: false,
+        occupies: false,
+        commit: () => run(args),
+        release: () => undefined,
+      };
+    },
+  };
+}
