@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { CommandIsolation, IsolationStatus } from '../../core/ports/commandIsolation';
 import type { Logger } from '../../core/ports/logger';
 import { SpawnError } from '../../core/ports/processBackend';
+import type { SpawnOptions } from '../../core/ports/processBackend';
 import { SandboxPlanError, bubblewrapArgs } from './bubblewrapArgs';
 import { hiddenEntries, protectedEntries } from './sandboxInventory';
 
@@ -30,14 +31,8 @@ export interface SandboxedLaunch {
   readonly args: string[];
 }
 
-export interface LaunchRequest {
-  /** The resolved program (absolute path). */
-  readonly file: string;
-  readonly args: readonly string[];
-  /** Logical working directory. */
-  readonly cwd: string;
-  readonly root?: string;
-  readonly env: Readonly<Record<string, string>>;
+/** A backend's spawn request (`file` resolved to an absolute path), and whether it runs on a terminal. */
+export interface LaunchRequest extends Pick<SpawnOptions, 'file' | 'args' | 'cwd' | 'root' | 'env'> {
   readonly tty: boolean;
 }
 
