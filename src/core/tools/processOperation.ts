@@ -1,4 +1,3 @@
-import { hashArguments } from '../ledger/canonicalJson';
 import type { OperationTool } from '../runner/events';
 import type { OperationSpec } from '../runner/operationRunner';
 import type { CoreServices } from './tool';
@@ -23,7 +22,8 @@ export function processOperation<A extends { readonly process_id: string }, R>(
       return {
         workspace: services.workspaces.get(info.workspace_id),
         title: `${tool}: ${describe(args, info.command)}`,
-        intent: { request_hash: hashArguments({ tool, ...args }), sensitive_paths: [] },
+        // Never held, so nothing binds to it: not worth hashing every keystroke's data.
+        intent: { request_hash: `${tool}:${args.process_id}`, sensitive_paths: [] },
         holdable: false,
         occupies: false,
         commit: () => run(args),
