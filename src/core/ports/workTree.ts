@@ -1,0 +1,36 @@
+/**
+ * The git side of a work review, without vscode: what changed in a workspace folder since a work's baseline (a
+ * git tree captured at work_open, see WorkBaseline in core/steering), the baseline's content of one file, and the
+ * plumbing checks a reviewed commit needs. Paths are workspace-relative with `/` separators; blob ids are git
+ * object ids in the repository's own format (sha1 or sha256). Implemented by src/node/gitWorkTree.ts.
+ */
+export type WorkTreeChangeKind = 'add' | 'update' | 'delete';
+
+/** One file that differs between a baseline and the workspace now. */
+export interface WorkTreeChange {
+  readonly path: string;
+  readonly kind: WorkTreeChangeKind;
+}
+
+export interface WorkTreeRepo {
+  /** Whether `baseline` is a ref this implementation reads (a work opened outside git has none). */
+  readable(baseline: string | undefined): boolean;
+  /** Every file under `root` whose content differs between `baseline` and the working tree now (ignored files excluded). */
+  changes(root: string, baseline: string): Promise<WorkTreeChange[]>;
+  /** The baseline's bytes of `path`, or undefined when the baseline had no such file. */
+  baselineContent(root: string, baseline: string, path: string): Promise<Uint8Array | undefined>;
+  /** The blob id git gives these exact bytes (no filters). */
+  blobId(root: string, bytes: Uint8Array): Promise<string>;
+  /** Repository-wide paths (relative to the repository root) whose index entry differs from HEAD. */
+  stagedPaths(root: string): Promise<string[]>;
+  /** The index's blob id of each path (undefined: not in the index). */
+  indexBlobs(root: string, paths: readonly string[]): Promise<Map<string, string | undefined>>;
+  /** The commit HEAD names, or undefined on an unborn branch. */
+  head(root: string): Promise<string | undefined>;
+  /** The blob id of each path in commit `commit` (undefined: not in it). */
+  commitBlobs(root: string, commit: string, paths: readonly string[]): Promise<Map<string, string | undefined>>;
+  /** Repository-relative paths commit `commit` changed against its first parent (all of them for a root commit). */
+  commitChangedPaths(root: string, commit: string): Promise<string[]>;
+  /** The workspace-relative form of a repository-relative path, or undefined when it is outside `root`. */
+  toWorkspacePath(root: string, repoPath: string): Promise<string | undefined>;
+}
