@@ -94,6 +94,52 @@ export interface PanelProcess {
   readonly durationMs?: number;
 }
 
+export type PanelInstructionStatus = 'draft' | 'queued' | 'claimed' | 'done' | 'blocked';
+
+/**
+ * One instruction of a work. `text` and `note` are data, shown as exact text: the page escapes control
+ * characters and ANSI sequences visibly (see visibleText.ts) and never parses them as HTML.
+ */
+export interface PanelInstruction {
+  readonly id: string;
+  readonly workId: string;
+  readonly text: string;
+  readonly status: PanelInstructionStatus;
+  readonly createdAt: string;
+  readonly queuedAt?: string;
+  readonly claimedAt?: string;
+  readonly completedAt?: string;
+  /** The agent's completion note (done or blocked). */
+  readonly note?: string;
+  /** Edits of a draft send it back, so an edit made elsewhere in between is not overwritten. */
+  readonly revision: number;
+  /** Drafts only: edit, delete, queue. */
+  readonly editable: boolean;
+}
+
+export interface PanelSteeringCounts {
+  readonly draft: number;
+  readonly queued: number;
+  readonly claimed: number;
+  readonly done: number;
+  readonly blocked: number;
+}
+
+/** A unit of agent work (work_open … work_finish) and the developer's instructions for it. */
+export interface PanelWork {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly title: string;
+  readonly status: 'open' | 'finished';
+  readonly openedAt: string;
+  readonly finishedAt?: string;
+  readonly counts: PanelSteeringCounts;
+  /** Oldest first (the latest MAX_INSTRUCTIONS_SHOWN). */
+  readonly instructions: readonly PanelInstruction[];
+  /** How a review of it is made: `git` (from the tree captured at work_open), `none` (no baseline: not a git folder). */
+  readonly baseline: 'git' | 'none';
+}
+
 /** Everything the page shows. */
 export interface PanelState {
   /** Pending holds (newest first), then stale ones (newest first). */
@@ -103,6 +149,11 @@ export interface PanelState {
   /** Running first, then exited; newest first within each. */
   readonly processes: readonly PanelProcess[];
   readonly pendingCount: number;
+  /** Open works first (newest first), then recently finished ones. Absent when steering is not available. */
+  readonly works?: readonly PanelWork[];
+  /** Instructions queued and not yet claimed, over every open work. */
+  readonly waitingInstructionCount?: number;
+  readonly openWorkCount?: number;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -116,7 +167,14 @@ export type PageMessage =
   | { readonly type: 'deny'; readonly requestId: string; readonly approvalId: string; readonly note: string }
   | { readonly type: 'openReview'; readonly requestId: string; readonly approvalId: string }
   | { readonly type: 'openTerminal'; readonly requestId: string; readonly processId: string }
-  | { readonly type: 'openPreview'; readonly requestId: string; readonly runId: string };
+  | { readonly type: 'openPreview'; readonly requestId: string; readonly runId: string }
+  /** Composer: a new instruction for a work, kept as a draft (`saveDraft`) or queued for the agent at once (`queueInstruction`). */
+  | { readonly type: 'saveDraft'; readonly requestId: string; readonly workId: string; readonly text: string }
+  | { readonly type: 'queueInstruction'; readonly requestId: string; readonly workId: string; readonly text: string }
+  | { readonly type: 'editDraft'; readonly requestId: string; readonly instructionId: string; readonly text: string; readonly revision: number }
+  | { readonly type: 'deleteDraft'; readonly requestId: string; readonly instructionId: string }
+  | { readonly type: 'queueDraft'; readonly requestId: string; readonly instructionId: string }
+  | { readonly type: 'reviewWork'; readonly requestId: string; readonly workId: string };
 
 export type PageMessageType = PageMessage['type'];
 export type PageRequest = Exclude<PageMessage, { type: 'ready' }>;
@@ -133,18 +191,33 @@ export type HostMessage =
 export const MAX_ID_CHARS = 200;
 export const MAX_REQUEST_ID_CHARS = 64;
 export const MAX_NOTE_CHARS = 4000;
+/** An instruction's text: at most this many UTF-8 bytes, and not blank. */
+export const MAX_INSTRUCTION_BYTES = 16 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]+$/;
 
+type FieldKind = 'id' | 'requestId' | 'note' | 'text' | 'revision';
+
 /** The fields each message type carries besides `type`, and how each is checked. */
-const FIELDS: { readonly [K in PageMessageType]: readonly (readonly [string, 'id' | 'requestId' | 'note'])[] } = {
+const FIELDS: { readonly [K in PageMessageType]: readonly (readonly [string, FieldKind])[] } = {
   ready: [],
   approve: [['requestId', 'requestId'], ['approvalId', 'id']],
   deny: [['requestId', 'requestId'], ['approvalId', 'id'], ['note', 'note']],
   openReview: [['requestId', 'requestId'], ['approvalId', 'id']],
   openTerminal: [['requestId', 'requestId'], ['processId', 'id']],
   openPreview: [['requestId', 'requestId'], ['runId', 'id']],
+  saveDraft: [['requestId', 'requestId'], ['workId', 'id'], ['text', 'text']],
+  queueInstruction: [['requestId', 'requestId'], ['workId', 'id'], ['text', 'text']],
+  editDraft: [['requestId', 'requestId'], ['instructionId', 'id'], ['text', 'text'], ['revision', 'revision']],
+  deleteDraft: [['requestId', 'requestId'], ['instructionId', 'id']],
+  queueDraft: [['requestId', 'requestId'], ['instructionId', 'id']],
+  reviewWork: [['requestId', 'requestId'], ['workId', 'id']],
 };
+
+/** UTF-8 length of a string (TextEncoder exists in the page and in Node alike). */
+export function utf8Bytes(text: string): number {
+  return new TextEncoder().encode(text).byteLength;
+}
 
 export type ParsedPageMessage =
   | { readonly ok: true; readonly message: PageMessage }
@@ -155,7 +228,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 }
 
-function checkField(kind: 'id' | 'requestId' | 'note', value: unknown): string | undefined {
+function checkField(kind: FieldKind, value: unknown): string | undefined {
+  if (kind === 'revision') {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) return 'must be a non-negative integer';
+    return undefined;
+  }
   if (typeof value !== 'string') return `must be a string, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;
   switch (kind) {
     case 'requestId':
@@ -169,12 +246,16 @@ function checkField(kind: 'id' | 'requestId' | 'note', value: unknown): string |
     case 'note':
       if (value.length > MAX_NOTE_CHARS) return `must be at most ${MAX_NOTE_CHARS} characters`;
       return undefined;
+    case 'text':
+      if (value.trim() === '') return 'must not be empty';
+      if (value.length > MAX_INSTRUCTION_BYTES || utf8Bytes(value) > MAX_INSTRUCTION_BYTES) return `must be at most ${MAX_INSTRUCTION_BYTES} bytes (UTF-8)`;
+      return undefined;
   }
 }
 
 /**
  * Checks the shape and types of a message from the page: a known `type`, exactly the fields it carries, each a
- * string of bounded length. It does not check that the ids name anything: the host does that against the
+ * string of bounded length (a draft's revision: a non-negative integer). It does not check that the ids name anything: the host does that against the
  * current holds and processes.
  */
 export function parsePageMessage(raw: unknown): ParsedPageMessage {
@@ -194,8 +275,8 @@ export function parsePageMessage(raw: unknown): ParsedPageMessage {
     if (problem) return { ok: false, error: `${type}: ${name} ${problem}`, ...replyTo(raw) };
   }
   // Every field was checked above; rebuild the message from them so nothing else rides along.
-  const message: Record<string, string> = { type };
-  for (const [name] of fields) message[name] = raw[name] as string;
+  const message: Record<string, string | number> = { type };
+  for (const [name] of fields) message[name] = raw[name] as string | number;
   return { ok: true, message: message as unknown as PageMessage };
 }
 

@@ -14,4 +14,7 @@ export const COMMANDS = {
   nextReviewFile: 'codespace.nextReviewFile',
   previousReviewFile: 'codespace.previousReviewFile',
   openPreview: 'codespace.openPreview',
+  sendInstruction: 'codespace.sendInstruction',
+  reviewWork: 'codespace.reviewWork',
+  commitReviewedWork: 'codespace.commitReviewedWork',
 } as const;

@@ -4,8 +4,14 @@
 //
 // DOM hooks the end-to-end tests rely on: each hold is `.hold[data-approval-id]`, its buttons are
 // `button[data-action="open-review"|"approve"|"deny"]` and its note `textarea[data-role="note"]`; each process is
-// `[data-process-id]`; an empty section shows a `.empty` text.
-import type { HostMessage, PageMessage, PanelActivity, PanelHold, PanelProcess, PanelState } from '../shared/panelProtocol';
+// `[data-process-id]`; an empty section shows a `.empty` text. The composer is `[data-role="composer"]`: its work
+// `select[data-role="work-select"]`, its `textarea[data-role="instruction-text"]` and the buttons
+// `button[data-action="queue-instruction"|"save-draft"]`; each work is `.work[data-work-id]` with
+// `button[data-action="review-work"]`, each instruction `.instruction[data-instruction-id][data-status]` with its
+// `.instruction-text`, `.instruction-note` and, for a draft, `button[data-action="edit-draft"|"delete-draft"|"queue-draft"]`.
+import type { HostMessage, PageMessage, PanelActivity, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../shared/panelProtocol';
+import { MAX_INSTRUCTION_BYTES, utf8Bytes } from '../shared/panelProtocol';
+import { visiblePieces } from '../shared/visibleText';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -18,6 +24,10 @@ declare function acquireVsCodeApi(): VsCodeApi;
 interface PageState {
   drafts: Record<string, string>;
   scrollY: number;
+  /** The composer's unsent text and chosen work. */
+  composer: { workId: string; text: string };
+  /** Draft instructions being edited: their text so far, by instruction id. */
+  editing: Record<string, string>;
 }
 
 const vscode = acquireVsCodeApi();
@@ -34,12 +44,20 @@ const inFlight = new Map<string, { readonly target: string; readonly errorKey: s
 const errors = new Map<string, string>();
 
 function readSaved(raw: unknown): PageState {
-  const out: PageState = { drafts: {}, scrollY: 0 };
+  const out: PageState = { drafts: {}, scrollY: 0, composer: { workId: '', text: '' }, editing: {} };
   if (typeof raw !== 'object' || raw === null) return out;
-  const r = raw as { drafts?: unknown; scrollY?: unknown };
+  const r = raw as { drafts?: unknown; scrollY?: unknown; composer?: unknown; editing?: unknown };
   if (typeof r.scrollY === 'number' && Number.isFinite(r.scrollY)) out.scrollY = r.scrollY;
   if (typeof r.drafts === 'object' && r.drafts !== null) {
     for (const [k, v] of Object.entries(r.drafts as Record<string, unknown>)) if (typeof v === 'string') out.drafts[k] = v;
+  }
+  if (typeof r.editing === 'object' && r.editing !== null) {
+    for (const [k, v] of Object.entries(r.editing as Record<string, unknown>)) if (typeof v === 'string') out.editing[k] = v;
+  }
+  const c = r.composer as { workId?: unknown; text?: unknown } | undefined;
+  if (typeof c === 'object' && c !== null) {
+    if (typeof c.workId === 'string') out.composer.workId = c.workId;
+    if (typeof c.text === 'string') out.composer.text = c.text;
   }
   return out;
 }
@@ -289,6 +307,192 @@ function renderProcesses(container: HTMLElement, items: readonly PanelProcess[])
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Steering: the composer and the works
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Text from outside as exact text: acting characters become visible escapes (`.ctrl`), all in text nodes. */
+function exactText(className: string, text: string, attrs: Record<string, string> = {}): HTMLElement {
+  const e = el('div', { className, attrs });
+  for (const piece of visiblePieces(text)) e.append(piece.escaped ? el('span', { className: 'ctrl', attrs: { title: 'a control or invisible character, shown escaped' }, text: piece.text }) : piece.text);
+  return e;
+}
+
+const STATUS_TEXT: Record<PanelInstruction['status'], string> = { draft: 'draft', queued: 'queued', claimed: 'claimed', done: 'done', blocked: 'blocked' };
+
+function instructionSignature(i: PanelInstruction): string {
+  return JSON.stringify([i, saved.editing[i.id] !== undefined]);
+}
+
+function buildInstruction(i: PanelInstruction): HTMLElement {
+  const root = el('li', { className: `instruction status-${i.status}`, attrs: { 'data-instruction-id': i.id, 'data-status': i.status, 'data-sig': instructionSignature(i) } });
+  const when = i.completedAt ?? i.claimedAt ?? i.queuedAt ?? i.createdAt;
+  root.append(el('div', { className: 'instruction-header' }, el('span', { className: `tag tag-${i.status}`, attrs: { 'data-role': 'status' }, text: STATUS_TEXT[i.status] }), ' ', time(when)));
+  const editing = saved.editing[i.id];
+  if (i.editable && editing !== undefined) {
+    const box = el('textarea', { attrs: { 'data-role': 'edit-text', rows: '3', 'aria-label': 'Edit the draft instruction' } });
+    box.value = editing;
+    box.addEventListener('input', () => {
+      saved.editing[i.id] = box.value;
+      save();
+    });
+    const saveButton = el('button', { attrs: { type: 'button', 'data-action': 'save-edit' }, text: 'Save' });
+    saveButton.addEventListener('click', () => {
+      const text = box.value;
+      const problem = textProblem(text);
+      if (problem) return showLocalError(i.id, problem);
+      request(i.id, i.id, 'editDraft', (requestId) => ({ type: 'editDraft', requestId, instructionId: i.id, text, revision: i.revision }));
+    });
+    const cancel = el('button', { className: 'secondary', attrs: { type: 'button', 'data-action': 'cancel-edit' }, text: 'Cancel' });
+    cancel.addEventListener('click', () => {
+      delete saved.editing[i.id];
+      save();
+      if (current) render(current);
+    });
+    root.append(box, el('div', { className: 'actions' }, saveButton, cancel));
+  } else {
+    root.append(exactText('instruction-text', i.text));
+  }
+  if (i.note !== undefined) root.append(exactText(`instruction-note note-${i.status}`, i.note, { 'data-role': 'note-text' }));
+  if (i.editable && editing === undefined) {
+    const edit = el('button', { className: 'secondary small', attrs: { type: 'button', 'data-action': 'edit-draft' }, text: 'Edit' });
+    edit.addEventListener('click', () => {
+      saved.editing[i.id] = i.text;
+      save();
+      if (current) render(current);
+    });
+    const del = el('button', { className: 'secondary small', attrs: { type: 'button', 'data-action': 'delete-draft' }, text: 'Delete' });
+    del.addEventListener('click', () => request(i.id, i.id, 'deleteDraft', (requestId) => ({ type: 'deleteDraft', requestId, instructionId: i.id })));
+    const queue = el('button', { className: 'small', attrs: { type: 'button', 'data-action': 'queue-draft' }, text: 'Queue' });
+    queue.addEventListener('click', () => request(i.id, i.id, 'queueDraft', (requestId) => ({ type: 'queueDraft', requestId, instructionId: i.id })));
+    root.append(el('div', { className: 'actions' }, queue, edit, del));
+  }
+  root.append(el('p', { className: 'error', attrs: { 'data-role': 'error', role: 'alert' } }));
+  return root;
+}
+
+function countsLine(w: PanelWork): string {
+  const c = w.counts;
+  const parts = [c.queued && `${c.queued} queued`, c.claimed && `${c.claimed} claimed`, c.done && `${c.done} done`, c.blocked && `${c.blocked} blocked`, c.draft && `${c.draft} draft${c.draft === 1 ? '' : 's'}`].filter(Boolean);
+  return parts.length > 0 ? parts.join(' · ') : 'no instructions';
+}
+
+function buildWork(w: PanelWork, reuse: Map<string, HTMLElement>): HTMLElement {
+  const root = el('article', { className: `work work-${w.status}`, attrs: { 'data-work-id': w.id, 'data-status': w.status } });
+  root.append(
+    el('header', { className: 'work-header' }, el('span', { className: `tag tag-work-${w.status}`, text: w.status }), exactText('title', w.title)),
+    el('p', { className: 'meta' }, `${w.workspaceId} · ${countsLine(w)} · opened `, time(w.openedAt)),
+  );
+  const list = el('ol', { className: 'instruction-list' });
+  for (const i of w.instructions) {
+    const old = reuse.get(i.id);
+    const node = old && old.dataset.sig === instructionSignature(i) ? old : buildInstruction(i);
+    decorateItem(node, i.id);
+    list.append(node);
+  }
+  if (w.instructions.length > 0) root.append(list);
+  const review = el('button', { className: w.status === 'finished' ? '' : 'secondary', attrs: { type: 'button', 'data-action': 'review-work', title: w.baseline === 'git' ? 'Open every change since work_open as one diff' : 'Not a git folder: only the files patched under this work can be shown' }, text: 'Review work' });
+  review.addEventListener('click', () => request(`work:${w.id}`, `work:${w.id}`, 'reviewWork', (requestId) => ({ type: 'reviewWork', requestId, workId: w.id })));
+  root.append(el('div', { className: 'actions' }, review, w.status === 'finished' ? el('span', { className: 'muted', text: 'finished: review and commit it' }) : undefined));
+  const err = el('p', { className: 'error', attrs: { 'data-role': 'error', role: 'alert' } });
+  err.textContent = errors.get(`work:${w.id}`) ?? '';
+  err.hidden = !errors.has(`work:${w.id}`);
+  root.append(err);
+  review.disabled = busy(`work:${w.id}`);
+  return root;
+}
+
+/** Busy buttons and the last error of one instruction. */
+function decorateItem(node: HTMLElement, id: string): void {
+  const isBusy = busy(id);
+  node.classList.toggle('busy', isBusy);
+  node.querySelectorAll<HTMLButtonElement>('button[data-action]').forEach((b) => (b.disabled = isBusy));
+  const err = node.querySelector<HTMLElement>(':scope > [data-role="error"]');
+  if (err) {
+    err.textContent = errors.get(id) ?? '';
+    err.hidden = !errors.has(id);
+  }
+}
+
+function textProblem(text: string): string | undefined {
+  if (text.trim() === '') return 'Write an instruction first.';
+  if (utf8Bytes(text) > MAX_INSTRUCTION_BYTES) return `An instruction is at most ${MAX_INSTRUCTION_BYTES / 1024} KiB (UTF-8); this one is ${utf8Bytes(text)} bytes.`;
+  return undefined;
+}
+
+function showLocalError(key: string, message: string): void {
+  errors.set(key, message);
+  if (current) render(current);
+}
+
+interface Composer {
+  readonly root: HTMLElement;
+  readonly select: HTMLSelectElement;
+  readonly text: HTMLTextAreaElement;
+  readonly queue: HTMLButtonElement;
+  readonly draft: HTMLButtonElement;
+  readonly error: HTMLElement;
+  readonly hint: HTMLElement;
+}
+
+function buildComposer(): Composer {
+  const select = el('select', { attrs: { 'data-role': 'work-select', 'aria-label': 'The work the instruction is for' } });
+  const text = el('textarea', { attrs: { 'data-role': 'instruction-text', rows: '4', placeholder: 'An instruction for the agent (several lines are fine). It reaches the agent as data: it cannot approve, change settings or widen permissions.', 'aria-label': 'Instruction for the agent' } });
+  text.value = saved.composer.text;
+  text.addEventListener('input', () => {
+    saved.composer.text = text.value;
+    save();
+  });
+  select.addEventListener('change', () => {
+    saved.composer.workId = select.value;
+    save();
+  });
+  const queue = el('button', { attrs: { type: 'button', 'data-action': 'queue-instruction', title: 'Queue it: the agent sees it on its next tool call' }, text: 'Queue' });
+  const draft = el('button', { className: 'secondary', attrs: { type: 'button', 'data-action': 'save-draft', title: 'Keep it as a draft to edit or queue later' }, text: 'Save draft' });
+  const error = el('p', { className: 'error', attrs: { 'data-role': 'composer-error', role: 'alert' } });
+  error.hidden = true;
+  const hint = el('p', { className: 'empty', attrs: { 'data-role': 'composer-hint' } });
+  const send = (kind: 'queueInstruction' | 'saveDraft'): void => {
+    const workId = select.value;
+    const body = text.value;
+    if (!workId) return showLocalError('composer', 'No open work to send it to.');
+    const problem = textProblem(body);
+    if (problem) return showLocalError('composer', problem);
+    request('composer', 'composer', kind, (requestId) => ({ type: kind, requestId, workId, text: body }));
+  };
+  queue.addEventListener('click', () => send('queueInstruction'));
+  draft.addEventListener('click', () => send('saveDraft'));
+  const root = el('div', { className: 'composer', attrs: { 'data-role': 'composer' } }, el('label', { className: 'meta', text: 'Work ' }, select), text, el('div', { className: 'actions' }, queue, draft), error);
+  return { root, select, text, queue, draft, error, hint };
+}
+
+function renderComposer(c: Composer, works: readonly PanelWork[]): void {
+  const open = works.filter((w) => w.status === 'open');
+  const wanted = open.some((w) => w.id === saved.composer.workId) ? saved.composer.workId : (open[0]?.id ?? '');
+  const sig = JSON.stringify(open.map((w) => [w.id, w.title]));
+  if (c.select.dataset.sig !== sig) {
+    c.select.replaceChildren(...open.map((w) => el('option', { attrs: { value: w.id }, text: `${w.title} (${w.workspaceId})` })));
+    c.select.dataset.sig = sig;
+  }
+  c.select.value = wanted;
+  const none = open.length === 0;
+  c.root.hidden = none;
+  c.hint.hidden = !none;
+  c.hint.textContent = none ? 'No open work. When an agent opens one (work_open), write instructions for it here.' : '';
+  const isBusy = busy('composer');
+  c.queue.disabled = isBusy || none;
+  c.draft.disabled = isBusy || none;
+  c.error.textContent = errors.get('composer') ?? '';
+  c.error.hidden = !errors.has('composer');
+}
+
+function renderWorks(container: HTMLElement, works: readonly PanelWork[]): void {
+  const reuse = new Map<string, HTMLElement>();
+  container.querySelectorAll<HTMLElement>('.instruction[data-instruction-id]').forEach((n) => reuse.set(n.dataset.instructionId ?? '', n));
+  const nodes: Node[] = works.map((w) => buildWork(w, reuse));
+  container.replaceChildren(...nodes);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The page
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -305,6 +509,10 @@ const root = document.getElementById('root') as HTMLElement;
 const holdsSection = section('holds', 'Pending approvals');
 const activitySection = section('activity', 'Activity');
 const processSection = section('processes', 'Agent processes');
+const steeringSection = section('steering', 'Steering');
+const composer = buildComposer();
+const worksBody = el('div', { attrs: { 'data-role': 'works-list' } });
+steeringSection.body.append(composer.hint, composer.root, worksBody);
 
 function showError(target: { error: HTMLElement }, key: string): void {
   target.error.textContent = errors.get(key) ?? '';
@@ -316,7 +524,26 @@ function render(state: PanelState): void {
   const active = document.activeElement;
   const caret = active instanceof HTMLTextAreaElement ? [active.selectionStart, active.selectionEnd] as const : undefined;
 
-  if (!root.contains(holdsSection.section)) root.replaceChildren(holdsSection.section, activitySection.section, processSection.section);
+  if (!root.contains(holdsSection.section)) root.replaceChildren(holdsSection.section, steeringSection.section, activitySection.section, processSection.section);
+  const works = state.works;
+  steeringSection.section.hidden = works === undefined;
+  if (works) {
+    renderComposer(composer, works);
+    renderWorks(worksBody, works);
+    const open = state.openWorkCount ?? 0;
+    const waiting = state.waitingInstructionCount ?? 0;
+    steeringSection.count.textContent = open > 0 ? `(${open} open${waiting > 0 ? ` · ${waiting} waiting` : ''})` : '';
+    // Edits of drafts that are gone or no longer drafts are dropped.
+    const drafts = new Set(works.flatMap((w) => w.instructions.filter((i) => i.editable).map((i) => i.id)));
+    let dropped = false;
+    for (const id of Object.keys(saved.editing)) {
+      if (!drafts.has(id)) {
+        delete saved.editing[id];
+        dropped = true;
+      }
+    }
+    if (dropped) save();
+  }
   renderHolds(holdsSection.body, state.holds);
   holdsSection.count.textContent = state.pendingCount > 0 ? `(${state.pendingCount})` : '';
   renderActivity(activitySection.body, state.activity);
@@ -356,6 +583,15 @@ function onReply(m: Extract<HostMessage, { type: 'reply' }>): void {
     errors.delete(key);
     if (r.action === 'deny' || r.action === 'approve') {
       delete saved.drafts[r.target];
+      save();
+    }
+    if (r.action === 'queueInstruction' || r.action === 'saveDraft') {
+      saved.composer.text = '';
+      composer.text.value = '';
+      save();
+    }
+    if (r.action === 'editDraft') {
+      delete saved.editing[r.target];
       save();
     }
   } else {

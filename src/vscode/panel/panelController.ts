@@ -1,14 +1,15 @@
 // The host half of the panel protocol, without vscode: it validates what the page sends, acts through the
-// Approvals port and editor commands, and sends the page the authoritative state (debounced). panelView.ts
+// Approvals and Steering ports and editor commands, and sends the page the authoritative state (debounced). panelView.ts
 // attaches it to a real webview; the unit tests attach it to a recording sink.
 import type { Approvals } from '../../core/approvals/hold';
 import type { Disposable } from '../../core/disposable';
 import type { Logger } from '../../core/ports/logger';
 import type { Activity } from '../../core/runner/events';
+import type { Steering, WorkView } from '../../core/steering/steering';
 import type { HostMessage, PageRequest, PanelState } from '../../shared/panelProtocol';
 import { parsePageMessage } from '../../shared/panelProtocol';
 import { COMMANDS } from '../commandIds';
-import { buildPanelState } from './panelModel';
+import { buildPanelState, panelBadge } from './panelModel';
 
 /** State changes closer together than this reach the page as one message. */
 export const STATE_DEBOUNCE_MS = 50;
@@ -16,13 +17,17 @@ export const STATE_DEBOUNCE_MS = 50;
 /** One live webview the controller talks to. */
 export interface PanelSink {
   post(message: HostMessage): PromiseLike<boolean> | boolean | void;
-  /** Shows the number of pending holds on the view (0: no badge). */
-  setBadge(pendingCount: number): void;
+  /** Shows what waits (pending holds and queued instructions) on the view (0: no badge); the tooltip says what the number counts. */
+  setBadge(count: number, tooltip: string): void;
 }
 
 export interface PanelControllerDeps {
   readonly approvals: Approvals;
   readonly activity: Activity;
+  /** Works and instructions (the composer); absent in hosts without it. Only its developer-side methods are used. */
+  readonly steering?: Steering;
+  /** Whether a review can diff a work from its baseline. */
+  readonly reviewable?: (work: WorkView) => boolean;
   readonly log: Logger;
   /** `vscode.commands.executeCommand`. */
   readonly executeCommand: (command: string, ...args: unknown[]) => PromiseLike<unknown>;
@@ -49,16 +54,21 @@ export class PanelController implements Disposable {
 
   constructor(private readonly deps: PanelControllerDeps) {
     this.subs = [deps.approvals.onDidChange(() => this.schedule()), deps.activity.onEvent(() => this.schedule())];
+    if (deps.steering) this.subs.push(deps.steering.onDidChange(() => this.schedule()));
   }
 
   /** The view model now, from the ports. */
   state(): PanelState {
-    const { approvals, activity } = this.deps;
+    const { approvals, activity, steering } = this.deps;
+    const reviewable = this.deps.reviewable ?? (() => false);
     return buildPanelState({
       pending: approvals.pending(),
       holds: approvals.list(),
       events: activity.recent(),
       previewAvailable: (runId) => activity.preview(runId) !== undefined,
+      ...(steering
+        ? { steering: { works: steering.works(), instructions: (id) => steering.instructions(id), counts: (id) => steering.counts(id), reviewable } }
+        : {}),
     });
   }
 
@@ -76,7 +86,12 @@ export class PanelController implements Disposable {
     this.sink = sink;
     this.ready = false;
     this.token++;
-    sink.setBadge(this.deps.approvals.pending().length);
+    try {
+      const b = panelBadge(this.state());
+      sink.setBadge(b.value, b.tooltip);
+    } catch (err) {
+      this.deps.log.error('[panel] building the panel state failed', err);
+    }
     return this.token;
   }
 
@@ -159,6 +174,36 @@ export class PanelController implements Disposable {
         await this.deps.executeCommand(COMMANDS.openPreview, m.runId);
         return undefined;
       }
+      case 'saveDraft':
+      case 'queueInstruction': {
+        const steering = this.deps.steering;
+        if (!steering) return 'steering is not available in this window';
+        const work = steering.work(m.workId);
+        if (!work) return `no work ${m.workId}`;
+        if (work.status !== 'open') return `work ${m.workId} is finished: instructions go to an open work`;
+        await steering.createDraft(m.workId, m.text, m.type === 'queueInstruction' ? { queue: true } : {});
+        return undefined;
+      }
+      case 'editDraft': {
+        if (!this.deps.steering) return 'steering is not available in this window';
+        await this.deps.steering.editDraft(m.instructionId, m.text, m.revision);
+        return undefined;
+      }
+      case 'deleteDraft': {
+        if (!this.deps.steering) return 'steering is not available in this window';
+        await this.deps.steering.deleteDraft(m.instructionId);
+        return undefined;
+      }
+      case 'queueDraft': {
+        if (!this.deps.steering) return 'steering is not available in this window';
+        await this.deps.steering.queue(m.instructionId);
+        return undefined;
+      }
+      case 'reviewWork': {
+        if (!this.deps.steering?.work(m.workId)) return `no work ${m.workId}`;
+        await this.deps.executeCommand(COMMANDS.reviewWork, m.workId);
+        return undefined;
+      }
       default: {
         const never: never = m;
         return `unhandled message ${JSON.stringify(never)}`;
@@ -197,7 +242,8 @@ export class PanelController implements Disposable {
       this.deps.log.error('[panel] building the panel state failed', err);
       return;
     }
-    this.sink.setBadge(state.pendingCount);
+    const badge = panelBadge(state);
+    this.sink.setBadge(badge.value, badge.tooltip);
     if (!this.ready) return;
     this.posted = state;
     this.post({ type: 'state', state });

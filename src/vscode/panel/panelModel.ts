@@ -2,7 +2,8 @@
 // Pure and vscode-free, so the unit tests run it in plain Node.
 import type { HoldView } from '../../core/approvals/hold';
 import type { RunnerEvent } from '../../core/runner/events';
-import type { PanelActivity, PanelHold, PanelProcess, PanelState } from '../../shared/panelProtocol';
+import type { InstructionView, SteeringCounts, WorkView } from '../../core/steering/steering';
+import type { PanelActivity, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../../shared/panelProtocol';
 
 /** Most activity lines sent to the page (the runner keeps 500 events). */
 export const MAX_ACTIVITY_SHOWN = 200;
@@ -10,6 +11,19 @@ export const MAX_ACTIVITY_SHOWN = 200;
 export const MAX_STALE_SHOWN = 10;
 /** Most exited processes shown (every running one is). */
 export const MAX_EXITED_PROCESSES_SHOWN = 50;
+/** Most finished works shown under the open ones (newest first). */
+export const MAX_FINISHED_WORKS_SHOWN = 5;
+/** Most instructions shown per work (the latest). */
+export const MAX_INSTRUCTIONS_SHOWN = 50;
+
+/** What the panel reads of the steering service (works and their instructions). */
+export interface SteeringInput {
+  readonly works: readonly WorkView[];
+  instructions(workId: string): readonly InstructionView[];
+  counts(workId: string): SteeringCounts;
+  /** Whether a work's baseline is one a review can diff from. */
+  reviewable(work: WorkView): boolean;
+}
 
 export interface PanelModelInput {
   /** `Approvals.pending()`: pending holds, newest first. */
@@ -20,6 +34,8 @@ export interface PanelModelInput {
   readonly events: readonly RunnerEvent[];
   /** Whether the content of a `check_only` preview is still kept (`Activity.preview(runId) !== undefined`). */
   readonly previewAvailable?: (runId: string) => boolean;
+  /** Absent when the steering service is not there (then the state has no works). */
+  readonly steering?: SteeringInput;
 }
 
 function holdTitle(hold: HoldView, titles: ReadonlyMap<string, string>): string {
@@ -178,6 +194,74 @@ function processes(events: readonly RunnerEvent[]): PanelProcess[] {
   return [...running, ...exited.slice(0, MAX_EXITED_PROCESSES_SHOWN)];
 }
 
+function toPanelInstruction(i: InstructionView): PanelInstruction {
+  return {
+    id: i.id,
+    workId: i.work_id,
+    text: i.text,
+    status: i.status,
+    createdAt: i.created_at,
+    ...(i.queued_at !== undefined ? { queuedAt: i.queued_at } : {}),
+    ...(i.claimed_at !== undefined ? { claimedAt: i.claimed_at } : {}),
+    ...(i.completed_at !== undefined ? { completedAt: i.completed_at } : {}),
+    ...(i.note !== undefined ? { note: i.note } : {}),
+    revision: i.revision,
+    editable: i.status === 'draft',
+  };
+}
+
+function byNewest(a: string | undefined, b: string | undefined): number {
+  return (b ?? '').localeCompare(a ?? '');
+}
+
+/** Open works (newest first), then the latest finished ones, each with its latest instructions. */
+export function buildWorks(steering: SteeringInput): { works: PanelWork[]; waiting: number; open: number } {
+  const open = steering.works.filter((w) => w.status === 'open').sort((a, b) => byNewest(a.opened_at, b.opened_at));
+  const finished = steering.works
+    .filter((w) => w.status === 'finished')
+    .sort((a, b) => byNewest(a.finished_at ?? a.opened_at, b.finished_at ?? b.opened_at))
+    .slice(0, MAX_FINISHED_WORKS_SHOWN);
+  let waiting = 0;
+  const works = [...open, ...finished].map((w): PanelWork => {
+    const counts = steering.counts(w.id);
+    if (w.status === 'open') waiting += counts.queued;
+    const all = steering.instructions(w.id);
+    return {
+      id: w.id,
+      workspaceId: w.workspace_id,
+      title: w.title,
+      status: w.status,
+      openedAt: w.opened_at,
+      ...(w.finished_at !== undefined ? { finishedAt: w.finished_at } : {}),
+      counts: { draft: counts.draft, queued: counts.queued, claimed: counts.claimed, done: counts.done, blocked: counts.blocked },
+      instructions: all.slice(Math.max(0, all.length - MAX_INSTRUCTIONS_SHOWN)).map(toPanelInstruction),
+      baseline: steering.reviewable(w) ? 'git' : 'none',
+    };
+  });
+  return { works, waiting, open: open.length };
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The view's badge: what waits — holds for the reviewer's decision and instructions queued for an agent that has
+ * not claimed them yet. The tooltip says which, and how many works are open (open works alone draw no number:
+ * nothing in them waits).
+ */
+export function panelBadge(state: Pick<PanelState, 'pendingCount' | 'waitingInstructionCount' | 'openWorkCount'>): { value: number; tooltip: string } {
+  const pending = state.pendingCount;
+  const waiting = state.waitingInstructionCount ?? 0;
+  const open = state.openWorkCount ?? 0;
+  const parts: string[] = [];
+  if (pending > 0) parts.push(`${plural(pending, 'agent request', 'agent requests')} waiting for approval`);
+  if (waiting > 0) parts.push(`${plural(waiting, 'instruction', 'instructions')} waiting for the agent`);
+  const value = pending + waiting;
+  if (value > 0 && open > 0) parts.push(`${plural(open, 'open work', 'open works')}`);
+  return { value, tooltip: value > 0 ? parts.join(' · ') : '' };
+}
+
 /** Turns the holds and the runner's recent events into what the panel page renders. */
 export function buildPanelState(input: PanelModelInput): PanelState {
   const titles = new Map<string, string>();
@@ -204,5 +288,8 @@ export function buildPanelState(input: PanelModelInput): PanelState {
     if (line) activity.push(line);
   }
 
-  return { holds, activity, processes: processes(input.events), pendingCount: holds.filter((h) => h.state === 'pending').length };
+  const base = { holds, activity, processes: processes(input.events), pendingCount: holds.filter((h) => h.state === 'pending').length };
+  if (!input.steering) return base;
+  const steering = buildWorks(input.steering);
+  return { ...base, works: steering.works, waitingInstructionCount: steering.waiting, openWorkCount: steering.open };
 }

@@ -57,10 +57,10 @@ class PanelViewProvider implements vscode.WebviewViewProvider {
     this.view = view;
     const token = this.controller.attach({
       post: (message) => view.webview.postMessage(message),
-      setBadge: (n) => {
+      setBadge: (n, tooltip) => {
         // 0, not undefined, clears it: the workbench keeps showing the last badge of a webview view set back to
         // undefined (fixed upstream by microsoft/vscode#331019), while a number badge of 0 is not drawn.
-        view.badge = n > 0 ? { value: n, tooltip: `${n} agent request${n === 1 ? '' : 's'} waiting for approval` } : { value: 0, tooltip: '' };
+        view.badge = n > 0 ? { value: n, tooltip } : { value: 0, tooltip: '' };
       },
     });
     this.token = token;
