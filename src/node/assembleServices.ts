@@ -26,6 +26,8 @@ import { SurvivorRegistry, reapSurvivors } from './survivors';
 import type { IsolationSettings } from './sandbox/commandSandbox';
 import { CommandSandbox } from './sandbox/commandSandbox';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
+import type { WorkBaseline } from '../core/steering/steering';
+import { SteeringService } from '../core/steering/steeringService';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -56,6 +58,8 @@ export interface AssembleOptions {
   readonly sandboxedBackends?: (sandbox: CommandSandbox) => { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  /** Captures a workspace at work_open for the work review (absent in plain-Node hosts: works carry no baseline). */
+  readonly workBaseline?: WorkBaseline;
 }
 
 export interface AssembledServices {
@@ -67,6 +71,8 @@ export interface AssembledServices {
   readonly dispatcher: ToolDispatcher;
   readonly ledger: OperationLedger;
   readonly patches: PatchService;
+  /** Works and instructions (steering). */
+  readonly steering: SteeringService;
   /** Ends every process (graceful first), then closes the ledger. */
   shutdown(): Promise<void>;
 }
@@ -142,6 +148,15 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const execs = await execLog.open();
   if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
   const observing = runner.onEvent((e) => execLog.observe(e));
+  const steering = new SteeringService({
+    journal: shared.section([LINE_TYPES.work.type, LINE_TYPES.instruction.type]),
+    logger: o.logger,
+    workspaces: o.workspaces,
+    ...(o.workBaseline ? { baseline: o.workBaseline } : {}),
+    sources: { patches: () => ledger.list(), execs: () => execLog.list() },
+  });
+  const steer = await steering.open();
+  o.logger.info(`[steering] ${steer.works} work(s) loaded, ${steer.open} open, ${steer.queued} instruction(s) queued, ${steer.claimed} claimed`);
   const services: CoreServices = {
     workspaces: o.workspaces,
     fs: o.fs,
@@ -155,6 +170,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     approvals,
     execLog,
     runner,
+    steering,
   };
   runner.register('patch', patchOperation(services));
   runner.register('exec', execCommandTool.operation(services));
@@ -167,6 +183,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     approvals,
     runner,
     dispatcher,
+    steering,
     async shutdown() {
       await supervisor.disposeAll();
       watching.dispose();
@@ -174,6 +191,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
       await execLog.flush();
       observing.dispose();
       execLog.dispose();
+      await steering.flush();
+      steering.dispose();
       runner.dispose();
       approvals.dispose();
       ledger.dispose();

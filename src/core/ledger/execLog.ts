@@ -59,6 +59,7 @@ export class ExecLog implements Disposable {
         kind: 'exec',
         process_id: event.process_id,
         workspace_id: event.operation.workspace_id,
+        ...(event.operation.work_id !== undefined ? { work_id: event.operation.work_id } : {}),
         ...(event.approval_id !== undefined ? { approval_id: event.approval_id } : {}),
         command: [...event.command.argv],
         cwd: event.command.cwd,

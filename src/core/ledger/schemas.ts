@@ -110,13 +110,49 @@ export const execRecordSchema = z.object({
   signal: z.string().optional(),
 });
 
+/** A work (steering): one logical task an agent opened in a workspace. */
+export const workRecordSchema = z.object({
+  id: z.string().min(1),
+  workspace_id: z.string(),
+  title: z.string(),
+  status: z.enum(['open', 'finished']),
+  opened_at: z.string(),
+  finished_at: z.string().optional(),
+  session: z.string().optional(),
+  baseline: z.string().optional(),
+});
+
+/** A developer's instruction to a work (steering); `deleted_at` marks a deleted draft kept for its idempotency key. */
+export const instructionRecordSchema = z.object({
+  id: z.string().min(1),
+  work_id: z.string().min(1),
+  text: z.string(),
+  status: z.enum(['draft', 'queued', 'claimed', 'done', 'blocked']),
+  created_at: z.string(),
+  queued_at: z.string().optional(),
+  claimed_at: z.string().optional(),
+  completed_at: z.string().optional(),
+  note: z.string().optional(),
+  revision: z.number().int().positive(),
+  /** Position in the queue: assigned when queued, increasing; claims take the smallest. */
+  seq: z.number().int().nonnegative().optional(),
+  claimed_by: z.string().optional(),
+  idempotency_key: z.string().optional(),
+  request_hash: z.string().optional(),
+  deleted_at: z.string().optional(),
+});
+
 /** Journal line types and versions, one per record kind. */
 export const LINE_TYPES = {
   patch: { type: 'patch_operation', v: 1 },
   hold: { type: 'approval_hold', v: 1 },
   exec: { type: 'exec_operation', v: 1 },
+  work: { type: 'steer_work', v: 1 },
+  instruction: { type: 'steer_instruction', v: 1 },
 } as const;
 
 export type PatchRecordLine = z.infer<typeof patchRecordSchema>;
 export type HoldRecordLine = z.infer<typeof holdRecordSchema>;
 export type ExecRecord = z.infer<typeof execRecordSchema>;
+export type WorkRecord = z.infer<typeof workRecordSchema>;
+export type InstructionRecord = z.infer<typeof instructionRecordSchema>;

@@ -99,6 +99,7 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
           holdable: !checkOnly,
           occupies: !checkOnly,
           ...(checkOnly ? { preview: proposal } : {}),
+          ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
           commit: (review) => services.patches.commit(intent, review?.reviewed),
           release,
         };

@@ -13,6 +13,8 @@ export interface OperationSummary {
   /** "apply_patch: 2 files (src/a.ts, src/b.ts)", "exec_command: npm test". */
   readonly title: string;
   readonly at: string;
+  /** The work (steering) the call named, if any. */
+  readonly work_id?: string;
 }
 
 /**

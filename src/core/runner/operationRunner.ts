@@ -41,6 +41,8 @@ export interface PreparedOperation<R> {
   readonly occupies: boolean;
   /** A preview's content, kept for the panel's "Open Preview". */
   readonly preview?: readonly ProposalFile[];
+  /** The work (steering) the call belongs to, reported on its events and recorded with it. */
+  readonly work_id?: string;
   commit(review?: Review): Promise<R>;
   /** Releases what prepare took (a patch holds its workspace's turn from prepare to commit). */
   release(): void;
@@ -346,7 +348,14 @@ export class OperationRunner implements Activity, Disposable {
   }
 
   private summary(tool: OperationTool, prepared: PreparedOperation<unknown>): OperationSummary {
-    return { run_id: `run_${randomBytes(6).toString('hex')}`, tool, workspace_id: prepared.workspace.id, title: prepared.title, at: this.timestamp() };
+    return {
+      run_id: `run_${randomBytes(6).toString('hex')}`,
+      tool,
+      workspace_id: prepared.workspace.id,
+      title: prepared.title,
+      at: this.timestamp(),
+      ...(prepared.work_id !== undefined ? { work_id: prepared.work_id } : {}),
+    };
   }
 
   private emit(event: RunnerEvent): void {

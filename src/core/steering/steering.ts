@@ -1,9 +1,51 @@
+/**
+ * Steering: the developer talks to a working agent. An agent opens a *work* (one logical task in one workspace);
+ * the developer writes *instructions* for it (drafts, then queued); the agent claims the oldest queued one,
+ * acts on it and completes it (done or blocked, with a note). Works and instructions are durable (the shared
+ * journal) and survive window reloads.
+ *
+ * Queued text is data: nothing in an instruction approves a hold, changes a setting or widens a permission. The
+ * developer-side port below has no such operation, and the agent-side tools only read and complete instructions.
+ */
+
 export type InstructionStatus = 'draft' | 'queued' | 'claimed' | 'done' | 'blocked';
-export interface WorkView { readonly id: string; readonly workspace_id: string; readonly title: string; readonly status: 'open' | 'finished';
-  readonly opened_at: string; readonly finished_at?: string; readonly session?: string; /** opaque baseline captured at work_open, see WorkBaseline */ readonly baseline?: string; }
-export interface InstructionView { readonly id: string; readonly work_id: string; readonly text: string; readonly status: InstructionStatus;
-  readonly created_at: string; readonly queued_at?: string; readonly claimed_at?: string; readonly completed_at?: string; readonly note?: string; readonly revision: number; }
-export interface SteeringCounts { readonly draft: number; readonly queued: number; readonly claimed: number; readonly done: number; readonly blocked: number; }
+
+export interface WorkView {
+  readonly id: string;
+  readonly workspace_id: string;
+  readonly title: string;
+  readonly status: 'open' | 'finished';
+  readonly opened_at: string;
+  readonly finished_at?: string;
+  /** The MCP session that opened the work (informational: sessions end with a reload, works do not). */
+  readonly session?: string;
+  /** opaque baseline captured at work_open, see WorkBaseline */
+  readonly baseline?: string;
+}
+
+export interface InstructionView {
+  readonly id: string;
+  readonly work_id: string;
+  readonly text: string;
+  readonly status: InstructionStatus;
+  readonly created_at: string;
+  readonly queued_at?: string;
+  readonly claimed_at?: string;
+  readonly completed_at?: string;
+  /** The agent's note at steer_complete. */
+  readonly note?: string;
+  /** Starts at 1; every change of the instruction adds one (optimistic concurrency for editDraft). */
+  readonly revision: number;
+}
+
+export interface SteeringCounts {
+  readonly draft: number;
+  readonly queued: number;
+  readonly claimed: number;
+  readonly done: number;
+  readonly blocked: number;
+}
+
 /** What the developer (panel, command, /inbox) may do. Never approves, never changes settings. */
 export interface Steering {
   works(filter?: { status?: 'open' | 'finished' }): WorkView[];
@@ -14,15 +56,47 @@ export interface Steering {
   editDraft(instructionId: string, text: string, expectedRevision?: number): Promise<InstructionView>;
   deleteDraft(instructionId: string): Promise<void>;
   queue(instructionId: string): Promise<InstructionView>;
+  /** Puts a claimed (its agent went away) or blocked instruction back in the queue, behind the ones queued now. */
+  requeue(instructionId: string): Promise<InstructionView>;
   /** Fires after every change (work opened/finished, instruction created/edited/deleted/queued/claimed/completed). */
   onDidChange(listener: (e: SteeringChange) => void): { dispose(): void };
 }
+
 export type SteeringChange =
   | { kind: 'work'; work: WorkView }
   | { kind: 'instruction'; instruction: InstructionView }
   | { kind: 'instruction_deleted'; id: string; work_id: string };
+
 /** Port (implemented in src/node by "steer-ui") to capture the workspace content at work_open, so a work review can diff from it. */
 export interface WorkBaseline {
   /** Captures the current content of the workspace folder; returns an opaque ref (stored on the work), or undefined when it cannot (then the review falls back to the patch ledger's before-versions). Must not change the user's git index, HEAD or working tree. */
   capture(workspaceRoot: string): Promise<string | undefined>;
 }
+
+/** What a work did: the operations recorded with its work_id. */
+export interface WorkOperations {
+  /** operation_key of every patch (apply or preview) recorded with the work, oldest first. */
+  readonly patches: readonly string[];
+  /** process_id of every command recorded with the work, oldest first. */
+  readonly processes: readonly string[];
+}
+
+/** The answer of work_finish. */
+export type FinishOutcome =
+  | { readonly closed: true; readonly work: WorkView }
+  | { readonly closed: false; readonly reason: 'pending_user_input'; readonly work: WorkView; readonly counts: SteeringCounts };
+
+/** Attached to every tool result of a session with an open work: a hint, never the text. */
+export interface Coordination {
+  readonly work_id: string;
+  readonly queued_instructions: number;
+}
+
+/** Most UTF-8 bytes of one instruction's text. */
+export const MAX_INSTRUCTION_BYTES = 16 * 1024;
+/** Most UTF-8 bytes of the agent's note at steer_complete. */
+export const MAX_NOTE_BYTES = 4 * 1024;
+/** Most characters of a work's title. */
+export const MAX_TITLE_CHARS = 200;
+/** Most instructions one work keeps (every status); a create beyond it is refused. */
+export const MAX_INSTRUCTIONS_PER_WORK = 2000;

@@ -84,6 +84,7 @@ export const execCommandTool = defineOperationTool({
         },
         holdable: true,
         occupies: occupancy === 'exclusive',
+        ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
         commit: () =>
           services.processes.exec(ws, args.command, {
             cwd: abs,

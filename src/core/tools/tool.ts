@@ -4,6 +4,7 @@ import type { CommandIsolation } from '../ports/commandIsolation';
 import type { ExecLog } from '../ledger/execLog';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
+import type { SteeringService } from '../steering/steeringService';
 import type { OperationRunner, OperationSpec } from '../runner/operationRunner';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
@@ -43,6 +44,8 @@ export interface CoreServices {
   readonly execLog: ExecLog;
   /** Policy, holds and the event stream for every mutating tool. */
   readonly runner: OperationRunner;
+  /** Works and the developer's instructions to them (steering). */
+  readonly steering: SteeringService;
 }
 
 /** Operator settings for commands, read fresh on every call. */

@@ -1,0 +1,563 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Disposable } from '../disposable';
+import { InvalidArgumentsError, ToolError } from '../errors';
+import type { Journal, JournalRecord } from '../ports/journal';
+import type { Logger } from '../ports/logger';
+import { EventStream } from '../runner/events';
+import type { InstructionRecord, WorkRecord } from '../ledger/schemas';
+import { LINE_TYPES, instructionRecordSchema, workRecordSchema } from '../ledger/schemas';
+import type {
+  Coordination,
+  FinishOutcome,
+  InstructionStatus,
+  InstructionView,
+  Steering,
+  SteeringChange,
+  SteeringCounts,
+  WorkBaseline,
+  WorkOperations,
+  WorkView,
+} from './steering';
+import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_TITLE_CHARS } from './steering';
+
+/** Finished works kept (the newest), with their instructions; open works are always kept. */
+export const DEFAULT_FINISHED_WORKS = 200;
+const COMPACT_AFTER_APPENDS = 2000;
+const utf8 = new TextEncoder();
+
+export interface SteeringServiceOptions {
+  readonly journal: Journal;
+  readonly logger: Logger;
+  /** Where a work's workspace is (WORKSPACE_NOT_FOUND when it is not one of the window's). */
+  readonly workspaces: { get(id: string): { readonly id: string; readonly root: string } };
+  /** Captures the workspace at work_open for a later review (absent: works carry no baseline). */
+  readonly baseline?: WorkBaseline;
+  /** The operations recorded with a work_id, for operations(). */
+  readonly sources?: {
+    readonly patches: () => readonly { readonly work_id?: string; readonly operation_key: string }[];
+    readonly execs: () => readonly { readonly work_id?: string; readonly process_id: string }[];
+  };
+  readonly maxFinishedWorks?: number;
+  readonly now?: () => Date;
+  readonly newId?: (prefix: 'work' | 'ins') => string;
+}
+
+/**
+ * Works and instructions, in memory and in their own section of the shared journal. Every state change happens
+ * synchronously, before the first await of the call, so two calls racing (two sessions claiming, a developer
+ * queuing while the agent finishes) are ordered by the event loop: one instruction is never handed out twice,
+ * and work_finish never closes over an instruction queued before it. The journal append follows; the call
+ * resolves once the change is durable.
+ *
+ * Journal lines carry the whole record (last line wins); a torn last line is skipped by the journal. open()
+ * compacts to one line per kept record.
+ */
+export class SteeringService implements Steering, Disposable {
+  private readonly workMap = new Map<string, WorkRecord>();
+  private readonly instructionMap = new Map<string, InstructionRecord>();
+  /** work id → instruction ids, creation order. */
+  private readonly byWork = new Map<string, string[]>();
+  /** `${work_id}\n${key}` → instruction id (deleted ones too, so a replay does not recreate a deleted draft). */
+  private readonly keys = new Map<string, string>();
+  /** MCP session id → the work it has open (opened or adopted). */
+  private readonly sessions = new Map<string, string>();
+  private readonly events: EventStream<SteeringChange>;
+  private seq = 0;
+  private appends = 0;
+  private opened = false;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: SteeringServiceOptions) {
+    this.events = new EventStream<SteeringChange>((err) =>
+      options.logger.error('[steering] a change listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err)),
+    );
+  }
+
+  /** Loads works and instructions from the journal (last line of each id wins) and compacts it. */
+  async open(): Promise<{ works: number; open: number; queued: number; claimed: number }> {
+    for (const line of await this.options.journal.load()) {
+      const record = (line as { record?: unknown }).record;
+      if (line.type === LINE_TYPES.work.type && line.v === LINE_TYPES.work.v) {
+        const parsed = workRecordSchema.safeParse(record);
+        if (parsed.success) {
+          this.workMap.set(parsed.data.id, parsed.data);
+          continue;
+        }
+      } else if (line.type === LINE_TYPES.instruction.type && line.v === LINE_TYPES.instruction.v) {
+        const parsed = instructionRecordSchema.safeParse(record);
+        if (parsed.success) {
+          // Map.set keeps the first position: instructions stay in creation order.
+          this.instructionMap.set(parsed.data.id, parsed.data);
+          continue;
+        }
+      }
+      this.options.logger.warn('[steering] skipped a journal line that is not a steering record');
+    }
+    for (const r of [...this.instructionMap.values()]) {
+      if (!this.workMap.has(r.work_id)) {
+        this.instructionMap.delete(r.id);
+        continue;
+      }
+      this.index(r);
+      if (r.seq !== undefined && r.seq >= this.seq) this.seq = r.seq + 1;
+    }
+    this.trim();
+    await this.compact();
+    this.opened = true;
+    let open = 0;
+    let queued = 0;
+    let claimed = 0;
+    for (const w of this.workMap.values()) {
+      if (w.status !== 'open') continue;
+      open++;
+      const c = this.counts(w.id);
+      queued += c.queued;
+      claimed += c.claimed;
+    }
+    return { works: this.workMap.size, open, queued, claimed };
+  }
+
+  // ---- developer side -------------------------------------------------------------------------------------------
+
+  works(filter?: { status?: 'open' | 'finished' }): WorkView[] {
+    return [...this.workMap.values()].filter((w) => filter?.status === undefined || w.status === filter.status).map(workView);
+  }
+
+  work(id: string): WorkView | undefined {
+    const w = this.workMap.get(id);
+    return w ? workView(w) : undefined;
+  }
+
+  instructions(workId: string): InstructionView[] {
+    this.requireWork(workId);
+    return this.live(workId).map(instructionView);
+  }
+
+  counts(workId: string): SteeringCounts {
+    this.requireWork(workId);
+    const c: Record<InstructionStatus, number> = { draft: 0, queued: 0, claimed: 0, done: 0, blocked: 0 };
+    for (const r of this.live(workId)) c[r.status]++;
+    return c;
+  }
+
+  async createDraft(workId: string, text: string, opts: { queue?: boolean; idempotencyKey?: string } = {}): Promise<InstructionView> {
+    this.assertOpen();
+    const work = this.requireWork(workId);
+    const queue = opts.queue ?? false;
+    const requestHash = opts.idempotencyKey === undefined ? undefined : hashOf({ text, queue });
+    if (opts.idempotencyKey !== undefined) {
+      checkKey(opts.idempotencyKey);
+      const earlier = this.keys.get(keyOf(workId, opts.idempotencyKey));
+      const r = earlier === undefined ? undefined : this.instructionMap.get(earlier);
+      if (r) {
+        if (r.request_hash !== requestHash) {
+          throw new ToolError('OPERATION_KEY_CONFLICT', 'This idempotency key was used before with a different instruction.', {
+            hint: 'Use a new key for a new instruction; resend the same text and queue flag to get the instruction the key created.',
+            details: { instruction_id: r.id },
+          });
+        }
+        if (r.deleted_at !== undefined) {
+          throw new ToolError('INSTRUCTION_NOT_FOUND', `The instruction this idempotency key created (${r.id}) was deleted.`, {
+            hint: 'Use a new key to create it again.',
+            details: { instruction_id: r.id },
+          });
+        }
+        await this.chain;
+        return instructionView(r);
+      }
+    }
+    checkText(text);
+    assertWorkOpen(work);
+    if (this.live(workId).length >= MAX_INSTRUCTIONS_PER_WORK) {
+      throw new InvalidArgumentsError(`Work ${workId} already has ${MAX_INSTRUCTIONS_PER_WORK} instructions, the most one work keeps.`, {
+        hint: 'Delete drafts you no longer need, or ask the agent to finish this work and open a new one.',
+        details: { reason: 'too_many_instructions' },
+      });
+    }
+    const at = this.timestamp();
+    const r: InstructionRecord = {
+      id: this.newId('ins'),
+      work_id: workId,
+      text,
+      status: queue ? 'queued' : 'draft',
+      created_at: at,
+      ...(queue ? { queued_at: at, seq: this.seq++ } : {}),
+      revision: 1,
+      ...(opts.idempotencyKey !== undefined ? { idempotency_key: opts.idempotencyKey, request_hash: requestHash } : {}),
+    };
+    this.index(r);
+    this.instructionMap.set(r.id, r);
+    if (opts.idempotencyKey !== undefined) this.keys.set(keyOf(workId, opts.idempotencyKey), r.id);
+    this.events.emit({ kind: 'instruction', instruction: instructionView(r) });
+    await this.persistInstruction(r);
+    return instructionView(r);
+  }
+
+  async editDraft(instructionId: string, text: string, expectedRevision?: number): Promise<InstructionView> {
+    this.assertOpen();
+    const r = this.requireInstruction(instructionId);
+    this.assertDraft(r, 'edited');
+    if (expectedRevision !== undefined && expectedRevision !== r.revision) {
+      throw new InvalidArgumentsError(`Instruction ${r.id} is at revision ${r.revision}, not ${expectedRevision}: it changed since you read it.`, {
+        hint: 'Read the instruction again and apply your edit to its current text.',
+        details: { reason: 'revision_mismatch', instruction_id: r.id, revision: r.revision },
+      });
+    }
+    checkText(text);
+    return this.update(r, { text });
+  }
+
+  async deleteDraft(instructionId: string): Promise<void> {
+    this.assertOpen();
+    const r = this.requireInstruction(instructionId);
+    this.assertDraft(r, 'deleted');
+    const gone: InstructionRecord = { ...r, deleted_at: this.timestamp(), revision: r.revision + 1 };
+    this.instructionMap.set(r.id, gone);
+    this.events.emit({ kind: 'instruction_deleted', id: r.id, work_id: r.work_id });
+    await this.persistInstruction(gone);
+  }
+
+  async queue(instructionId: string): Promise<InstructionView> {
+    this.assertOpen();
+    const r = this.requireInstruction(instructionId);
+    this.assertDraft(r, 'queued');
+    assertWorkOpen(this.requireWork(r.work_id));
+    return this.update(r, { status: 'queued', queued_at: this.timestamp(), seq: this.seq++ });
+  }
+
+  async requeue(instructionId: string): Promise<InstructionView> {
+    this.assertOpen();
+    const r = this.requireInstruction(instructionId);
+    if (r.status !== 'claimed' && r.status !== 'blocked') {
+      throw new InvalidArgumentsError(`Instruction ${r.id} is ${r.status}; only a claimed or blocked instruction can be queued again.`, {
+        details: { reason: 'invalid_state', instruction_id: r.id, status: r.status },
+      });
+    }
+    assertWorkOpen(this.requireWork(r.work_id));
+    const rest: InstructionRecord = { ...r };
+    delete rest.claimed_at;
+    delete rest.completed_at;
+    delete rest.note;
+    delete rest.claimed_by;
+    return this.update(rest, { status: 'queued', queued_at: this.timestamp(), seq: this.seq++ });
+  }
+
+  onDidChange(listener: (e: SteeringChange) => void): Disposable {
+    return this.events.on(listener);
+  }
+
+  // ---- agent side -----------------------------------------------------------------------------------------------
+
+  /** work_open: a new work in a workspace; the session (if any) has it open from now on. */
+  async openWork(workspaceId: string, title: string, opts: { session?: string } = {}): Promise<WorkView> {
+    this.assertOpen();
+    const ws = this.options.workspaces.get(workspaceId);
+    const shown = title.trim();
+    if (shown === '') throw new InvalidArgumentsError('title must not be empty: name the task in a few words.', { field: 'title' });
+    if (shown.length > MAX_TITLE_CHARS) throw new InvalidArgumentsError(`title has ${shown.length} characters; at most ${MAX_TITLE_CHARS}.`, { field: 'title' });
+    let baseline: string | undefined;
+    try {
+      baseline = await this.options.baseline?.capture(ws.root);
+    } catch (err) {
+      this.options.logger.warn(`[steering] could not capture a baseline of ${ws.id}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const w: WorkRecord = {
+      id: this.newId('work'),
+      workspace_id: ws.id,
+      title: shown,
+      status: 'open',
+      opened_at: this.timestamp(),
+      ...(opts.session !== undefined ? { session: opts.session } : {}),
+      ...(baseline !== undefined ? { baseline } : {}),
+    };
+    this.workMap.set(w.id, w);
+    if (opts.session !== undefined) this.sessions.set(opts.session, w.id);
+    this.events.emit({ kind: 'work', work: workView(w) });
+    await this.persistWork(w);
+    return workView(w);
+  }
+
+  /** work_finish: closes the work unless instructions are queued or claimed. Finishing a finished work is a no-op. */
+  async finishWork(workId: string): Promise<FinishOutcome> {
+    this.assertOpen();
+    const w = this.requireWork(workId);
+    if (w.status === 'finished') {
+      await this.chain;
+      return { closed: true, work: workView(w) };
+    }
+    const counts = this.counts(workId);
+    if (counts.queued > 0 || counts.claimed > 0) return { closed: false, reason: 'pending_user_input', work: workView(w), counts };
+    const done: WorkRecord = { ...w, status: 'finished', finished_at: this.timestamp() };
+    this.workMap.set(w.id, done);
+    for (const [s, id] of this.sessions) if (id === w.id) this.sessions.delete(s);
+    this.events.emit({ kind: 'work', work: workView(done) });
+    await this.persistWork(done);
+    this.trim();
+    return { closed: true, work: workView(done) };
+  }
+
+  /** steer_claim_next: the oldest queued instruction, now claimed; undefined when none is queued. */
+  async claimNext(workId: string, session?: string): Promise<InstructionView | undefined> {
+    this.assertOpen();
+    this.requireWork(workId);
+    let next: InstructionRecord | undefined;
+    for (const r of this.live(workId)) {
+      if (r.status === 'queued' && (next === undefined || (r.seq ?? 0) < (next.seq ?? 0))) next = r;
+    }
+    if (!next) return undefined;
+    // No await before this line: the claim is decided synchronously, so a racing claim sees it.
+    return this.update(next, { status: 'claimed', claimed_at: this.timestamp(), ...(session !== undefined ? { claimed_by: session } : {}) });
+  }
+
+  /** steer_complete: a claimed instruction becomes done or blocked, with the agent's note. Repeating the same completion returns it. */
+  async complete(instructionId: string, status: 'done' | 'blocked', note?: string): Promise<InstructionView> {
+    this.assertOpen();
+    const r = this.requireInstruction(instructionId);
+    if (note !== undefined && utf8.encode(note).length > MAX_NOTE_BYTES) {
+      throw new InvalidArgumentsError(`note has ${utf8.encode(note).length} bytes; at most ${MAX_NOTE_BYTES}.`, { field: 'note' });
+    }
+    if ((r.status === 'done' || r.status === 'blocked') && r.status === status && r.note === note) {
+      await this.chain;
+      return instructionView(r);
+    }
+    if (r.status !== 'claimed') {
+      throw new InvalidArgumentsError(`Instruction ${r.id} is ${r.status}, not claimed: only an instruction you claimed with steer_claim_next can be completed.`, {
+        hint: r.status === 'queued' ? 'Claim it first with steer_claim_next.' : 'Call steer_status to see what is pending.',
+        details: { reason: 'invalid_state', instruction_id: r.id, status: r.status },
+      });
+    }
+    return this.update(r, { status, completed_at: this.timestamp(), ...(note !== undefined && note !== '' ? { note } : {}) });
+  }
+
+  /** The work a session has open (opened or adopted), if it is still open. */
+  sessionWork(session: string | undefined): string | undefined {
+    if (session === undefined) return undefined;
+    const id = this.sessions.get(session);
+    if (id !== undefined && this.workMap.get(id)?.status !== 'open') {
+      this.sessions.delete(session);
+      return undefined;
+    }
+    return id;
+  }
+
+  /** A session adopts an open work by naming it (after a reload, a new session takes the work on). */
+  adopt(session: string | undefined, workId: string): void {
+    if (session === undefined) return;
+    if (this.workMap.get(workId)?.status === 'open') this.sessions.set(session, workId);
+  }
+
+  /** Forgets a closed session; its works stay. */
+  endSession(session: string): void {
+    this.sessions.delete(session);
+  }
+
+  /** What the runner attaches to a result of this session: its open work and how many instructions wait. */
+  coordination(session: string | undefined, workId?: string): Coordination | undefined {
+    const id = workId !== undefined && this.workMap.get(workId)?.status === 'open' ? workId : this.sessionWork(session);
+    if (id === undefined) return undefined;
+    let queued = 0;
+    for (const r of this.live(id)) if (r.status === 'queued') queued++;
+    return { work_id: id, queued_instructions: queued };
+  }
+
+  /** The patch operation keys and process ids recorded with a work. */
+  operations(workId: string): WorkOperations {
+    this.requireWork(workId);
+    const patches = (this.options.sources?.patches() ?? []).filter((p) => p.work_id === workId).map((p) => p.operation_key);
+    const processes = (this.options.sources?.execs() ?? []).filter((e) => e.work_id === workId).map((e) => e.process_id);
+    return { patches, processes };
+  }
+
+  /** Throws WORK_NOT_FOUND unless the work exists. */
+  requireWork(workId: string): WorkRecord {
+    const w = this.workMap.get(workId);
+    if (!w) {
+      throw new ToolError('WORK_NOT_FOUND', `No work ${JSON.stringify(workId.length > 100 ? `${workId.slice(0, 100)}…` : workId)}.`, {
+        hint: 'Open one with work_open, or pass the work_id work_open returned.',
+        details: { work_id: workId },
+      });
+    }
+    return w;
+  }
+
+  /** Resolves once every change so far is durable. */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  dispose(): void {
+    this.opened = false;
+    this.events.dispose();
+  }
+
+  // ---- internals ------------------------------------------------------------------------------------------------
+
+  private live(workId: string): InstructionRecord[] {
+    const out: InstructionRecord[] = [];
+    for (const id of this.byWork.get(workId) ?? []) {
+      const r = this.instructionMap.get(id);
+      if (r && r.deleted_at === undefined) out.push(r);
+    }
+    return out;
+  }
+
+  private index(r: InstructionRecord): void {
+    const list = this.byWork.get(r.work_id);
+    if (list) list.push(r.id);
+    else this.byWork.set(r.work_id, [r.id]);
+    if (r.idempotency_key !== undefined) this.keys.set(keyOf(r.work_id, r.idempotency_key), r.id);
+  }
+
+  private requireInstruction(id: string): InstructionRecord {
+    const r = this.instructionMap.get(id);
+    if (!r || r.deleted_at !== undefined) {
+      throw new ToolError('INSTRUCTION_NOT_FOUND', `No instruction ${JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}…` : id)}.`, {
+        hint: 'List the instructions of the work (steer_status gives counts) and use an id from there.',
+        details: { instruction_id: id },
+      });
+    }
+    return r;
+  }
+
+  private assertDraft(r: InstructionRecord, what: 'edited' | 'deleted' | 'queued'): void {
+    if (r.status !== 'draft') {
+      throw new InvalidArgumentsError(`Instruction ${r.id} is ${r.status}; only a draft can be ${what}.`, {
+        hint: r.status === 'queued' ? 'It is already waiting for the agent.' : 'Write a new instruction instead.',
+        details: { reason: 'not_draft', instruction_id: r.id, status: r.status },
+      });
+    }
+  }
+
+  private assertOpen(): void {
+    if (!this.opened) throw new ToolError('INTERNAL', 'Steering is not available: its journal is not open.');
+  }
+
+  private async update(r: InstructionRecord, change: Partial<InstructionRecord>): Promise<InstructionView> {
+    const next: InstructionRecord = { ...r, ...change, revision: r.revision + 1 };
+    this.instructionMap.set(r.id, next);
+    this.events.emit({ kind: 'instruction', instruction: instructionView(next) });
+    await this.persistInstruction(next);
+    return instructionView(next);
+  }
+
+  private persistWork(w: WorkRecord): Promise<void> {
+    return this.append({ type: LINE_TYPES.work.type, v: LINE_TYPES.work.v, record: w });
+  }
+
+  private persistInstruction(r: InstructionRecord): Promise<void> {
+    return this.append({ type: LINE_TYPES.instruction.type, v: LINE_TYPES.instruction.v, record: r });
+  }
+
+  /** Appends in order; the state is already changed in memory, so a failed append is logged and reported. */
+  private append(line: JournalRecord): Promise<void> {
+    const step = this.chain.then(async () => {
+      await this.options.journal.append(line);
+      if (++this.appends >= COMPACT_AFTER_APPENDS) {
+        this.appends = 0;
+        await this.compact();
+      }
+    });
+    this.chain = step.catch(() => undefined);
+    return step.catch((err: unknown) => {
+      this.options.logger.error(`[steering] could not record a change: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ToolError('INTERNAL', 'The change was made but could not be saved to the journal; it may be lost at the next reload.', {
+        hint: 'The developer can see details in the CodeSpace log (command "CodeSpace: Show Log").',
+      });
+    });
+  }
+
+  /** Drops the oldest finished works (and their instructions) beyond the limit. */
+  private trim(): void {
+    const max = this.options.maxFinishedWorks ?? DEFAULT_FINISHED_WORKS;
+    const finished = [...this.workMap.values()].filter((w) => w.status === 'finished').sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
+    for (const w of finished.slice(0, Math.max(0, finished.length - max))) {
+      this.workMap.delete(w.id);
+      for (const id of this.byWork.get(w.id) ?? []) {
+        const r = this.instructionMap.get(id);
+        if (r?.idempotency_key !== undefined) this.keys.delete(keyOf(w.id, r.idempotency_key));
+        this.instructionMap.delete(id);
+      }
+      this.byWork.delete(w.id);
+    }
+  }
+
+  private compact(): Promise<void> {
+    const lines: JournalRecord[] = [];
+    for (const w of this.workMap.values()) lines.push({ type: LINE_TYPES.work.type, v: LINE_TYPES.work.v, record: w });
+    for (const r of this.instructionMap.values()) {
+      // A deleted draft is kept only for its idempotency key.
+      if (r.deleted_at !== undefined && r.idempotency_key === undefined) continue;
+      lines.push({ type: LINE_TYPES.instruction.type, v: LINE_TYPES.instruction.v, record: r });
+    }
+    return this.options.journal.rewrite(lines);
+  }
+
+  private timestamp(): string {
+    return (this.options.now?.() ?? new Date()).toISOString();
+  }
+
+  private newId(prefix: 'work' | 'ins'): string {
+    return this.options.newId?.(prefix) ?? `${prefix}_${randomBytes(8).toString('hex')}`;
+  }
+}
+
+function workView(w: WorkRecord): WorkView {
+  return {
+    id: w.id,
+    workspace_id: w.workspace_id,
+    title: w.title,
+    status: w.status,
+    opened_at: w.opened_at,
+    ...(w.finished_at !== undefined ? { finished_at: w.finished_at } : {}),
+    ...(w.session !== undefined ? { session: w.session } : {}),
+    ...(w.baseline !== undefined ? { baseline: w.baseline } : {}),
+  };
+}
+
+function instructionView(r: InstructionRecord): InstructionView {
+  return {
+    id: r.id,
+    work_id: r.work_id,
+    text: r.text,
+    status: r.status,
+    created_at: r.created_at,
+    ...(r.queued_at !== undefined ? { queued_at: r.queued_at } : {}),
+    ...(r.claimed_at !== undefined ? { claimed_at: r.claimed_at } : {}),
+    ...(r.completed_at !== undefined ? { completed_at: r.completed_at } : {}),
+    ...(r.note !== undefined ? { note: r.note } : {}),
+    revision: r.revision,
+  };
+}
+
+function assertWorkOpen(w: WorkRecord): void {
+  if (w.status !== 'open') {
+    throw new InvalidArgumentsError(`Work ${w.id} is finished; it takes no new instructions.`, {
+      hint: 'Ask the agent to open a new work for further changes.',
+      details: { reason: 'work_finished', work_id: w.id },
+    });
+  }
+}
+
+function checkText(text: string): void {
+  if (text.trim() === '') throw new InvalidArgumentsError('The instruction text is empty.', { field: 'text', hint: 'Write what the agent should do.' });
+  const n = utf8.encode(text).length;
+  if (n > MAX_INSTRUCTION_BYTES) {
+    throw new InvalidArgumentsError(`The instruction has ${n} bytes; at most ${MAX_INSTRUCTION_BYTES} (UTF-8).`, {
+      field: 'text',
+      hint: 'Shorten it, or split it into several instructions.',
+      details: { bytes: n, max_bytes: MAX_INSTRUCTION_BYTES },
+    });
+  }
+}
+
+function checkKey(key: string): void {
+  if (key === '' || key.length > 200) throw new InvalidArgumentsError('The idempotency key must have 1 to 200 characters.', { field: 'idempotency_key' });
+}
+
+function keyOf(workId: string, key: string): string {
+  return `${workId}\n${key}`;
+}
+
+function hashOf(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex');
+}
