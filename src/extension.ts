@@ -4,6 +4,7 @@ import { WorkspaceRegistry } from './core/policy/workspaces';
 import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, createToolServer } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
+import { GitWorkTree } from './node/gitWorkTree';
 import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
@@ -12,9 +13,12 @@ import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
 import { registerPanel } from './vscode/panel/panelView';
 import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
+import { registerWorkReview } from './vscode/review/workReview';
+import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
+import { registerSteering } from './vscode/steering/registerSteering';
 import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
@@ -28,6 +32,8 @@ export interface CodeSpaceApi {
    * would and reads back its state and badge. In-process only; no agent reaches it.
    */
   readonly panelForTests: PanelForTests;
+  /** Read only by the in-editor tests (test/integration/workReview.test.ts): the open work review sessions. */
+  readonly workReviewForTests: WorkReviewForTests;
 }
 
 let shutdown: (() => Promise<void>) | undefined;
@@ -46,6 +52,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   log.addSecret(await tokens.load());
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
+  const workTree = new GitWorkTree({ log });
   const core = await assembleServices({
     workspaces,
     fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),
@@ -59,6 +66,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     approvalPolicy: settings.approvals,
     isolation: { mode: settings.execIsolation, network: settings.execNetwork },
     lifetime: 'vscode-window',
+    workBaseline: workTree,
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
@@ -68,7 +76,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const approvals = core.approvals;
   const activity = core.runner;
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: (id) => workspaces.list().find((w) => w.id === id)?.root }));
-  const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, log });
+  const steering = core.steering;
+  const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
+  const patchedPaths = (workId: string): string[] => [...new Set(core.ledger.list().filter((r) => r.work_id === workId).flatMap((r) => r.files.flatMap((f) => (f.move_to ? [f.path, f.move_to] : [f.path]))))];
+  const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchedPaths, log });
+  context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
+  const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
@@ -111,7 +124,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       (e: unknown) => log.error('[activate] showing the error failed', describe(e)),
     );
   }
-  return { endpointUrl: () => endpointUrl(host), panelForTests: panel.forTests };
+  return { endpointUrl: () => endpointUrl(host), panelForTests: panel.forTests, workReviewForTests: workReview.forTests };
 }
 
 /** Ends every agent process before the extension host goes away (window close or reload). */

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { Approvals } from '../../core/approvals/hold';
 import type { Logger } from '../../core/ports/logger';
 import type { Activity } from '../../core/runner/events';
+import type { Steering, WorkView } from '../../core/steering/steering';
 import type { HostMessage, PanelState } from '../../shared/panelProtocol';
 import { COMMANDS } from '../commandIds';
 import { ApprovalsStatusBar } from './approvalsStatusBar';
@@ -33,6 +34,10 @@ export interface PanelDeps {
   readonly extensionUri: vscode.Uri;
   readonly approvals: Approvals;
   readonly activity: Activity;
+  /** Works and instructions: the composer (absent: the panel shows no steering section). */
+  readonly steering?: Steering;
+  /** Whether a work review can diff a work from its baseline. */
+  readonly reviewable?: (work: WorkView) => boolean;
   readonly log: Logger;
 }
 
@@ -104,6 +109,8 @@ export function registerPanel(deps: PanelDeps): PanelRegistration {
   const controller = new PanelController({
     approvals: deps.approvals,
     activity: deps.activity,
+    ...(deps.steering ? { steering: deps.steering } : {}),
+    ...(deps.reviewable ? { reviewable: deps.reviewable } : {}),
     log: deps.log,
     executeCommand: (command, ...args) => vscode.commands.executeCommand(command, ...args),
   });

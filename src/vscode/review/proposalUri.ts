@@ -13,7 +13,8 @@ export type ProposalRef =
   | { readonly approvalId: string; readonly previewId?: undefined; readonly side: ProposalSide; readonly path: string }
   | { readonly previewId: string; readonly approvalId?: undefined; readonly side: ProposalSide; readonly path: string };
 
-function validPath(path: string): boolean {
+/** A workspace-relative path with `/` separators and no empty, `.` or `..` segment. */
+export function validPath(path: string): boolean {
   if (path === '' || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false;
   return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
 }
@@ -22,7 +23,7 @@ function validPath(path: string): boolean {
  * The id inside the authority, which URIs compare and print in lower case: `[a-z0-9_-]` stay, every other UTF-16
  * unit is `~` and four lower-case hex digits, so any id survives and has exactly one spelling.
  */
-function encodeId(id: string): string {
+export function encodeId(id: string): string {
   let out = '';
   for (let i = 0; i < id.length; i++) {
     const c = id.charAt(i);
@@ -31,7 +32,7 @@ function encodeId(id: string): string {
   return out;
 }
 
-function decodeId(raw: string): string | undefined {
+export function decodeId(raw: string): string | undefined {
   if (!/^(?:[a-z0-9_-]|~[0-9a-f]{4})+$/.test(raw)) return undefined;
   return raw.replace(/~([0-9a-f]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }

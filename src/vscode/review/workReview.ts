@@ -1,0 +1,381 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Logger } from '../../core/ports/logger';
+import type { WorkTreeChangeKind, WorkTreeRepo } from '../../core/ports/workTree';
+import type { Steering, WorkView } from '../../core/steering/steering';
+import { visibleString } from '../../shared/visibleText';
+import { COMMANDS } from '../commandIds';
+import { gitApi, gitRepository } from '../gitApi';
+import { decodeId, encodeId, validPath } from './proposalUri';
+
+/**
+ * The review of a whole work: every file that differs between the baseline captured at work_open (a git tree)
+ * and the workspace folder now, whoever changed it, in one multi-file diff (`vscode.changes`). The left side is
+ * the baseline's content, a read-only `codespace-work:` document; the right side is the file on disk. When the
+ * review opens, the sha256 and git blob id of each right side are recorded; Commit Reviewed Work commits exactly
+ * those bytes through the Git extension, or refuses.
+ */
+export const WORK_SCHEME = 'codespace-work';
+/** More changed files than this are not opened as one review (the multi-file diff editor would crawl). */
+export const MAX_REVIEW_FILES = 500;
+
+type WorkSide = 'baseline' | 'deleted';
+
+/** `codespace-work://baseline.<work id>/<path>` (the left side), `codespace-work://deleted.<work id>/<path>` (the empty right side of a deleted file). */
+export function toWorkUri(workId: string, side: WorkSide, file: string): vscode.Uri {
+  if (workId === '' || workId.includes('\0')) throw new Error(`work URI: invalid work id ${JSON.stringify(workId)}`);
+  if (!validPath(file)) throw new Error(`work URI: invalid path ${JSON.stringify(file)}`);
+  return vscode.Uri.from({ scheme: WORK_SCHEME, authority: `${side}.${encodeId(workId)}`, path: `/${file}` });
+}
+
+export function fromWorkUri(uri: vscode.Uri): { workId: string; side: WorkSide; path: string } | undefined {
+  if (uri.scheme !== WORK_SCHEME || uri.query !== '' || uri.fragment !== '') return undefined;
+  const m = /^(baseline|deleted)\.(.+)$/.exec(uri.authority);
+  if (!m || !uri.path.startsWith('/')) return undefined;
+  const workId = decodeId(m[2] as string);
+  const file = uri.path.slice(1);
+  if (workId === undefined || encodeId(workId) !== m[2] || !validPath(file)) return undefined;
+  return { workId, side: m[1] as WorkSide, path: file };
+}
+
+/** One file of an open review, with what its right side held when the review opened (null: no file). */
+export interface ReviewedFile {
+  readonly path: string;
+  readonly kind: WorkTreeChangeKind;
+  readonly sha256: string | null;
+  readonly blob: string | null;
+  readonly left: vscode.Uri;
+  readonly right: vscode.Uri;
+}
+
+export interface WorkReviewSession {
+  readonly workId: string;
+  readonly title: string;
+  readonly root: string;
+  readonly openedAt: string;
+  readonly files: readonly ReviewedFile[];
+}
+
+/** What the commands return (to a test, or to a caller that wants to know). */
+export interface WorkReviewResult {
+  readonly ok: boolean;
+  /** NOT_FOUND, NO_BASELINE, NO_CHANGES, TOO_MANY_FILES, CANCELLED, CHANGED_SINCE_REVIEW, UNSAVED_EDITS, INDEX_NOT_EMPTY, NOTHING_TO_COMMIT, GIT_UNAVAILABLE, NOT_REVIEWED, STAGED_DIFFERS, COMMIT_DIFFERS, COMMIT_FAILED */
+  readonly code?: string;
+  readonly message?: string;
+  readonly work_id?: string;
+  readonly files?: readonly { readonly path: string; readonly kind: WorkTreeChangeKind; readonly left: string; readonly right: string }[];
+  readonly commit?: string;
+  /** NO_BASELINE: the files patched under the work (the fallback list). */
+  readonly patched?: readonly string[];
+}
+
+export interface WorkReviewDeps {
+  readonly steering: Pick<Steering, 'work' | 'works'>;
+  readonly tree: WorkTreeRepo;
+  readonly workspaceRoot: (workspaceId: string) => string | undefined;
+  /** Workspace-relative paths of the files patched under a work (from the patch ledger): the list shown without a baseline. */
+  readonly patchedPaths: (workId: string) => string[];
+  readonly log: Logger;
+}
+
+const EMPTY = new Uint8Array(0);
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function names(paths: readonly string[]): string {
+  return paths.length <= 5 ? paths.join(', ') : `${paths.slice(0, 5).join(', ')} and ${paths.length - 5} more`;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+function diskPath(root: string, file: string): string {
+  return path.join(root, ...file.split('/'));
+}
+
+async function readDisk(root: string, file: string): Promise<Uint8Array | null> {
+  try {
+    return await vscode.workspace.fs.readFile(vscode.Uri.file(diskPath(root, file)));
+  } catch (err) {
+    if (err instanceof vscode.FileSystemError && (err.code === 'FileNotFound' || err.code === 'FileIsADirectory')) return null;
+    throw err;
+  }
+}
+
+/** Read-only `codespace-work:` documents: a work's baseline content, and the empty right side of a deleted file. */
+class WorkBaselineFileSystem implements vscode.FileSystemProvider {
+  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.emitter.event;
+
+  constructor(private readonly deps: WorkReviewDeps) {}
+
+  private async content(uri: vscode.Uri): Promise<Uint8Array> {
+    const ref = fromWorkUri(uri);
+    if (!ref) throw vscode.FileSystemError.FileNotFound(uri);
+    if (ref.side === 'deleted') return EMPTY;
+    const work = this.deps.steering.work(ref.workId);
+    const root = work && this.deps.workspaceRoot(work.workspace_id);
+    if (!work || !root || !this.deps.tree.readable(work.baseline)) throw vscode.FileSystemError.FileNotFound(uri);
+    try {
+      // A file the work added has no baseline: its left side is empty.
+      return (await this.deps.tree.baselineContent(root, work.baseline as string, ref.path)) ?? EMPTY;
+    } catch (err) {
+      throw vscode.FileSystemError.Unavailable(`CodeSpace: the baseline of ${ref.path} could not be read: ${message(err)}`);
+    }
+  }
+
+  async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
+    const bytes = await this.content(uri);
+    const opened = Date.parse(this.deps.steering.work(fromWorkUri(uri)?.workId ?? '')?.opened_at ?? '');
+    const t = Number.isFinite(opened) ? opened : 0;
+    return { type: vscode.FileType.File, ctime: t, mtime: t, size: bytes.byteLength, permissions: vscode.FilePermission.Readonly };
+  }
+
+  readFile(uri: vscode.Uri): Promise<Uint8Array> {
+    return this.content(uri);
+  }
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  writeFile(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: the left side shows the file as it was when the work opened; edit the file itself on the right.');
+  }
+
+  createDirectory(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: baseline documents are read-only.');
+  }
+
+  delete(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: baseline documents are read-only.');
+  }
+
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: baseline documents are read-only.');
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+/** For the in-editor tests: the open review sessions (in-process only; no agent reaches it). */
+export interface WorkReviewForTests {
+  session(workId: string): WorkReviewSession | undefined;
+}
+
+export function registerWorkReview(deps: WorkReviewDeps): { disposables: vscode.Disposable[]; forTests: WorkReviewForTests } {
+  const { steering, tree, log } = deps;
+  const sessions = new Map<string, WorkReviewSession>();
+  const fs = new WorkBaselineFileSystem(deps);
+  // Commits run one after another: two at once would stage into the same index.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(op: () => Promise<T>): Promise<T> => {
+    const next = chain.then(op, op);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+
+  const refuse = (code: string, text: string, extra: Partial<WorkReviewResult> = {}): WorkReviewResult => {
+    void vscode.window.showErrorMessage(`CodeSpace: ${text}`);
+    log.info(`[work-review] ${code}: ${text}`);
+    return { ok: false, code, message: text, ...extra };
+  };
+
+  const pickWork = async (arg: unknown, title: string, candidates: WorkView[]): Promise<WorkView | undefined> => {
+    if (typeof arg === 'string' && arg !== '') return steering.work(arg);
+    if (candidates.length === 1) return candidates[0];
+    if (candidates.length === 0) return undefined;
+    const pick = await vscode.window.showQuickPick(
+      candidates.map((w) => ({ label: visibleString(w.title), description: `${w.status} · ${w.workspace_id}`, detail: `opened ${new Date(w.opened_at).toLocaleString()}`, id: w.id })),
+      { title, placeHolder: 'Pick a work' },
+    );
+    return pick ? steering.work(pick.id) : undefined;
+  };
+
+  const reviewWork = async (arg?: unknown): Promise<WorkReviewResult> => {
+    const all = steering.works();
+    const work = await pickWork(arg, 'CodeSpace: review which work?', [...all.filter((w) => w.status === 'finished'), ...all.filter((w) => w.status === 'open')]);
+    if (!work) {
+      if (typeof arg === 'string' && arg !== '') return refuse('NOT_FOUND', `there is no work ${arg}.`);
+      if (all.length === 0) void vscode.window.showInformationMessage('CodeSpace: no work to review yet (an agent opens one with work_open).');
+      return { ok: false, code: 'CANCELLED' };
+    }
+    const root = deps.workspaceRoot(work.workspace_id);
+    if (!root) return refuse('NOT_FOUND', `the workspace ${work.workspace_id} of this work is not open in this window.`, { work_id: work.id });
+    if (!tree.readable(work.baseline)) {
+      const patched = deps.patchedPaths(work.id);
+      const list = patched.length === 0 ? 'no file was patched under it' : `files patched under it: ${names(patched)}`;
+      const text = `this work has no git baseline (its folder is not a git repository, or git was not found when it opened), so its changes cannot be shown as one diff; ${list}.`;
+      void vscode.window.showWarningMessage(`CodeSpace: ${text}`);
+      return { ok: false, code: 'NO_BASELINE', message: text, work_id: work.id, patched };
+    }
+    let changes;
+    try {
+      changes = await tree.changes(root, work.baseline as string);
+    } catch (err) {
+      return refuse('GIT_UNAVAILABLE', `the changes of the work could not be listed: ${message(err)}`, { work_id: work.id });
+    }
+    if (changes.length === 0) {
+      void vscode.window.showInformationMessage(`CodeSpace: nothing changed in ${work.workspace_id} since the work "${visibleString(work.title)}" opened.`);
+      sessions.delete(work.id);
+      return { ok: false, code: 'NO_CHANGES', work_id: work.id, files: [] };
+    }
+    if (changes.length > MAX_REVIEW_FILES) {
+      return refuse('TOO_MANY_FILES', `${changes.length} files changed since the work opened, more than a review shows (${MAX_REVIEW_FILES}); commit them with git itself.`, { work_id: work.id });
+    }
+    const files: ReviewedFile[] = [];
+    for (const c of [...changes].sort((a, b) => a.path.localeCompare(b.path))) {
+      const bytes = c.kind === 'delete' ? null : await readDisk(root, c.path);
+      const kind: WorkTreeChangeKind = bytes === null ? 'delete' : c.kind;
+      files.push({
+        path: c.path,
+        kind,
+        sha256: bytes === null ? null : sha256(bytes),
+        blob: bytes === null ? null : await tree.blobId(root, bytes),
+        left: toWorkUri(work.id, 'baseline', c.path),
+        right: bytes === null ? toWorkUri(work.id, 'deleted', c.path) : vscode.Uri.file(diskPath(root, c.path)),
+      });
+    }
+    const session: WorkReviewSession = { workId: work.id, title: work.title, root, openedAt: new Date().toISOString(), files };
+    sessions.set(work.id, session);
+    const label = `CodeSpace work review: ${visibleString(work.title).slice(0, 80)}`;
+    await vscode.commands.executeCommand(
+      'vscode.changes',
+      label,
+      files.map((f) => [f.right, f.left, f.right]),
+    );
+    log.info(`[work-review] review of ${work.id} opened: ${files.length} file(s)`);
+    return { ok: true, work_id: work.id, files: files.map((f) => ({ path: f.path, kind: f.kind, left: f.left.toString(), right: f.right.toString() })) };
+  };
+
+  const commit = async (arg?: unknown, messageArg?: unknown): Promise<WorkReviewResult> => {
+    const reviewed = [...sessions.values()].map((s) => steering.work(s.workId)).filter((w): w is WorkView => w !== undefined);
+    const work = await pickWork(arg, 'CodeSpace: commit which reviewed work?', reviewed);
+    if (!work) {
+      if (typeof arg === 'string' && arg !== '') return refuse('NOT_FOUND', `there is no work ${arg}.`);
+      if (reviewed.length === 0) return refuse('NOT_REVIEWED', 'no work review is open: run "Review Work…" first, then commit what you reviewed.');
+      return { ok: false, code: 'CANCELLED' };
+    }
+    const session = sessions.get(work.id);
+    if (!session) return refuse('NOT_REVIEWED', `the work "${visibleString(work.title)}" has not been reviewed in this window: run "Review Work…" first.`, { work_id: work.id });
+    const text =
+      typeof messageArg === 'string'
+        ? messageArg
+        : await vscode.window.showInputBox({
+            title: `Commit the reviewed work "${visibleString(work.title)}" (${session.files.length} file${session.files.length === 1 ? '' : 's'})`,
+            prompt: 'Commit message. Only the reviewed files are staged, with exactly the content the review opened with.',
+            value: work.title,
+            ignoreFocusOut: true,
+            validateInput: (v) => (v.trim() === '' ? 'A commit message is needed.' : undefined),
+          });
+    if (text === undefined) return { ok: false, code: 'CANCELLED', work_id: work.id };
+    if (text.trim() === '') return refuse('CANCELLED', 'a commit needs a message.', { work_id: work.id });
+    return serial(() => commitSession(session, text));
+  };
+
+  const commitSession = async (session: WorkReviewSession, text: string): Promise<WorkReviewResult> => {
+    const { root, files, workId } = session;
+    const at = { work_id: workId };
+    // 1. What the reviewer saw is what is on disk: no unsaved edit, no change since the review opened.
+    const dirty = files.filter((f) => vscode.workspace.textDocuments.some((d) => d.isDirty && d.uri.scheme === 'file' && d.uri.fsPath === diskPath(root, f.path))).map((f) => f.path);
+    if (dirty.length > 0) return refuse('UNSAVED_EDITS', `not committed: ${names(dirty)} ha${dirty.length === 1 ? 's' : 've'} unsaved edits. Save or revert them, review the work again, then commit.`, at);
+    const changed: string[] = [];
+    for (const f of files) {
+      const now = await readDisk(root, f.path);
+      if ((now === null ? null : sha256(now)) !== f.sha256) changed.push(f.path);
+    }
+    if (changed.length > 0) return refuse('CHANGED_SINCE_REVIEW', `not committed: ${names(changed)} changed after the review opened. Review the work again to see the change, then commit.`, at);
+
+    // 2. The Git extension, and an index holding nothing else.
+    const api = await gitApi();
+    if (typeof api === 'string') return refuse('GIT_UNAVAILABLE', `not committed: ${api}.`, at);
+    const repo = await gitRepository(api, vscode.Uri.file(root));
+    if (!repo) return refuse('GIT_UNAVAILABLE', `not committed: the Git extension found no repository at ${root}.`, at);
+    await repo.status();
+    const staged = [...new Set([...(await tree.stagedPaths(root)), ...repo.state.indexChanges.map((c) => path.relative(repo.rootUri.fsPath, c.uri.fsPath).split(path.sep).join('/'))])];
+    if (staged.length > 0) {
+      return refuse('INDEX_NOT_EMPTY', `not committed: the index already holds staged changes (${names(staged)}). A reviewed commit stages only the reviewed files; commit or unstage those first.`, at);
+    }
+
+    // 3. Stage only the reviewed files (a deletion only if git tracks the file), then check the index holds exactly the reviewed bytes.
+    const index = await tree.indexBlobs(root, files.map((f) => f.path));
+    const toStage = files.filter((f) => f.blob !== null || index.get(f.path) !== undefined);
+    if (toStage.length === 0) return refuse('NOTHING_TO_COMMIT', 'not committed: none of the reviewed changes is one git would record (untracked files that were deleted again).', at);
+    const abs = toStage.map((f) => diskPath(root, f.path));
+    const unstage = async (): Promise<void> => {
+      try {
+        await repo.revert(abs);
+      } catch (err) {
+        log.error('[work-review] unstaging after a refused commit failed', message(err));
+      }
+    };
+    try {
+      await repo.add(abs);
+    } catch (err) {
+      await unstage();
+      return refuse('COMMIT_FAILED', `not committed: staging failed: ${message(err)}`, at);
+    }
+    const after = await tree.indexBlobs(root, toStage.map((f) => f.path));
+    const differs = toStage.filter((f) => (after.get(f.path) ?? null) !== f.blob).map((f) => f.path);
+    const reviewedPaths = new Set(files.map((f) => f.path));
+    /** Repository-relative paths that are not files of the review. */
+    const outside = async (repoPaths: readonly string[]): Promise<string[]> => {
+      const out: string[] = [];
+      for (const p of repoPaths) {
+        const w = await tree.toWorkspacePath(root, p);
+        if (w === undefined || !reviewedPaths.has(w)) out.push(p);
+      }
+      return out;
+    };
+    const nowStaged = await tree.stagedPaths(root);
+    const extra = await outside(nowStaged);
+    if (differs.length > 0 || extra.length > 0) {
+      await unstage();
+      const why = differs.length > 0 ? `the staged content of ${names(differs)} is not the reviewed bytes (changed while staging, or a git clean filter or line-ending conversion rewrote it)` : `other files were staged meanwhile (${names(extra)})`;
+      return refuse('STAGED_DIFFERS', `not committed: ${why}.`, at);
+    }
+    if (nowStaged.length === 0) {
+      return refuse('NOTHING_TO_COMMIT', 'not committed: the reviewed files are already as HEAD has them.', at);
+    }
+
+    // 4. Commit (hooks off: a hook could change what is committed), then check the commit against the review.
+    try {
+      await repo.commit(text, { noVerify: true });
+    } catch (err) {
+      await unstage();
+      return refuse('COMMIT_FAILED', `the commit failed: ${message(err)}`, at);
+    }
+    const head = await tree.head(root);
+    if (!head) return refuse('COMMIT_FAILED', 'the commit did not happen (HEAD names no commit).', at);
+    const inCommit = await tree.commitBlobs(root, head, files.map((f) => f.path));
+    const wrong = files.filter((f) => (inCommit.get(f.path) ?? null) !== f.blob && (f.blob !== null || index.get(f.path) !== undefined)).map((f) => f.path);
+    const touched = await outside(await tree.commitChangedPaths(root, head));
+    if (wrong.length > 0 || touched.length > 0) {
+      return refuse('COMMIT_DIFFERS', `commit ${head.slice(0, 10)} was made but differs from the review (${names([...wrong, ...touched])}): inspect it before pushing.`, { ...at, commit: head });
+    }
+    sessions.delete(workId);
+    log.info(`[work-review] work ${workId} committed as ${head} (${toStage.length} file(s))`);
+    void vscode.window.showInformationMessage(`CodeSpace: committed ${head.slice(0, 10)}: the ${toStage.length} reviewed file${toStage.length === 1 ? '' : 's'} of "${visibleString(session.title)}".`);
+    return { ok: true, work_id: workId, commit: head, files: toStage.map((f) => ({ path: f.path, kind: f.kind, left: f.left.toString(), right: f.right.toString() })) };
+  };
+
+  return {
+    disposables: [
+      fs,
+      vscode.workspace.registerFileSystemProvider(WORK_SCHEME, fs, { isCaseSensitive: true, isReadonly: true }),
+      vscode.commands.registerCommand(COMMANDS.reviewWork, reviewWork),
+      vscode.commands.registerCommand(COMMANDS.commitReviewedWork, commit),
+    ],
+    forTests: { session: (id) => sessions.get(id) },
+  };
+}
