@@ -14,4 +14,5 @@ export const COMMANDS = {
   nextReviewFile: 'codespace.nextReviewFile',
   previousReviewFile: 'codespace.previousReviewFile',
   openPreview: 'codespace.openPreview',
+  connectAgent: 'codespace.connectAgent',
 } as const;
