@@ -21,6 +21,19 @@ const builds = [
     logLevel: 'info',
   },
   {
+    // The stdio bridge (src/bridge): the `codespace-mcp` bin, plain Node with the MCP SDK, no vscode.
+    entryPoints: ['src/bridge/main.ts'],
+    outfile: 'dist/stdio.js',
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    banner: { js: '#!/usr/bin/env node' },
+    sourcemap: !production,
+    minify: production,
+    logLevel: 'info',
+  },
+  {
     // The CodeSpace panel's page (src/webview-ui): runs in the webview, imports only src/shared types.
     entryPoints: ['src/webview-ui/panel.ts'],
     outfile: 'dist/webview/panel.js',

@@ -32,6 +32,9 @@ export default tseslint.config(
   layer(['src/mcp/**/*.ts', 'src/node/**/*.ts'], [
     { group: ['**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'mcp and node import core only: adapters do not know each other.' },
   ], [vscodeBan]),
+  layer(['src/bridge/**/*.ts'], [
+    { group: ['**/mcp/**', '**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'The stdio bridge runs outside the editor: it imports core, node/discovery and the MCP SDK only.' },
+  ], [vscodeBan]),
   layer(['src/vscode/**/*.ts'], [
     { group: ['**/mcp/**', '**/node/**', '**/webview-ui/**', '**/extension'], message: 'src/vscode imports core and shared only; extension.ts wires adapters together.' },
   ]),

@@ -5,11 +5,16 @@ import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, createToolServer } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
 import { GitWorkTree } from './node/gitWorkTree';
+import { WindowPublisher } from './node/discovery/windowPublisher';
 import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
+import { registerConnectAgent } from './vscode/connect/connectAgent';
+import { registerPortAttributes } from './vscode/connect/portAttributes';
+import { PortMemory } from './vscode/connect/portMemory';
+import { registerTerminalEnvironment } from './vscode/connect/terminalEnvironment';
 import { registerPanel } from './vscode/panel/panelView';
 import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
@@ -95,17 +100,37 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     logger: log,
   });
 
+  // Connecting agents: the discovery record (for the stdio bridge), the terminals' environment, a stable port.
+  const ports = new PortMemory(context.workspaceState, host);
+  const discovery = new WindowPublisher({
+    server: host,
+    folders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+    token: () => tokens.get(),
+    publishToken: settings.discoveryTokenFile,
+    version,
+    logger: log,
+  });
+  const bridge = { command: 'node', args: [vscode.Uri.joinPath(context.extensionUri, 'dist', 'stdio.js').fsPath] };
+
   context.subscriptions.push(
     workspaces,
     host,
+    discovery,
+    ports,
+    tokens.onDidChange(() => discovery.refresh()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => discovery.refresh()),
+    registerTerminalEnvironment(context.environmentVariableCollection, host, tokens),
+    registerPortAttributes(host, (line) => log.info(line)),
+    registerConnectAgent({ server: host, tokens, log, serverName: SERVER_NAME, bridge }),
     new ServerStatusBar(host),
-    ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME }),
+    ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME, preferredPort: () => ports.preferredPort() }),
     registerMcpDefinitionProvider(host, tokens, version),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network')) {
         // Probe now for the new settings, so the log and workspace_info say at once what the next command gets.
         core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
       }
+      if (settings.affects(e, 'discovery.tokenFile')) discovery.refresh();
       if (settings.affects(e, 'server.port')) {
         vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describe(err)));
       }
@@ -113,7 +138,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   );
 
   try {
-    await host.start(settings.port());
+    await host.start(ports.preferredPort());
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error(`[activate] the MCP endpoint could not start: ${message}`);

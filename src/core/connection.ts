@@ -5,7 +5,9 @@ export interface ConnectionInfo {
   readonly serverName: string;
 }
 
-export const TOKEN_ENV_VAR = 'CODESPACE_TOKEN';
+/** Set in the terminals of a CodeSpace window (codespace.terminal.environment), read by the bridge and by clients. */
+export const URL_ENV_VAR = 'CODESPACE_MCP_URL';
+export const TOKEN_ENV_VAR = 'CODESPACE_MCP_TOKEN';
 
 export function connectionSnippets(info: ConnectionInfo): { codex: string; claudeCode: string; vscodeMcpJson: string; plain: string } {
   const codex = [
@@ -49,4 +51,134 @@ export function connectionText(info: ConnectionInfo): string {
     s.vscodeMcpJson,
     '',
   ].join('\n');
+}
+
+/** How to start the stdio bridge on this machine: `node <extension>/dist/stdio.js`. */
+export interface BridgeCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** One entry of "CodeSpace: Connect an Agent…": what is copied, and which project file it may write. */
+export interface AgentConnection {
+  readonly id: 'codex' | 'codex-http' | 'claude' | 'claude-http' | 'vscode' | 'cursor' | 'gemini' | 'http' | 'stdio';
+  readonly label: string;
+  readonly detail: string;
+  /** Copied to the clipboard. Contains the token only for `http` (a generic client has no other way). */
+  readonly text: string;
+  /** A project file this entry can write instead (merged into an existing file), never with the token inline. */
+  readonly projectFile?: McpJsonTarget;
+}
+
+export type McpJsonTarget = '.vscode/mcp.json' | '.mcp.json' | '.cursor/mcp.json';
+
+/** A POSIX-shell word: bare when safe, else single-quoted. */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_/.:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+function bridgeLine(b: BridgeCommand): string {
+  return [b.command, ...b.args].map(shellQuote).join(' ');
+}
+
+/** The server entry a project file gets: the bridge, finding the window by the project folder. */
+export function mcpJsonEntry(target: McpJsonTarget, b: BridgeCommand): Record<string, unknown> {
+  if (target === '.vscode/mcp.json') return { type: 'stdio', command: b.command, args: [...b.args, '--workspace', '${workspaceFolder}'] };
+  return { command: b.command, args: [...b.args, '--workspace', '.'] };
+}
+
+/** The key a project file keeps its servers under. */
+export function mcpJsonServersKey(target: McpJsonTarget): 'servers' | 'mcpServers' {
+  return target === '.vscode/mcp.json' ? 'servers' : 'mcpServers';
+}
+
+/**
+ * Merges our entry into a project file's text (undefined: no file yet). Other servers and keys are kept; a file
+ * that is not plain JSON (comments, trailing commas) is refused rather than rewritten without them.
+ */
+export function mergeMcpJson(existing: string | undefined, target: McpJsonTarget, serverName: string, b: BridgeCommand): { ok: true; text: string } | { ok: false; reason: string } {
+  let doc: Record<string, unknown> = {};
+  if (existing !== undefined && existing.trim() !== '') {
+    try {
+      const parsed: unknown = JSON.parse(existing);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, reason: `${target} does not hold a JSON object.` };
+      doc = parsed as Record<string, unknown>;
+    } catch {
+      return { ok: false, reason: `${target} is not plain JSON (comments or trailing commas?); CodeSpace does not rewrite it. Add the entry by hand: it is on the clipboard.` };
+    }
+  }
+  const key = mcpJsonServersKey(target);
+  const servers = doc[key];
+  if (servers !== undefined && (typeof servers !== 'object' || servers === null || Array.isArray(servers))) return { ok: false, reason: `"${key}" in ${target} is not an object.` };
+  const next = { ...doc, [key]: { ...(servers as Record<string, unknown> | undefined), [serverName]: mcpJsonEntry(target, b) } };
+  return { ok: true, text: `${JSON.stringify(next, null, 2)}\n` };
+}
+
+/**
+ * What "Connect an Agent…" offers. The bridge comes first for every agent that starts MCP servers itself: it
+ * needs no port and no token in any configuration file (it finds the window and reads the token itself).
+ */
+export function agentConnections(info: { url: string; token: string; serverName: string; bridge: BridgeCommand }): AgentConnection[] {
+  const { serverName: name, url, bridge } = info;
+  const line = bridgeLine(bridge);
+  const json = (target: McpJsonTarget) => JSON.stringify({ [mcpJsonServersKey(target)]: { [name]: mcpJsonEntry(target, bridge) } }, null, 2);
+  return [
+    {
+      id: 'codex',
+      label: 'Codex CLI',
+      detail: 'Through the CodeSpace bridge: no port or token in ~/.codex/config.toml.',
+      text: `codex mcp add ${name} -- ${line}`,
+    },
+    {
+      id: 'codex-http',
+      label: 'Codex CLI (HTTP)',
+      detail: `Direct HTTP; the token comes from ${TOKEN_ENV_VAR}, set in this window's terminals.`,
+      text: [`# ~/.codex/config.toml`, `[mcp_servers.${name}]`, `url = "${url}"`, `bearer_token_env_var = "${TOKEN_ENV_VAR}"`].join('\n'),
+    },
+    {
+      id: 'claude',
+      label: 'Claude Code',
+      detail: 'Through the CodeSpace bridge: no port or token in any configuration. Or write the project\'s .mcp.json.',
+      text: `claude mcp add ${name} -- ${line}`,
+      projectFile: '.mcp.json',
+    },
+    {
+      id: 'claude-http',
+      label: 'Claude Code (HTTP)',
+      detail: `Direct HTTP with the header; the token is expanded from ${TOKEN_ENV_VAR} when Claude Code starts.`,
+      text: `claude mcp add --transport http ${name} ${url} --header 'Authorization: Bearer \${${TOKEN_ENV_VAR}}'`,
+    },
+    {
+      id: 'vscode',
+      label: 'VS Code (mcp.json)',
+      detail: 'VS Code\'s own agent already lists "CodeSpace (this window)". For a project entry: .vscode/mcp.json with the bridge.',
+      text: json('.vscode/mcp.json'),
+      projectFile: '.vscode/mcp.json',
+    },
+    {
+      id: 'cursor',
+      label: 'Cursor',
+      detail: '.cursor/mcp.json (or ~/.cursor/mcp.json) with the bridge.',
+      text: json('.cursor/mcp.json'),
+      projectFile: '.cursor/mcp.json',
+    },
+    {
+      id: 'gemini',
+      label: 'Gemini CLI',
+      detail: 'Through the CodeSpace bridge.',
+      text: `gemini mcp add ${name} ${line}`,
+    },
+    {
+      id: 'http',
+      label: 'Generic HTTP client',
+      detail: 'URL and bearer token. The clipboard then holds the token: paste it only into your client.',
+      text: `URL: ${url}\nHeader: Authorization: Bearer ${info.token}`,
+    },
+    {
+      id: 'stdio',
+      label: 'Generic stdio client',
+      detail: 'The bridge command: MCP on stdin/stdout, finds this window by --workspace, the terminal environment or its working directory.',
+      text: line,
+    },
+  ];
 }

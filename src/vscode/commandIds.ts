@@ -17,4 +17,5 @@ export const COMMANDS = {
   sendInstruction: 'codespace.sendInstruction',
   reviewWork: 'codespace.reviewWork',
   commitReviewedWork: 'codespace.commitReviewedWork',
+  connectAgent: 'codespace.connectAgent',
 } as const;

@@ -11,6 +11,8 @@ export interface CommandDeps {
   readonly tokens: TokenStore;
   readonly log: OutputLogger;
   readonly serverName: string;
+  /** The port Restart Server asks for (default: the setting). */
+  readonly preferredPort?: () => number;
 }
 
 export function endpointUrl(server: ServerControl): string | undefined {
@@ -74,7 +76,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const restartServer = async (): Promise<{ url: string | undefined }> => {
     try {
       await server.stop();
-      await server.start(settings.port());
+      await server.start(deps.preferredPort?.() ?? settings.port());
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       log.error(`[commands] restart failed: ${message}`);
@@ -85,6 +87,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
 
   const statusActions = async (): Promise<void> => {
     const items: (vscode.QuickPickItem & { command: string })[] = [
+      { label: '$(plug) Connect an Agent…', command: COMMANDS.connectAgent },
       { label: '$(clippy) Copy Connection Settings', description: endpointUrl(server) ?? 'not running', command: COMMANDS.copyConnectionSettings },
       { label: '$(key) Show Token', command: COMMANDS.showToken },
       { label: '$(refresh) Rotate Token', command: COMMANDS.rotateToken },

@@ -91,6 +91,18 @@ export const settings = {
   review(): { openOnHold: boolean; notify: boolean } {
     return { openOnHold: read<boolean>('review.openOnHold', true) !== false, notify: read<boolean>('review.notify', true) !== false };
   },
+  /**
+   * `codespace.terminal.environment`: CODESPACE_MCP_URL / CODESPACE_MCP_TOKEN in this window's terminals. This and
+   * `discovery.tokenFile` hand out the token: honoured from user settings only, so a workspace cannot turn them
+   * back on.
+   */
+  terminalEnvironment(): boolean {
+    return vscode.workspace.getConfiguration(SECTION).inspect<boolean>('terminal.environment')?.globalValue !== false;
+  },
+  /** `codespace.discovery.tokenFile`: publish the token for the bridge next to the discovery record. */
+  discoveryTokenFile(): boolean {
+    return vscode.workspace.getConfiguration(SECTION).inspect<boolean>('discovery.tokenFile')?.globalValue !== false;
+  },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);
   },

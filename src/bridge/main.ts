@@ -1,0 +1,100 @@
+// codespace-mcp: the stdio bridge to a CodeSpace window (dist/stdio.js). Logs go to stderr only: stdout carries
+// the MCP messages. Usage: codespace-mcp [--workspace <path>] [--reconnect-timeout <seconds>] [--list]
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { readRecords, discoveryDir } from '../node/discovery/discoveryFiles';
+import { Bridge } from './bridge';
+import { ENV_TOKEN, ENV_URL, LocateError, locate } from './locate';
+
+const USAGE = `codespace-mcp: MCP over stdio to the CodeSpace endpoint of a VS Code window.
+
+  codespace-mcp [--workspace <path>] [--reconnect-timeout <seconds>]
+  codespace-mcp --list        print the CodeSpace windows found (no tokens)
+  codespace-mcp --check       find the window as a client would, print it, exit 0 (1 when none or several)
+
+Which window: --workspace <path> picks the window with a workspace folder containing <path>. Without it,
+${ENV_URL} and ${ENV_TOKEN} (set in the terminals of a CodeSpace window) pick that window; without them,
+the current directory is the path. After a window reload the bridge finds the same window again and keeps
+the client's session (default: waits up to 120 s).`;
+
+function log(line: string): void {
+  process.stderr.write(`[codespace-mcp] ${line}\n`);
+}
+
+interface Args {
+  workspace?: string;
+  reconnectTimeoutMs: number;
+  mode: 'serve' | 'list' | 'check' | 'help';
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { reconnectTimeoutMs: 120_000, mode: 'serve' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--workspace' || a === '-w') args.workspace = value();
+    else if (a?.startsWith('--workspace=')) args.workspace = a.slice('--workspace='.length);
+    else if (a === '--reconnect-timeout') {
+      const s = Number(value());
+      if (!Number.isFinite(s) || s < 0) throw new Error('--reconnect-timeout takes seconds (0 or more)');
+      args.reconnectTimeoutMs = s * 1000;
+    } else if (a === '--list') args.mode = 'list';
+    else if (a === '--check') args.mode = 'check';
+    else if (a === '--help' || a === '-h') args.mode = 'help';
+    else throw new Error(`unknown argument ${JSON.stringify(a)}`);
+  }
+  return args;
+}
+
+async function main(): Promise<number> {
+  let args: Args;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    log(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const dir = discoveryDir();
+  const locateOptions = { dir, env: process.env, cwd: process.cwd(), ...(args.workspace !== undefined ? { workspace: args.workspace } : {}) };
+  if (args.mode === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args.mode === 'list') {
+    const records = readRecords(dir);
+    process.stdout.write(`${JSON.stringify(records.map((f) => f.record), null, 2)}\n`);
+    return 0;
+  }
+  if (args.mode === 'check') {
+    try {
+      const t = locate(locateOptions);
+      process.stdout.write(`${t.describe}\n`);
+      return 0;
+    } catch (err) {
+      log(err instanceof LocateError ? err.message : String(err));
+      return 1;
+    }
+  }
+  const bridge = new Bridge(new StdioServerTransport(), { locate: locateOptions, reconnectTimeoutMs: args.reconnectTimeoutMs, log });
+  await bridge.start();
+  const stop = () => {
+    void bridge.close().then(() => process.exit(0));
+  };
+  process.stdin.on('end', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  return -1;
+}
+
+main().then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    log(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exitCode = 1;
+  },
+);

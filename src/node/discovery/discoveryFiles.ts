@@ -1,0 +1,185 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { DiscoveryRecord, FoundRecord } from '../../core/discovery/record';
+import { RECORD_SUFFIX, TOKEN_SUFFIX, parseRecord } from '../../core/discovery/record';
+
+/**
+ * Discovery files on disk. One folder per user, mode 0700, never a symlink and never someone else's; in it each
+ * window's `<pid>-<random>.json` (the record) and `<pid>-<random>.token` (the bearer token), both 0600, each
+ * written to an exclusively created temp file and renamed into place, so a reader sees a whole file or none.
+ */
+
+const getuid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
+
+/** `$XDG_RUNTIME_DIR/codespace` (a per-user 0700 tmpfs on Linux), else `<tmpdir>/codespace-<uid>`. */
+export function discoveryDir(env: NodeJS.ProcessEnv = process.env): string {
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime)) return path.join(runtime, 'codespace');
+  const uid = getuid();
+  return path.join(os.tmpdir(), uid === undefined ? `codespace-${os.userInfo().username}` : `codespace-${uid}`);
+}
+
+export class DiscoveryDirError extends Error {}
+
+/**
+ * Checks (and with `create`, makes) the folder. Refused: a symlink, not a directory, owned by another user. Ours
+ * but readable by others (someone loosened it): tightened back to 0700. Windows has no uid or mode bits: the
+ * per-user temp folder is already private there.
+ */
+export function checkDiscoveryDir(dir: string, create: boolean): void {
+  if (create) {
+    try {
+      fs.mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  const st = fs.lstatSync(dir);
+  if (st.isSymbolicLink()) throw new DiscoveryDirError(`${dir} is a symbolic link; CodeSpace refuses it as its discovery folder. Remove it.`);
+  if (!st.isDirectory()) throw new DiscoveryDirError(`${dir} is not a folder; CodeSpace refuses it as its discovery folder. Remove it.`);
+  const uid = getuid();
+  if (uid === undefined) return;
+  if (st.uid !== uid) throw new DiscoveryDirError(`${dir} belongs to uid ${st.uid}, not to you (uid ${uid}): another user may have planted it. CodeSpace does not use it.`);
+  if ((st.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+}
+
+const OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0);
+
+/** Writes `text` to `dir/name` atomically: exclusive temp file (0600, no symlink followed), fsync, rename. */
+function writeAtomic(dir: string, name: string, text: string): void {
+  const tmp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = fs.openSync(tmp, OPEN_FLAGS, 0o600);
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  fs.closeSync(fd);
+  try {
+    fs.renameSync(tmp, path.join(dir, name));
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** One window's published files. `update` rewrites them (port or token changed); `remove` deletes both. */
+export class DiscoveryEntry {
+  private removed = false;
+  readonly recordFile: string;
+  readonly tokenFile: string;
+
+  private constructor(
+    private readonly dir: string,
+    base: string,
+  ) {
+    this.recordFile = path.join(dir, base + RECORD_SUFFIX);
+    this.tokenFile = path.join(dir, base + TOKEN_SUFFIX);
+  }
+
+  /** A fresh entry named `<pid>-<random>`; the folder is checked (and created) first. */
+  static create(dir: string, pid = process.pid): DiscoveryEntry {
+    checkDiscoveryDir(dir, true);
+    return new DiscoveryEntry(dir, `${pid}-${randomBytes(8).toString('hex')}`);
+  }
+
+  /** Writes the record, and the token file when `token` is given (undefined: the token file is removed). */
+  write(record: DiscoveryRecord, token: string | undefined): void {
+    if (this.removed) return;
+    checkDiscoveryDir(this.dir, false);
+    // The token first: a reader that sees the record finds its token.
+    if (token !== undefined) writeAtomic(this.dir, path.basename(this.tokenFile), token);
+    else fs.rmSync(this.tokenFile, { force: true });
+    writeAtomic(this.dir, path.basename(this.recordFile), `${JSON.stringify(record, null, 2)}\n`);
+  }
+
+  remove(): void {
+    this.removed = true;
+    fs.rmSync(this.recordFile, { force: true });
+    fs.rmSync(this.tokenFile, { force: true });
+  }
+}
+
+/** True while a process with that pid exists (EPERM: it exists but is someone else's). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A regular file of ours, readable by us alone. Anything else in the folder is ignored. */
+function privateFile(file: string): boolean {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch {
+    return false;
+  }
+  if (!st.isFile()) return false;
+  const uid = getuid();
+  return uid === undefined || (st.uid === uid && (st.mode & 0o077) === 0);
+}
+
+/**
+ * The live windows' records. A record whose pid is gone is stale: it and its token file are deleted. Symlinks,
+ * files of other users or with loose modes, and malformed records are skipped (never followed, never trusted).
+ * A missing folder means no window; a folder we must refuse throws DiscoveryDirError.
+ */
+export function readRecords(dir: string, alive: (pid: number) => boolean = pidAlive): FoundRecord[] {
+  try {
+    checkDiscoveryDir(dir, false);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: FoundRecord[] = [];
+  for (const name of fs.readdirSync(dir)) {
+    if (name.startsWith('.') || !name.endsWith(RECORD_SUFFIX)) continue;
+    const file = path.join(dir, name);
+    if (!privateFile(file)) continue;
+    let text: string;
+    try {
+      text = readNoFollow(file);
+    } catch {
+      continue;
+    }
+    const record = parseRecord(text);
+    if (!record) continue;
+    if (!alive(record.pid)) {
+      fs.rmSync(file, { force: true });
+      fs.rmSync(file.slice(0, -RECORD_SUFFIX.length) + TOKEN_SUFFIX, { force: true });
+      continue;
+    }
+    out.push({ record, file });
+  }
+  return out;
+}
+
+function readNoFollow(file: string): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  try {
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The token published next to a record; undefined when there is none or it is not a private file of ours. */
+export function readToken(found: FoundRecord): string | undefined {
+  const file = found.file.slice(0, -RECORD_SUFFIX.length) + TOKEN_SUFFIX;
+  if (!privateFile(file)) return undefined;
+  try {
+    const token = readNoFollow(file).trim();
+    return token === '' ? undefined : token;
+  } catch {
+    return undefined;
+  }
+}

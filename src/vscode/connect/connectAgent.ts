@@ -1,0 +1,109 @@
+import * as vscode from 'vscode';
+import type { AgentConnection, BridgeCommand, McpJsonTarget } from '../../core/connection';
+import { agentConnections, mergeMcpJson } from '../../core/connection';
+import type { ServerControl } from '../../core/ports/serverControl';
+import { COMMANDS } from '../commandIds';
+import { endpointUrl } from '../commands';
+import type { OutputLogger } from '../log';
+import type { TokenStore } from '../tokenStore';
+
+/** What the command did; returned for tests and scripts (never the token). */
+export interface ConnectAgentResult {
+  readonly id: AgentConnection['id'];
+  readonly copied: boolean;
+  /** Absolute path of the project file written, when one was. */
+  readonly wrote?: string;
+}
+
+/** Lets a test or a keybinding skip the pickers: which entry, and whether to write its project file (and where). */
+export interface ConnectAgentArgs {
+  readonly id?: AgentConnection['id'];
+  readonly write?: boolean;
+  /** Workspace folder (its fsPath) to write into; default the first folder. */
+  readonly folder?: string;
+}
+
+export interface ConnectAgentDeps {
+  readonly server: ServerControl;
+  readonly tokens: TokenStore;
+  readonly log: OutputLogger;
+  readonly serverName: string;
+  readonly bridge: BridgeCommand;
+}
+
+type Item = vscode.QuickPickItem & { readonly connection: AgentConnection; readonly write: boolean };
+
+async function writeProjectFile(target: McpJsonTarget, folder: vscode.WorkspaceFolder, deps: ConnectAgentDeps): Promise<string> {
+  const uri = vscode.Uri.joinPath(folder.uri, ...target.split('/'));
+  let existing: string | undefined;
+  try {
+    existing = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  } catch (err) {
+    if (!(err instanceof vscode.FileSystemError && err.code === 'FileNotFound')) throw err;
+  }
+  const merged = mergeMcpJson(existing, target, deps.serverName, deps.bridge);
+  if (!merged.ok) throw new Error(merged.reason);
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(merged.text));
+  return uri.fsPath;
+}
+
+async function pickFolder(args: ConnectAgentArgs | undefined): Promise<vscode.WorkspaceFolder | undefined> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  if (args?.folder !== undefined) return folders.find((f) => f.uri.fsPath === args.folder);
+  if (folders.length <= 1 || args?.id !== undefined) return folders[0];
+  return vscode.window.showWorkspaceFolderPick({ placeHolder: 'Which folder gets the file?' });
+}
+
+/**
+ * "CodeSpace: Connect an Agent…": picks an agent and copies the exact command or configuration for it, the stdio
+ * bridge first (no port or token in any file); for agents that read a project file, it can write that file
+ * (merged with what is there, never with the token inline).
+ */
+export function registerConnectAgent(deps: ConnectAgentDeps): vscode.Disposable {
+  return vscode.commands.registerCommand(COMMANDS.connectAgent, async (args?: ConnectAgentArgs): Promise<ConnectAgentResult | undefined> => {
+    const url = endpointUrl(deps.server);
+    const token = deps.tokens.get();
+    if (!url || !token) {
+      void vscode.window.showWarningMessage('CodeSpace: the MCP endpoint is not running; restart it first.');
+      return undefined;
+    }
+    const connections = agentConnections({ url, token, serverName: deps.serverName, bridge: deps.bridge });
+    let item: Item | undefined;
+    if (args?.id !== undefined) {
+      const connection = connections.find((c) => c.id === args.id);
+      if (!connection) throw new Error(`unknown agent ${JSON.stringify(args.id)}`);
+      item = { label: connection.label, connection, write: args.write === true };
+    } else {
+      const items: Item[] = [];
+      for (const c of connections) {
+        items.push({ label: c.label, detail: c.detail, connection: c, write: false });
+        if (c.projectFile && (vscode.workspace.workspaceFolders?.length ?? 0) > 0) {
+          items.push({ label: `${c.label}: write ${c.projectFile}`, detail: `Adds the "${deps.serverName}" server (the bridge, no token) to the project's ${c.projectFile}.`, connection: c, write: true });
+        }
+      }
+      item = await vscode.window.showQuickPick(items, { title: 'CodeSpace: Connect an Agent', placeHolder: 'Copies the command or configuration for this window', matchOnDetail: true });
+    }
+    if (!item) return undefined;
+    const { connection } = item;
+    if (item.write && connection.projectFile) {
+      const folder = await pickFolder(args);
+      if (!folder) return undefined;
+      try {
+        const wrote = await writeProjectFile(connection.projectFile, folder, deps);
+        deps.log.info(`[connect] wrote the ${deps.serverName} server into ${wrote}`);
+        void vscode.window.showInformationMessage(`CodeSpace: added "${deps.serverName}" to ${wrote}.`);
+        return { id: connection.id, copied: false, wrote };
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        await vscode.env.clipboard.writeText(connection.text);
+        void vscode.window.showErrorMessage(`CodeSpace: ${message}`);
+        return { id: connection.id, copied: true };
+      }
+    }
+    await vscode.env.clipboard.writeText(connection.text);
+    deps.log.info(`[connect] ${connection.label} configuration copied`);
+    const warn = connection.id === 'http' ? ' It contains the token: paste it only into your client.' : '';
+    void vscode.window.showInformationMessage(`CodeSpace: ${connection.label} configuration copied.${warn}`);
+    return { id: connection.id, copied: true };
+  });
+}
