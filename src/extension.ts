@@ -5,6 +5,7 @@ import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, createToolServer } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
 import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
+import { nodePtyCandidates } from './node/nodePtyLoader';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
@@ -59,6 +60,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     approvalPolicy: settings.approvals,
     isolation: { mode: settings.execIsolation, network: settings.execNetwork },
     lifetime: 'vscode-window',
+    // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
+    nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
