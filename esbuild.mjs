@@ -16,6 +16,8 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode', 'node-pty'],
+    // express's body parsing needs a few decoders, not iconv-lite's code tables (half the bundle): src/node/iconvLite.ts.
+    alias: { 'iconv-lite': './src/node/iconvLite.ts' },
     sourcemap: !production,
     minify: production,
     logLevel: 'info',
@@ -51,5 +53,13 @@ if (watch) {
   const contexts = await Promise.all(builds.map((b) => esbuild.context(b)));
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
-  await Promise.all(builds.map((b) => esbuild.build(b)));
+  // --production also writes each bundle's metafile to out/esbuild/ (what takes the bytes: esbuild --analyze or
+  // https://esbuild.github.io/analyze/).
+  const results = await Promise.all(builds.map((b) => esbuild.build({ ...b, metafile: production })));
+  if (production) {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const path = await import('node:path');
+    mkdirSync('out/esbuild', { recursive: true });
+    results.forEach((r, i) => writeFileSync(path.join('out/esbuild', `${path.basename(builds[i].outfile, '.js')}.meta.json`), JSON.stringify(r.metafile)));
+  }
 }

@@ -7,6 +7,7 @@ import { assembleServices } from './node/assembleServices';
 import { GitWorkTree } from './node/gitWorkTree';
 import { WindowPublisher } from './node/discovery/windowPublisher';
 import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
+import { nodePtyCandidates } from './node/nodePtyLoader';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
@@ -72,6 +73,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     isolation: { mode: settings.execIsolation, network: settings.execNetwork },
     lifetime: 'vscode-window',
     workBaseline: workTree,
+    // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
+    nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);

@@ -21,6 +21,7 @@ import { SharedJournal } from '../core/ledger/sharedJournal';
 import { ChildProcessBackend } from './childProcessBackend';
 import { FileJournal } from './fileJournal';
 import { NodePtyBackend } from './nodePtyBackend';
+import type { NodePtyCandidate } from './nodePtyLoader';
 import type { ProcessBackend } from '../core/ports/processBackend';
 import { SurvivorRegistry, reapSurvivors } from './survivors';
 import type { IsolationSettings } from './sandbox/commandSandbox';
@@ -46,6 +47,8 @@ export interface AssembleOptions {
   readonly approvalPolicy?: () => ApprovalPolicy;
   readonly lifetime: string;
   readonly faults?: PatchFaults;
+  /** Where the default terminal backend looks for node-pty, in order (see nodePtyLoader.ts). Default: its own resolution. */
+  readonly nodePty?: readonly NodePtyCandidate[];
   /** Process backends (default: node-pty for terminals, child_process for pipes, both in the command sandbox). */
   readonly backends?: { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /**
@@ -100,7 +103,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   if (sandbox) void sandbox.warmUp();
   const defaultBackends = (): { tty: () => ProcessBackend; pipes: () => ProcessBackend } => {
     if (sandbox && o.sandboxedBackends) return o.sandboxedBackends(sandbox);
-    const pty = new NodePtyBackend(sandbox ? { sandbox } : {});
+    const pty = new NodePtyBackend({ ...(sandbox ? { sandbox } : {}), ...(o.nodePty ? { candidates: o.nodePty } : {}), logger: o.logger });
     const pipes = new ChildProcessBackend(sandbox ? { sandbox } : {});
     return { tty: () => pty, pipes: () => pipes };
   };

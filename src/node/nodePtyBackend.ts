@@ -1,15 +1,19 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type * as NodePty from 'node-pty';
 import type { Disposable } from '../core/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../core/ports/processBackend';
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';
 import type { CommandSandbox } from './sandbox/commandSandbox';
+import type { BackendOrigin } from '../core/ports/processBackend';
+import type { Logger } from '../core/ports/logger';
+import { describeNodePtyLoad, loadNodePty } from './nodePtyLoader';
+import type { NodePtyCandidate, NodePtyLoad, NodePtyModule } from './nodePtyLoader';
 import { checkPathLength, checkSpawnLimits, openWorkingDirectory, resolveExecutable, sendSignal, terminateTree } from './processTable';
 
-type NodePtyModule = typeof NodePty;
 
 export interface NodePtyBackendOptions {
   /** Time between SIGTERM and SIGKILL when terminating. Default 3 s. */
@@ -19,8 +23,15 @@ export interface NodePtyBackendOptions {
    * jobs), so no orphan outlives its command. Default true.
    */
   readonly sweepOnExit?: boolean;
-  /** Loads node-pty; for tests. Default: `require('node-pty')`, on first use. */
+  /** Loads node-pty; for tests. Default: the first of `candidates` that loads, on first use. */
   readonly load?: () => NodePtyModule;
+  /**
+   * Folders that may hold node-pty, tried in order on first use (see nodePtyLoader.ts): VS Code's own copy first,
+   * then the bundled one. Default: the node-pty this module resolves (a development checkout).
+   */
+  readonly candidates?: readonly NodePtyCandidate[];
+  /** Told once which node-pty loaded, or why none did. */
+  readonly logger?: Logger;
   /**
    * After the leading process exits, how long the output may stay silent before the drain gives up and the exit
    * is reported with `outputComplete: false`. Default 2 s.
@@ -33,21 +44,13 @@ export interface NodePtyBackendOptions {
 export const DEFAULT_GRACE_MS = 3000;
 export const DEFAULT_PTY_DRAIN_MS = 2000;
 
-let cached: { module?: NodePtyModule; error?: unknown } | undefined;
-
-function loadNodePty(): NodePtyModule {
-  if (!cached) {
-    try {
-      // Native module: loaded lazily so that a build without it still runs pipe processes.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      cached = { module: require('node-pty') as NodePtyModule };
-    } catch (error) {
-      cached = { error };
-    }
+/** node-pty resolved from this module (a development checkout's node_modules); none when it is not there. */
+function defaultCandidates(): NodePtyCandidate[] {
+  try {
+    return [{ source: 'bundled', dir: path.dirname(require.resolve('node-pty/package.json')) }];
+  } catch {
+    return [];
   }
-  if (cached.module) return cached.module;
-  const why = cached.error instanceof Error ? cached.error.message : String(cached.error);
-  throw new SpawnError('unavailable', `node-pty could not be loaded, so terminal (PTY) processes are unavailable: ${why}`, { cause: cached.error });
 }
 
 const signalNames = new Map<number, string>(Object.entries(os.constants.signals).map(([name, n]) => [n, name]));
@@ -65,13 +68,38 @@ export class NodePtyBackend implements ProcessBackend {
   private readonly load: () => NodePtyModule;
   private readonly drainMs: number;
   private readonly sandbox: CommandSandbox | undefined;
+  private readonly candidates: readonly NodePtyCandidate[] | undefined;
+  private readonly logger: Logger | undefined;
+  private loaded: NodePtyLoad | undefined;
 
   constructor(options: NodePtyBackendOptions = {}) {
     this.sandbox = options.sandbox;
+    this.candidates = options.candidates;
+    this.logger = options.logger;
     this.drainMs = options.drainMs ?? DEFAULT_PTY_DRAIN_MS;
     this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     this.sweepOnExit = options.sweepOnExit ?? true;
-    this.load = options.load ?? loadNodePty;
+    this.load = options.load ?? (() => this.loadCandidates());
+  }
+
+  /** Which node-pty this backend uses (loading it now if need be), for workspace_info; unknown with a test's `load`. */
+  origin(): BackendOrigin | undefined {
+    if (this.available() && !this.loaded) return undefined;
+    const l = this.loaded;
+    if (!l) return undefined;
+    if (!l.module) return { source: 'none', reason: describeNodePtyLoad(l) };
+    return { source: l.source ?? 'bundled', ...(l.version ? { version: l.version } : {}) };
+  }
+
+  private loadCandidates(): NodePtyModule {
+    if (!this.loaded) {
+      this.loaded = loadNodePty(this.candidates ?? defaultCandidates());
+      const line = `[pty] ${describeNodePtyLoad(this.loaded)}`;
+      if (this.loaded.module) this.logger?.info(line);
+      else this.logger?.warn(line);
+    }
+    if (this.loaded.module) return this.loaded.module;
+    throw new SpawnError('unavailable', describeNodePtyLoad(this.loaded));
   }
 
   available(): boolean {

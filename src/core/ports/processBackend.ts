@@ -68,11 +68,21 @@ export interface ProcessHandle {
   terminate(): Promise<void>;
 }
 
+/** Where a backend's native module came from (node-pty: VS Code's own copy or the bundled one), for workspace_info. */
+export interface BackendOrigin {
+  readonly source: 'vscode' | 'bundled' | 'none';
+  readonly version?: string;
+  /** Why nothing loaded (source `none`). */
+  readonly reason?: string;
+}
+
 export interface ProcessBackend {
   /** `pty` for a pseudo-terminal backend, `pipes` for plain pipes. */
   readonly kind: 'pty' | 'pipes';
   /** Whether the backend can start processes here (for example, whether node-pty loads). Never throws. */
   available(): boolean;
+  /** Where its native module came from; undefined when the backend has none or cannot tell. Never throws. */
+  origin?(): BackendOrigin | undefined;
   /** Starts the process; rejects with `SpawnError` when nothing was started. */
   spawn(options: SpawnOptions): Promise<ProcessHandle>;
 }

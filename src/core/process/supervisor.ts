@@ -3,7 +3,7 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Workspace } from '../policy/workspaces';
 import type { Logger } from '../ports/logger';
 import { silentLogger } from '../ports/logger';
-import type { ExitInfo, ProcessBackend, ProcessHandle } from '../ports/processBackend';
+import type { BackendOrigin, ExitInfo, ProcessBackend, ProcessHandle } from '../ports/processBackend';
 import { SpawnError } from '../ports/processBackend';
 import type { Limits } from '../tools/tool';
 import { SecretSet, scrubEnvironment } from './environment';
@@ -107,6 +107,8 @@ export interface ProcessCapabilities {
   readonly pty: boolean;
   readonly resize: boolean;
   readonly lifetime: string;
+  /** Which node-pty the terminal backend loaded (when it can tell). */
+  readonly ptyOrigin?: BackendOrigin;
 }
 
 export interface SupervisorSettings {
@@ -409,7 +411,13 @@ export class ProcessSupervisor implements Disposable {
     };
     const pty = probe(this.options.backends.tty);
     const pipes = probe(this.options.backends.pipes);
-    return { available: !this.shuttingDown && (pty || pipes), pty, resize: pty, lifetime: this.options.lifetime ?? 'vscode-window' };
+    let ptyOrigin: BackendOrigin | undefined;
+    try {
+      ptyOrigin = this.options.backends.tty().origin?.();
+    } catch {
+      ptyOrigin = undefined;
+    }
+    return { available: !this.shuttingDown && (pty || pipes), pty, resize: pty, lifetime: this.options.lifetime ?? 'vscode-window', ...(ptyOrigin ? { ptyOrigin } : {}) };
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ApprovalService } from '../approvals/approvalService';
 import type { CommandIsolation } from '../ports/commandIsolation';
+import type { BackendOrigin } from '../ports/processBackend';
 import type { ExecLog } from '../ledger/execLog';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
@@ -72,6 +73,8 @@ export interface ProcessCapabilities {
   readonly resize: boolean;
   /** What owns a process and so ends it. */
   readonly lifetime: string;
+  /** Which node-pty the terminal backend loaded: VS Code's own copy or the bundled one (when it can tell). */
+  readonly ptyOrigin?: BackendOrigin;
 }
 
 export interface ToolContext {

@@ -16,6 +16,10 @@ const execution = z.object({
   process: z.object({
     available: z.boolean(),
     capabilities: z.object({ pty: z.boolean(), resize: z.boolean(), lifetime: z.string() }),
+    // Which node-pty runs terminal processes: VS Code's own copy, the bundled one, or none (with the reason).
+    pty: z
+      .object({ available: z.boolean(), source: z.enum(['vscode', 'bundled', 'none']), version: z.string().optional(), reason: z.string().optional() })
+      .optional(),
   }),
   isolation: z.object({ command_sandbox: z.object({ enabled: z.boolean(), kind: z.enum(['bubblewrap', 'none']), reason: z.string().optional() }) }),
   network: z.enum(['allowed', 'blocked', 'unknown']),
@@ -75,7 +79,11 @@ export const workspaceInfoTool = defineTool({
       profile: ws.profile,
       execution: {
         files: { read: { available: true }, write: { available: ws.canWrite } },
-        process: { available: processAvailable, capabilities: { pty: proc.pty && processAvailable, resize: proc.resize && processAvailable, lifetime: proc.lifetime } },
+        process: {
+          available: processAvailable,
+          capabilities: { pty: proc.pty && processAvailable, resize: proc.resize && processAvailable, lifetime: proc.lifetime },
+          ...(proc.ptyOrigin ? { pty: { available: proc.pty, ...proc.ptyOrigin } } : {}),
+        },
         isolation: { command_sandbox: { ...isolation.command_sandbox } },
         network: isolation.network,
         approvals: { patches: policy.patches, commands: policy.commands, agent_may_resolve: policy.agentMayResolve },
