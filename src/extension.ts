@@ -19,6 +19,8 @@ import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
 import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
+import { editorRipgrep } from './vscode/search/vscodeContentSearch';
+import { RipgrepContentSearch } from './node/ripgrepContentSearch';
 
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
@@ -59,6 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     approvalPolicy: settings.approvals,
     isolation: { mode: settings.execIsolation, network: settings.execNetwork },
     lifetime: 'vscode-window',
+    contentSearch: new RipgrepContentSearch(editorRipgrep()),
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);

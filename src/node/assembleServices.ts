@@ -26,6 +26,8 @@ import { SurvivorRegistry, reapSurvivors } from './survivors';
 import type { IsolationSettings } from './sandbox/commandSandbox';
 import { CommandSandbox } from './sandbox/commandSandbox';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
+import type { ContentSearch } from '../core/ports/contentSearch';
+import { NO_CONTENT_SEARCH } from '../core/ports/contentSearch';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -56,6 +58,8 @@ export interface AssembleOptions {
   readonly sandboxedBackends?: (sandbox: CommandSandbox) => { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  /** Content search for the `search` tool (default: none, so `search` answers SEARCH_UNAVAILABLE). */
+  readonly contentSearch?: ContentSearch;
 }
 
 export interface AssembledServices {
@@ -155,7 +159,11 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     approvals,
     execLog,
     runner,
+    search: o.contentSearch ?? NO_CONTENT_SEARCH,
   };
+  const engine = services.search.engine();
+  if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
+  else o.logger.warn(`[search] content search unavailable: ${engine.reason ?? 'no ripgrep'}`);
   runner.register('patch', patchOperation(services));
   runner.register('exec', execCommandTool.operation(services));
   const dispatcher = new ToolDispatcher(toolCatalogue(), services, o.logger);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
-import type { AnyTool, CoreServices } from '../tools/tool';
+import type { AnyTool, CoreServices, ProgressReporter } from '../tools/tool';
 import { invalidArgumentsBody } from './argumentErrors';
 
 /** The answer to one tool call, before any protocol sees it. */
@@ -32,7 +32,7 @@ export class ToolDispatcher {
     return [...this.byName.keys()];
   }
 
-  async call(name: string, args: unknown, signal: AbortSignal): Promise<ToolOutcome> {
+  async call(name: string, args: unknown, signal: AbortSignal, progress?: ProgressReporter): Promise<ToolOutcome> {
     const entry = this.byName.get(name);
     if (!entry) {
       const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
@@ -46,7 +46,7 @@ export class ToolDispatcher {
     }
     const started = Date.now();
     try {
-      const value = (await entry.tool.handler(parsed.data, { services: this.services, signal })) as Record<string, unknown>;
+      const value = (await entry.tool.handler(parsed.data, { services: this.services, signal, ...(progress ? { progress } : {}) })) as Record<string, unknown>;
       this.logger.debug(`[tools] ${name} ok in ${Date.now() - started} ms`);
       return { kind: 'result', value };
     } catch (err) {

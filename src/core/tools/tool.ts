@@ -7,6 +7,7 @@ import type { ProcessSupervisor } from '../process/supervisor';
 import type { OperationRunner, OperationSpec } from '../runner/operationRunner';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
+import type { ContentSearch } from '../ports/contentSearch';
 import type { WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 
@@ -43,6 +44,8 @@ export interface CoreServices {
   readonly execLog: ExecLog;
   /** Policy, holds and the event stream for every mutating tool. */
   readonly runner: OperationRunner;
+  /** Content search (the `search` tool): ripgrep and the editor's search settings. */
+  readonly search: ContentSearch;
 }
 
 /** Operator settings for commands, read fresh on every call. */
@@ -75,7 +78,14 @@ export interface ToolContext {
   readonly services: CoreServices;
   /** Aborted when the client cancels the request or the session closes. */
   readonly signal: AbortSignal;
+  /**
+   * Reports progress of a long call, when the client asked for it (MCP `_meta.progressToken`); absent otherwise.
+   * `done` must grow from call to call; `total` when known.
+   */
+  readonly progress?: ProgressReporter;
 }
+
+export type ProgressReporter = (done: number, total?: number, message?: string) => void;
 
 /** A tool is data plus a handler; src/mcp loops over the catalogue and registers each. */
 export interface ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {
