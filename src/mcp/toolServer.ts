@@ -80,7 +80,7 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
       case 'error':
         return errorResult(outcome.body);
       case 'result':
-        return { content: [{ type: 'text', text: text(outcome.value) }], structuredContent: outcome.value };
+        return { content: [{ type: 'text', text: text(outcome.value) }, ...(outcome.extra ?? [])], structuredContent: outcome.value };
     }
   });
   return server;

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
-import type { AnyTool, CoreServices, ProgressReporter } from '../tools/tool';
+import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from '../tools/tool';
+import { EXTRA_CONTENT } from '../tools/tool';
 import { invalidArgumentsBody } from './argumentErrors';
 
 /** The answer to one tool call, before any protocol sees it. */
 export type ToolOutcome =
-  | { readonly kind: 'result'; readonly value: Record<string, unknown> }
+  | { readonly kind: 'result'; readonly value: Record<string, unknown>; readonly extra?: readonly ExtraContent[] }
   | { readonly kind: 'error'; readonly body: ToolErrorBody }
   | { readonly kind: 'unknown_tool'; readonly message: string };
 
@@ -48,7 +49,11 @@ export class ToolDispatcher {
     try {
       const value = (await entry.tool.handler(parsed.data, { services: this.services, signal, ...(progress ? { progress } : {}) })) as Record<string, unknown>;
       this.logger.debug(`[tools] ${name} ok in ${Date.now() - started} ms`);
-      return { kind: 'result', value };
+      const extra = (value as { [EXTRA_CONTENT]?: ExtraContent[] })[EXTRA_CONTENT];
+      if (extra === undefined) return { kind: 'result', value };
+      const plain: Record<string | symbol, unknown> = { ...value };
+      delete plain[EXTRA_CONTENT];
+      return { kind: 'result', value: plain as Record<string, unknown>, extra };
     } catch (err) {
       if (ToolError.is(err)) {
         this.logger.debug(`[tools] ${name} failed: ${err.code}`);

@@ -87,6 +87,15 @@ export interface ToolContext {
 
 export type ProgressReporter = (done: number, total?: number, message?: string) => void;
 
+/**
+ * Content a tool returns besides its structured result (an image `read` returns), set on the result under this
+ * key. The dispatcher takes it off the value, so structuredContent and the JSON text block never carry it; the MCP
+ * adapter sends each as a content block after the text block.
+ */
+export const EXTRA_CONTENT = Symbol('codespace.extraContent');
+
+export type ExtraContent = { readonly type: 'image'; readonly data: string; readonly mimeType: string };
+
 /** A tool is data plus a handler; src/mcp loops over the catalogue and registers each. */
 export interface ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {
   readonly name: string;
