@@ -29,6 +29,8 @@ import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
 import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
+import { editorRipgrep } from './vscode/search/vscodeContentSearch';
+import { RipgrepContentSearch } from './node/ripgrepContentSearch';
 
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
@@ -75,6 +77,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     workBaseline: workTree,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
+    contentSearch: new RipgrepContentSearch(editorRipgrep()),
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);

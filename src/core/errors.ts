@@ -32,6 +32,8 @@ export const ERROR_CODES = [
   'INSTRUCTION_NOT_FOUND',
   'TIMEOUT',
   'INTERNAL',
+  'SEARCH_UNAVAILABLE',
+  'CANCELLED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

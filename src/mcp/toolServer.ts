@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/type
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/runner/dispatch';
 import { kindFlags } from '../core/toolKinds';
+import { progressReporter } from './progress';
 
 export const SERVER_NAME = 'codespace';
 
@@ -71,14 +72,15 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
   server.server.registerCapabilities({ tools: { listChanged: false } });
 
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const outcome = await dispatcher.call(request.params.name, request.params.arguments ?? {}, extra.signal);
+    const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
+    const outcome = await dispatcher.call(request.params.name, request.params.arguments ?? {}, extra.signal, progress);
     switch (outcome.kind) {
       case 'unknown_tool':
         throw protocolError(ErrorCode.InvalidParams, outcome.message);
       case 'error':
         return errorResult(outcome.body);
       case 'result':
-        return { content: [{ type: 'text', text: text(outcome.value) }], structuredContent: outcome.value };
+        return { content: [{ type: 'text', text: text(outcome.value) }, ...(outcome.extra ?? [])], structuredContent: outcome.value };
     }
   });
   return server;

@@ -29,6 +29,8 @@ import { CommandSandbox } from './sandbox/commandSandbox';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
 import type { WorkBaseline } from '../core/steering/steering';
 import { SteeringService } from '../core/steering/steeringService';
+import type { ContentSearch } from '../core/ports/contentSearch';
+import { NO_CONTENT_SEARCH } from '../core/ports/contentSearch';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -63,6 +65,8 @@ export interface AssembleOptions {
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
   /** Captures a workspace at work_open for the work review (absent in plain-Node hosts: works carry no baseline). */
   readonly workBaseline?: WorkBaseline;
+  /** Content search for the `search` tool (default: none, so `search` answers SEARCH_UNAVAILABLE). */
+  readonly contentSearch?: ContentSearch;
 }
 
 export interface AssembledServices {
@@ -174,7 +178,11 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     execLog,
     runner,
     steering,
+    search: o.contentSearch ?? NO_CONTENT_SEARCH,
   };
+  const engine = services.search.engine();
+  if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
+  else o.logger.warn(`[search] content search unavailable: ${engine.reason ?? 'no ripgrep'}`);
   runner.register('patch', patchOperation(services));
   runner.register('exec', execCommandTool.operation(services));
   const dispatcher = new ToolDispatcher(toolCatalogue(), services, o.logger);

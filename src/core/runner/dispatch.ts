@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
-import type { AnyTool, CoreServices } from '../tools/tool';
+import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from '../tools/tool';
+import { EXTRA_CONTENT } from '../tools/tool';
 import { invalidArgumentsBody } from './argumentErrors';
 
 /** The answer to one tool call, before any protocol sees it. */
 export type ToolOutcome =
-  | { readonly kind: 'result'; readonly value: Record<string, unknown> }
+  | { readonly kind: 'result'; readonly value: Record<string, unknown>; readonly extra?: readonly ExtraContent[] }
   | { readonly kind: 'error'; readonly body: ToolErrorBody }
   | { readonly kind: 'unknown_tool'; readonly message: string };
 
@@ -32,7 +33,7 @@ export class ToolDispatcher {
     return [...this.byName.keys()];
   }
 
-  async call(name: string, args: unknown, signal: AbortSignal): Promise<ToolOutcome> {
+  async call(name: string, args: unknown, signal: AbortSignal, progress?: ProgressReporter): Promise<ToolOutcome> {
     const entry = this.byName.get(name);
     if (!entry) {
       const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
@@ -46,9 +47,13 @@ export class ToolDispatcher {
     }
     const started = Date.now();
     try {
-      const value = (await entry.tool.handler(parsed.data, { services: this.services, signal })) as Record<string, unknown>;
+      const value = (await entry.tool.handler(parsed.data, { services: this.services, signal, ...(progress ? { progress } : {}) })) as Record<string, unknown>;
       this.logger.debug(`[tools] ${name} ok in ${Date.now() - started} ms`);
-      return { kind: 'result', value };
+      const extra = (value as { [EXTRA_CONTENT]?: ExtraContent[] })[EXTRA_CONTENT];
+      if (extra === undefined) return { kind: 'result', value };
+      const plain: Record<string | symbol, unknown> = { ...value };
+      delete plain[EXTRA_CONTENT];
+      return { kind: 'result', value: plain as Record<string, unknown>, extra };
     } catch (err) {
       if (ToolError.is(err)) {
         this.logger.debug(`[tools] ${name} failed: ${err.code}`);

@@ -3,12 +3,18 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import { contentVersion } from '../patch/version';
 import * as path from 'node:path';
 import { checkRelativePath, confine, failureCode, fileError, realRootOf } from '../policy/paths';
-import { defineTool } from './tool';
+import { EXTRA_CONTENT, defineTool } from './tool';
+import { MAX_IMAGE_BYTES, sniffImage } from './images';
 import { decodeText, hasBom } from '../patch/textFile';
 import { countLines, detectEol, utf8Prefix } from './text';
 
 /** Files above this size cannot be read at all, even by line range. */
 export const MAX_READABLE_FILE_BYTES = 256 * 1024 * 1024;
+
+/** A cancelled read of a big file stops between its steps (read, decode, split) instead of finishing. */
+function stopIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolError('CANCELLED', 'The read was cancelled.');
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8');
@@ -20,7 +26,8 @@ export const readTool = defineTool({
     'Reads a text file. Returns its content and version ("sha256:" of the bytes on disk: pass it to apply_patch as the expected version). ' +
     'At most the read limit (1 MiB by default) per call; truncated: true means more follows — continue with start_line = next_start_line ' +
     '(and start_column = next_start_column when the cut fell inside a line longer than the limit). ' +
-    'start_line/end_line (1-based, inclusive) read any part of a larger file. dirty_in_editor: the developer has unsaved edits in VS Code.',
+    'start_line/end_line (1-based, inclusive) read any part of a larger file. dirty_in_editor: the developer has unsaved edits in VS Code. ' +
+    'An image (PNG, JPEG, GIF or WebP by its bytes, up to 5 MiB) comes back as MCP image content, with path, version, size and mime here.',
   kind: 'inspect',
   input: {
     workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
@@ -36,20 +43,23 @@ export const readTool = defineTool({
   },
   output: {
     path: z.string(),
-    content: z.string(),
+    /** Absent for an image: its bytes travel as an image content block. */
+    content: z.string().optional(),
     version: z.string(),
     size: z.number(),
     truncated: z.boolean(),
-    eol: z.enum(['lf', 'crlf', 'mixed', 'none']),
-    bom: z.boolean(),
+    /** Only for an image: its type, from its magic bytes. */
+    mime: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp']).optional(),
+    eol: z.enum(['lf', 'crlf', 'mixed', 'none']).optional(),
+    bom: z.boolean().optional(),
     dirty_in_editor: z.boolean(),
-    start_line: z.number(),
-    end_line: z.number(),
-    total_lines: z.number(),
+    start_line: z.number().optional(),
+    end_line: z.number().optional(),
+    total_lines: z.number().optional(),
     next_start_line: z.number().optional(),
     next_start_column: z.number().optional(),
   },
-  async handler(args, { services }) {
+  async handler(args, { services, signal }) {
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
       throw new InvalidArgumentsError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
     }
@@ -66,7 +76,23 @@ export const readTool = defineTool({
       if (failureCode(err) === 'ENOENT') await confine(services.fs, ws.root, rel, { realRoot });
       throw fileError(err, rel, 'max_read_file_bytes') ?? err;
     }
+    stopIfCancelled(signal);
     const version = contentVersion(bytes);
+    const mime = sniffImage(bytes);
+    if (mime !== undefined) {
+      if (bytes.length > MAX_IMAGE_BYTES) {
+        throw new ToolError('TOO_LARGE', `${rel} is a ${mime} image of ${bytes.length} bytes; read returns images up to ${MAX_IMAGE_BYTES} bytes.`, {
+          hint: 'Ask the developer for a smaller export of the image.',
+          details: { path: rel, size: bytes.length, version, mime, limit: MAX_IMAGE_BYTES, limit_name: 'max_image_bytes' },
+        });
+      }
+      if (args.start_line !== undefined || args.end_line !== undefined || args.start_column !== undefined) {
+        throw new InvalidArgumentsError(`${rel} is an image (${mime}): start_line, end_line and start_column apply to text only.`);
+      }
+      const image = { path: rel, version, size: bytes.length, mime, truncated: false, dirty_in_editor: services.fs.isDirty(abs) };
+      const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+      return Object.assign(image, { [EXTRA_CONTENT]: [{ type: 'image' as const, data, mimeType: mime }] });
+    }
     // The same test of "text" as the patch engine's, so a file that reads as text can be patched.
     const bom = hasBom(bytes);
     const text = decodeText(bom ? bytes.subarray(3) : bytes);
@@ -76,6 +102,7 @@ export const readTool = defineTool({
         details: { path: rel, size: bytes.length, version },
       });
     }
+    stopIfCancelled(signal);
     const eol = detectEol(text);
     const limit = services.limits().readBytes;
     const base = { path: rel, version, size: bytes.length, eol, bom, dirty_in_editor: services.fs.isDirty(abs) };
@@ -103,6 +130,7 @@ export const readTool = defineTool({
     const parts: string[] = [];
     let next: { line: number; column?: number } | undefined;
     for (let i = start - 1; i < end; i++) {
+      if ((i & 0xffff) === 0) stopIfCancelled(signal);
       const line = i === start - 1 && column > 1 ? (lines[i] as string).slice(column - 1) : (lines[i] as string);
       const size = encoder.encode(line).length;
       if (used + size > limit) {

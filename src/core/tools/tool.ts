@@ -9,6 +9,7 @@ import type { SteeringService } from '../steering/steeringService';
 import type { OperationRunner, OperationSpec } from '../runner/operationRunner';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
+import type { ContentSearch } from '../ports/contentSearch';
 import type { WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 
@@ -47,6 +48,8 @@ export interface CoreServices {
   readonly runner: OperationRunner;
   /** Works and the developer's instructions to them (steering). */
   readonly steering: SteeringService;
+  /** Content search (the `search` tool): ripgrep and the editor's search settings. */
+  readonly search: ContentSearch;
 }
 
 /** Operator settings for commands, read fresh on every call. */
@@ -81,7 +84,23 @@ export interface ToolContext {
   readonly services: CoreServices;
   /** Aborted when the client cancels the request or the session closes. */
   readonly signal: AbortSignal;
+  /**
+   * Reports progress of a long call, when the client asked for it (MCP `_meta.progressToken`); absent otherwise.
+   * `done` must grow from call to call; `total` when known.
+   */
+  readonly progress?: ProgressReporter;
 }
+
+export type ProgressReporter = (done: number, total?: number, message?: string) => void;
+
+/**
+ * Content a tool returns besides its structured result (an image `read` returns), set on the result under this
+ * key. The dispatcher takes it off the value, so structuredContent and the JSON text block never carry it; the MCP
+ * adapter sends each as a content block after the text block.
+ */
+export const EXTRA_CONTENT = Symbol('codespace.extraContent');
+
+export type ExtraContent = { readonly type: 'image'; readonly data: string; readonly mimeType: string };
 
 /** A tool is data plus a handler; src/mcp loops over the catalogue and registers each. */
 export interface ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {

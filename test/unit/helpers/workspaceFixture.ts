@@ -7,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../../../src/core/ports/logger';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
 import type { FolderInfo } from '../../../src/core/ports/workspaceSource';
+import type { ContentSearch } from '../../../src/core/ports/contentSearch';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import type { AnyTool, CoreServices, Limits } from '../../../src/core/tools/tool';
@@ -68,7 +69,7 @@ export interface Harness {
  */
 export async function connectHarness(
   folders: FolderInfo[],
-  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs } = {},
+  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs; contentSearch?: ContentSearch } = {},
 ): Promise<Harness> {
   const source = options.source ?? new InMemoryWorkspaceSource(folders, options.trusted ?? true);
   const fs = options.fs ?? new SpyWorkspaceFs();
@@ -86,6 +87,7 @@ export async function connectHarness(
       env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
       timeoutMs: () => 0,
       lifetime: 'unit-test',
+      ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
     });
   }
   const services = assembled.services;

@@ -1,0 +1,58 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { SearchSettings } from '../../core/ports/contentSearch';
+
+/**
+ * Where VS Code keeps the ripgrep its own search runs, under its application root: in `node_modules` of a plain
+ * install or code-server, in `node_modules.asar.unpacked` of a packaged desktop build (the binary cannot run from
+ * inside the asar archive, so VS Code unpacks it next to it).
+ */
+export function bundledRipgrepCandidates(appRoot: string, platform: NodeJS.Platform = process.platform): string[] {
+  const exe = platform === 'win32' ? 'rg.exe' : 'rg';
+  return ['node_modules', 'node_modules.asar.unpacked'].map((dir) => path.join(appRoot, dir, '@vscode', 'ripgrep', 'bin', exe));
+}
+
+/** The globs set to true in one exclude setting (entries with a `when` clause are left to the editor). */
+function trueGlobs(section: string, uri: vscode.Uri): string[] {
+  const map = vscode.workspace.getConfiguration(section, uri).get<Record<string, unknown>>('exclude') ?? {};
+  return Object.entries(map)
+    .filter(([, on]) => on === true)
+    .map(([glob]) => glob);
+}
+
+/** The search settings VS Code's own search applies to the folder at `root`. */
+export function editorSearchSettings(root: string): SearchSettings {
+  const uri = vscode.Uri.file(root);
+  const search = vscode.workspace.getConfiguration('search', uri);
+  return {
+    excludes: [...new Set([...trueGlobs('files', uri), ...trueGlobs('search', uri)])],
+    useIgnoreFiles: search.get<boolean>('useIgnoreFiles', true),
+    useParentIgnoreFiles: search.get<boolean>('useParentIgnoreFiles', false),
+    followSymlinks: search.get<boolean>('followSymlinks', true),
+  };
+}
+
+function isExecutableFile(p: string): boolean {
+  try {
+    if (!fs.statSync(p).isFile()) return false;
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What content search runs on in the editor: VS Code's own ripgrep (undefined when it is missing, with the reason)
+ * and the folder's search settings. The composition root hands this to the Node ripgrep adapter.
+ */
+export function editorRipgrep(): { rgPath: string | undefined; source: 'vscode'; settings: (root: string) => SearchSettings; missingReason: string } {
+  const candidates = bundledRipgrepCandidates(vscode.env.appRoot);
+  return {
+    rgPath: candidates.find(isExecutableFile),
+    source: 'vscode',
+    settings: editorSearchSettings,
+    missingReason: `VS Code's ripgrep was not found (looked for ${candidates.join(' and ')}).`,
+  };
+}
