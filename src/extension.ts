@@ -16,7 +16,8 @@ import { ProcessTerminals } from './vscode/processTerminals';
 import { settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { ServerStatusBar } from './vscode/statusBar';
-import { TokenStore } from './vscode/tokenStore';
+import { registerInboxCommands } from './vscode/inboxCommands';
+import { INBOX_TOKEN_KEY, TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
 import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
 
@@ -44,6 +45,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
   log.addSecret(await tokens.load());
+  // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse.
+  const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
+  log.addSecret(await inboxTokens.load());
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const core = await assembleServices({
@@ -62,6 +66,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
+  const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
   const terminals = new ProcessTerminals(core.supervisor, log);
   context.subscriptions.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
   // The editor's view of approvals and of what agents do: the panel, the diff review and the status bar read these.
@@ -70,6 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: (id) => workspaces.list().find((w) => w.id === id)?.root }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, log });
   context.subscriptions.push(panel);
+  context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => context.subscriptions.push(core.supervisor.addSecret(t))));
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     // Older tokens stay masked too; every registration is released when the extension deactivates.
@@ -80,6 +86,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     createServer: () => createToolServer({ dispatcher: core.dispatcher, version }),
     token: () => tokens.get(),
     logger: log,
+    inbox: { steering: core.steering, token: () => inboxTokens.get(), logger: log },
   });
 
   context.subscriptions.push(
@@ -87,6 +94,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     host,
     new ServerStatusBar(host),
     ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME }),
+    ...registerInboxCommands({ server: host, tokens: inboxTokens, log }),
     registerMcpDefinitionProvider(host, tokens, version),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network')) {

@@ -14,4 +14,6 @@ export const COMMANDS = {
   nextReviewFile: 'codespace.nextReviewFile',
   previousReviewFile: 'codespace.previousReviewFile',
   openPreview: 'codespace.openPreview',
+  copyInboxToken: 'codespace.copyInboxToken',
+  rotateInboxToken: 'codespace.rotateInboxToken',
 } as const;
