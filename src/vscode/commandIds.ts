@@ -18,4 +18,6 @@ export const COMMANDS = {
   reviewWork: 'codespace.reviewWork',
   commitReviewedWork: 'codespace.commitReviewedWork',
   connectAgent: 'codespace.connectAgent',
+  copyInboxToken: 'codespace.copyInboxToken',
+  rotateInboxToken: 'codespace.rotateInboxToken',
 } as const;

@@ -89,6 +89,8 @@ export interface ToolContext {
    * `done` must grow from call to call; `total` when known.
    */
   readonly progress?: ProgressReporter;
+  /** The MCP session of the call (absent for callers without one): a work it opens is its open work. */
+  readonly session?: string;
 }
 
 export type ProgressReporter = (done: number, total?: number, message?: string) => void;
