@@ -48,7 +48,8 @@ async function runIntegration() {
   const fixtures = copyFixtures({
     workspace: 'multi.code-workspace',
     tmpRoot,
-    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR },
+    // CODESPACE_TEST_FILES=panel,workReview runs only the integration files whose names contain one of the parts.
+    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR, ...(process.env.CODESPACE_TEST_FILES ? { files: process.env.CODESPACE_TEST_FILES } : {}) },
   });
   log(`workspace copy: ${fixtures.openPath}`);
 

@@ -17,6 +17,8 @@ export interface RunnerInfo {
   readonly runner: string;
   /** Absolute directory where screenshots and other artifacts may be written. */
   readonly screenshotDir?: string;
+  /** Comma-separated parts of test file names: only those files run (from CODESPACE_TEST_FILES). */
+  readonly files?: string;
 }
 
 /** Reads `.codespace-test.json` from the first workspace folder, or undefined when the launcher wrote none. */
@@ -40,7 +42,8 @@ function findTests(dir: string): string[] {
 
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec' });
-  for (const file of findTests(__dirname)) mocha.addFile(file);
+  const only = readRunnerInfo()?.files?.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  for (const file of findTests(__dirname)) if (!only || only.some((p) => path.basename(file).includes(p))) mocha.addFile(file);
   return new Promise((resolve, reject) => {
     try {
       mocha.run((failures) => {
