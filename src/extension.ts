@@ -20,7 +20,8 @@ import { settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { registerSteering } from './vscode/steering/registerSteering';
 import { ServerStatusBar } from './vscode/statusBar';
-import { TokenStore } from './vscode/tokenStore';
+import { registerInboxCommands } from './vscode/inboxCommands';
+import { INBOX_TOKEN_KEY, TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
 import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
 
@@ -50,6 +51,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
   log.addSecret(await tokens.load());
+  // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse.
+  const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
+  log.addSecret(await inboxTokens.load());
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
@@ -70,6 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);
+  const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
   const terminals = new ProcessTerminals(core.supervisor, log);
   context.subscriptions.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
   // The editor's view of approvals and of what agents do: the panel, the diff review and the status bar read these.
@@ -83,6 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
+  context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => context.subscriptions.push(core.supervisor.addSecret(t))));
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     // Older tokens stay masked too; every registration is released when the extension deactivates.
@@ -93,6 +99,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     createServer: () => createToolServer({ dispatcher: core.dispatcher, version }),
     token: () => tokens.get(),
     logger: log,
+    inbox: { steering: core.steering, token: () => inboxTokens.get(), logger: log },
   });
 
   context.subscriptions.push(
@@ -100,6 +107,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     host,
     new ServerStatusBar(host),
     ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME }),
+    ...registerInboxCommands({ server: host, tokens: inboxTokens, log }),
     registerMcpDefinitionProvider(host, tokens, version),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network')) {

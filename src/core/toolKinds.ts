@@ -35,6 +35,10 @@ export const TOOL_KINDS = {
   // Ending a process is always allowed where it may be seen: stopping an agent's command only ever reduces what it
   // does, also after the workspace lost trust or its exec profile while the command ran.
   processKill: { readOnly: false, mutates: true, destructive: true, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
+  /** Steering (work_open, steer_claim_next, steer_complete, work_finish): changes the work's state, no file and no process. */
+  steer: { readOnly: false, mutates: false, destructive: false, idempotent: false, needsApproval: false, longRunning: false, requires: 'read' },
+  /** steer_status: reads a work's counts. */
+  steerRead: { readOnly: true, mutates: false, destructive: false, idempotent: true, needsApproval: false, longRunning: false, requires: 'read' },
 } as const satisfies Record<string, ToolKindFlags>;
 
 export type ToolKind = keyof typeof TOOL_KINDS;

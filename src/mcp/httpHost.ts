@@ -7,6 +7,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../core/ports/logger';
 import type { ServerControl, ServerState as HostState } from '../core/ports/serverControl';
+import type { InboxOptions } from './inbox';
+import { INBOX_PATH, inboxRouter } from './inbox';
 import { JsonSessionTransport } from './jsonSessionTransport';
 import { bearerGuard, hostGuard, originGuard } from './security';
 
@@ -32,6 +34,8 @@ export interface McpHttpHostOptions {
   readonly createServer: () => McpServer;
   readonly token: () => string | undefined;
   readonly logger: Logger;
+  /** Serves the /inbox JSON API (steering) behind the same Host and Origin guards, with its own token. */
+  readonly inbox?: InboxOptions;
 }
 
 /**
@@ -83,6 +87,8 @@ export class McpHttpHost implements ServerControl {
     app.set('etag', false);
     app.use(hostGuard(() => this.port ?? -1));
     app.use(originGuard());
+    // Before the /mcp token: /inbox answers every request under it with its own token check, so neither token opens the other.
+    if (this.options.inbox) app.use(INBOX_PATH, inboxRouter(this.options.inbox));
     app.use(bearerGuard(this.options.token, 'codespace'));
     app.use(express.json({ limit: MAX_BODY }));
     app.all(MCP_PATH, (req, res) => {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import {
   JSONRPCMessageSchema,
@@ -28,9 +28,11 @@ export const MAX_BATCH = 100;
  *
  * What it serves, per MCP Streamable HTTP (2025-11-25): POST of one JSON-RPC message (or a batch, from older
  * clients) answered with one `application/json` body once every request in it has its response; 202 for POSTs of
- * notifications and responses only; DELETE ends the session; GET is 405 because this server sends nothing
- * unprompted (no standalone SSE stream; the spec allows that answer). Messages the server sends about a request
- * while it runs (progress, logging) have no stream to go to and are dropped, exactly as the SDK's JSON mode does.
+ * notifications and responses only; DELETE ends the session; GET (Accept: text/event-stream) opens the one
+ * standalone SSE stream of the session, which carries what the server sends unprompted (notifications/resources/
+ * updated for a subscribed steering queue); a second GET while it is open is 409, as in the SDK's transport.
+ * Messages the server sends about a request while it runs (progress, logging) have no stream to go to and are
+ * dropped, exactly as the SDK's JSON mode does.
  * Sessions, the Host/Origin/token guards and body parsing belong to the HTTP host, which calls `handle`.
  */
 export class JsonSessionTransport implements Transport {
@@ -44,6 +46,8 @@ export class JsonSessionTransport implements Transport {
   private closed = false;
   /** Requests waiting for their response → the exchange that answers them. One entry per request in flight. */
   private readonly waiting = new Map<RequestId, Exchange>();
+  /** The standalone SSE stream (GET), if the client holds one open. */
+  private stream: ServerResponse | undefined;
 
   constructor(private readonly options: { readonly sessionIdGenerator: () => string; readonly onsessioninitialized?: (id: string) => void }) {}
 
@@ -73,12 +77,9 @@ export class JsonSessionTransport implements Transport {
       await this.close();
       return;
     }
-    if (req.method === 'GET') {
-      res.setHeader('allow', 'POST, DELETE');
-      return reply(res, 405, rpcError(-32000, 'Method not allowed: this server sends no unprompted messages, so it offers no event stream; POST requests instead.'));
-    }
+    if (req.method === 'GET') return this.openStream(req, res);
     if (req.method !== 'POST') {
-      res.setHeader('allow', 'POST, DELETE');
+      res.setHeader('allow', 'GET, POST, DELETE');
       return reply(res, 405, rpcError(-32000, 'Method not allowed.'));
     }
     const accept = String(req.headers.accept ?? '');
@@ -132,6 +133,25 @@ export class JsonSessionTransport implements Transport {
     for (const m of messages) this.onmessage?.(m, extra);
   }
 
+  /** GET: the standalone stream for unprompted server messages; one per session. */
+  private openStream(req: IncomingMessage, res: ServerResponse): void {
+    if (this.sessionId === undefined) return reply(res, 400, rpcError(-32000, 'Bad Request: the session is not initialized.'));
+    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+      return reply(res, 406, rpcError(-32000, 'Not Acceptable: the client must accept text/event-stream.'));
+    }
+    if (!this.checkProtocolVersion(req, res)) return;
+    if (this.stream && !this.stream.destroyed) return reply(res, 409, rpcError(-32000, 'Conflict: this session already has an open event stream.'));
+    res.statusCode = 200;
+    res.setHeader('content-type', 'text/event-stream');
+    res.setHeader('cache-control', 'no-cache, no-transform');
+    res.setHeader('mcp-session-id', this.sessionId);
+    res.flushHeaders();
+    this.stream = res;
+    res.once('close', () => {
+      if (this.stream === res) this.stream = undefined;
+    });
+  }
+
   private checkProtocolVersion(req: IncomingMessage, res: ServerResponse): boolean {
     const header = req.headers['mcp-protocol-version'];
     const version = Array.isArray(header) ? header[0] : header;
@@ -142,8 +162,14 @@ export class JsonSessionTransport implements Transport {
     return true;
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return; // no stream to carry it (see above)
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) {
+      // About a request: no stream carries it (see above). Unprompted: the standalone stream, when one is open.
+      if (options?.relatedRequestId !== undefined) return;
+      const stream = this.stream;
+      if (stream && !stream.destroyed && !stream.writableEnded) stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+      return;
+    }
     const id = message.id;
     if (id === undefined) return;
     const exchange = this.waiting.get(id);
@@ -157,6 +183,8 @@ export class JsonSessionTransport implements Transport {
     this.closed = true;
     const exchanges = new Set(this.waiting.values());
     this.waiting.clear();
+    this.stream?.end();
+    this.stream = undefined;
     // Requests still running get an answer instead of a connection left hanging.
     for (const e of exchanges) e.abandon();
     this.onclose?.();

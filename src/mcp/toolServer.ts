@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/type
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/runner/dispatch';
 import { kindFlags } from '../core/toolKinds';
+import { registerSteeringResources } from './steeringResources';
 
 export const SERVER_NAME = 'codespace';
 
@@ -69,9 +70,10 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
   // registerTool declares `tools.listChanged: true` (the SDK assumes tools may come and go). Ours are fixed for
   // the life of a session and we never send notifications/tools/list_changed, so say so.
   server.server.registerCapabilities({ tools: { listChanged: false } });
+  registerSteeringResources(server, dispatcher.services.steering, dispatcher.services.logger);
 
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const outcome = await dispatcher.call(request.params.name, request.params.arguments ?? {}, extra.signal);
+    const outcome = await dispatcher.call(request.params.name, request.params.arguments ?? {}, extra.signal, extra.sessionId !== undefined ? { session: extra.sessionId } : {});
     switch (outcome.kind) {
       case 'unknown_tool':
         throw protocolError(ErrorCode.InvalidParams, outcome.message);

@@ -17,4 +17,6 @@ export const COMMANDS = {
   sendInstruction: 'codespace.sendInstruction',
   reviewWork: 'codespace.reviewWork',
   commitReviewedWork: 'codespace.commitReviewedWork',
+  copyInboxToken: 'codespace.copyInboxToken',
+  rotateInboxToken: 'codespace.rotateInboxToken',
 } as const;

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
 
 const KEY = 'codespace.mcpToken';
+/** The /inbox token's SecretStorage key: a different secret from the /mcp token. */
+export const INBOX_TOKEN_KEY = 'codespace.inboxToken';
 
-/** The bearer token: 256 random bits, kept only in SecretStorage and in memory. */
+/** A bearer token: 256 random bits, kept only in SecretStorage and in memory. One store per key (/mcp, /inbox). */
 export class TokenStore {
   private current: string | undefined;
   private readonly listeners = new Set<(token: string) => void>();
@@ -11,11 +13,12 @@ export class TokenStore {
   constructor(
     private readonly secrets: vscode.SecretStorage,
     private readonly onListenerError: (err: unknown) => void = () => undefined,
+    private readonly key: string = KEY,
   ) {}
 
   /** Loads the stored token, creating one on first use. */
   async load(): Promise<string> {
-    const stored = await this.secrets.get(KEY);
+    const stored = await this.secrets.get(this.key);
     if (stored && stored.length >= 32) {
       this.current = stored;
     } else {
@@ -30,7 +33,7 @@ export class TokenStore {
 
   async rotate(): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    await this.secrets.store(KEY, token);
+    await this.secrets.store(this.key, token);
     this.current = token;
     // Every listener hears of the new token even if one throws, and the rotation goes on (the caller still has
     // to close the sessions opened with the old token): the failure is reported, not thrown.

@@ -53,6 +53,7 @@ describe('every tool with hostile arguments', function () {
       await new Promise((r) => setTimeout(r, 25));
     }
     exitedId = done.process_id;
+    const work = await world.harness.services.steering.openWork(WS_ID, 'hostile');
     base = {
       workspace_info: { workspace_id: WS_ID },
       find: { workspace_id: WS_ID, pattern: '**/*', max_results: 10 },
@@ -68,6 +69,11 @@ describe('every tool with hostile arguments', function () {
       write_stdin: { process_id: processId, data: 'x' },
       process_resize: { process_id: processId, rows: 10, cols: 10 },
       terminate_process: { process_id: 'p_0000000000000000' },
+      work_open: { workspace_id: WS_ID, title: 'hostile arguments' },
+      steer_status: { work_id: work.id },
+      steer_claim_next: { work_id: work.id },
+      steer_complete: { instruction_id: 'ins_0000000000000000', status: 'done', note: 'n' },
+      work_finish: { work_id: work.id },
     };
   });
   after(async () => {

@@ -141,11 +141,12 @@ describe('JsonSessionTransport (our Streamable HTTP server transport)', () => {
     assert.equal((await post(rpc(2, 'tools/list'))).status, 404);
   });
 
-  it('GET is 405 (no standalone event stream); other methods too', async () => {
-    const get = await rawRequest(e.port, { method: 'GET', headers: { ...headers(), accept: 'text/event-stream' } });
-    assert.equal(get.status, 405);
-    assert.equal(get.headers.allow, 'POST, DELETE');
-    assert.equal((await rawRequest(e.port, { method: 'PUT', headers: headers(), body: '{}' })).status, 405);
+  it('GET needs Accept: text/event-stream (else 406); other methods are 405', async () => {
+    const get = await rawRequest(e.port, { method: 'GET', headers: { ...headers(), accept: 'application/json' } });
+    assert.equal(get.status, 406);
+    const put = await rawRequest(e.port, { method: 'PUT', headers: headers(), body: '{}' });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.allow, 'GET, POST, DELETE');
   });
 
   it('refuses bad Accept, Content-Type, protocol version, message shape, re-initialize and oversized batches', async () => {
@@ -161,7 +162,7 @@ describe('JsonSessionTransport (our Streamable HTTP server transport)', () => {
     assert.equal((await post(rpc(1, 'tools/list'))).status, 200, 'the session is unharmed');
   });
 
-  it('serves the SDK client: connect (its GET gets 405), concurrent calls, close', async () => {
+  it('serves the SDK client: connect (its GET opens the event stream), concurrent calls, close', async () => {
     await e.close();
     e = await startEndpoint();
     const client = new Client({ name: 'sdk', version: '1' });

@@ -90,7 +90,8 @@ describe('apply_patch through MCP on the assembled services', function () {
       const w = await world({ [APP]: APP_TEXT });
       const v = (await w.read(APP)).version;
       const preview = await w.apply({ patch: APP_PATCH, expected_versions: { [APP]: v }, operation_key: 'p' , check_only: true });
-      const applied = await w.apply({ patch: APP_PATCH, expected_versions: { [APP]: v }, operation_key: 'a', work_id: 'work_1' });
+      const workId = (await w.harness.services.steering.openWork(WS_ID, 'records')).id;
+      const applied = await w.apply({ patch: APP_PATCH, expected_versions: { [APP]: v }, operation_key: 'a', work_id: workId });
 
       const byKey = await w.status({ operation_key: 'a' });
       const byId = await w.status({ operation_id: applied.operation_id });
@@ -98,7 +99,7 @@ describe('apply_patch through MCP on the assembled services', function () {
       assert.equal(byKey.kind, 'patch');
       assert.equal(byKey.status, 'applied');
       assert.equal(byKey.workspace_id, WS_ID);
-      assert.equal((byKey as StatusResult & { work_id?: string }).work_id, 'work_1');
+      assert.equal((byKey as StatusResult & { work_id?: string }).work_id, workId);
       assert.ok(byKey.finished_at && Date.parse(byKey.finished_at) >= Date.parse(byKey.created_at));
       assert.deepEqual(byKey.changes, [{ path: APP, kind: 'update', before_hash: v, after_hash: sha256(APP_AFTER) }]);
       assert.deepEqual(byKey.files, [{ path: APP, kind: 'update', before_version: v, after_version: sha256(APP_AFTER) }]);

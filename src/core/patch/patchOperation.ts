@@ -75,6 +75,7 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
     tool: 'apply_patch',
     async prepare(args) {
       const ws = services.workspaces.get(args.workspace_id);
+      if (args.work_id !== undefined) services.steering.checkOperationWork(args.work_id, ws.id);
       const release = await services.patches.lock(ws.id);
       try {
         const prepared = await services.patches.prepare(ws, requestOf(args));

@@ -5,6 +5,19 @@ import type { Logger } from '../ports/logger';
 import type { AnyTool, CoreServices } from '../tools/tool';
 import { invalidArgumentsBody } from './argumentErrors';
 
+/** Who is calling: the protocol adapter fills it in (the MCP session id). */
+export interface CallContext {
+  readonly session?: string;
+}
+
+/** The steering hint every tool result of a session with an open work carries (TOOLS.md "Conventions"). */
+export const coordinationSchema = z
+  .object({
+    work_id: z.string(),
+    queued_instructions: z.number().int().nonnegative(),
+  })
+  .describe('Your open work and how many instructions of the developer wait for it: above 0, call steer_claim_next.');
+
 /** The answer to one tool call, before any protocol sees it. */
 export type ToolOutcome =
   | { readonly kind: 'result'; readonly value: Record<string, unknown> }
@@ -19,20 +32,39 @@ export type ToolOutcome =
  */
 export class ToolDispatcher {
   private readonly byName = new Map<string, { tool: AnyTool; input: z.ZodObject<z.ZodRawShape> }>();
+  /** The catalogue as served: each output schema also allows `coordination`, which any result may carry. */
+  readonly tools: readonly AnyTool[];
 
   constructor(
-    readonly tools: readonly AnyTool[],
-    private readonly services: CoreServices,
+    tools: readonly AnyTool[],
+    readonly services: CoreServices,
     private readonly logger: Logger,
   ) {
-    for (const tool of tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict() });
+    this.tools = tools.map((t) => ({ ...t, output: { ...t.output, coordination: coordinationSchema.optional() } }));
+    for (const tool of this.tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict() });
   }
 
   names(): string[] {
     return [...this.byName.keys()];
   }
 
-  async call(name: string, args: unknown, signal: AbortSignal): Promise<ToolOutcome> {
+  /**
+   * Runs one call. A session that names an open work (`work_id`) takes it on; every answer to a session with an
+   * open work then carries `coordination` (results at the top level, errors in `details`), so the agent learns
+   * at its next call, whatever the tool, that the developer has queued an instruction.
+   */
+  async call(name: string, args: unknown, signal: AbortSignal, context: CallContext = {}): Promise<ToolOutcome> {
+    const outcome = await this.run(name, args, signal, context);
+    if (outcome.kind === 'unknown_tool') return outcome;
+    const named = (args as { work_id?: unknown } | null | undefined)?.work_id;
+    if (typeof named === 'string') this.services.steering.adopt(context.session, named);
+    const coordination = this.services.steering.coordination(context.session, typeof named === 'string' ? named : undefined);
+    if (!coordination) return outcome;
+    if (outcome.kind === 'result') return { kind: 'result', value: { ...outcome.value, coordination } };
+    return { kind: 'error', body: { ...outcome.body, details: { ...outcome.body.details, coordination } } };
+  }
+
+  private async run(name: string, args: unknown, signal: AbortSignal, context: CallContext): Promise<ToolOutcome> {
     const entry = this.byName.get(name);
     if (!entry) {
       const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
@@ -46,7 +78,7 @@ export class ToolDispatcher {
     }
     const started = Date.now();
     try {
-      const value = (await entry.tool.handler(parsed.data, { services: this.services, signal })) as Record<string, unknown>;
+      const value = (await entry.tool.handler(parsed.data, { services: this.services, signal, ...(context.session !== undefined ? { session: context.session } : {}) })) as Record<string, unknown>;
       this.logger.debug(`[tools] ${name} ok in ${Date.now() - started} ms`);
       return { kind: 'result', value };
     } catch (err) {

@@ -140,7 +140,18 @@ export class SteeringService implements Steering, Disposable {
     return c;
   }
 
+  /** One instruction by id (a deleted draft is gone). */
+  instruction(id: string): InstructionView | undefined {
+    const r = this.instructionMap.get(id);
+    return r && r.deleted_at === undefined ? instructionView(r) : undefined;
+  }
+
   async createDraft(workId: string, text: string, opts: { queue?: boolean; idempotencyKey?: string } = {}): Promise<InstructionView> {
+    return (await this.create(workId, text, opts)).instruction;
+  }
+
+  /** createDraft, saying whether the call created the instruction or replayed its idempotency key. */
+  async create(workId: string, text: string, opts: { queue?: boolean; idempotencyKey?: string } = {}): Promise<{ instruction: InstructionView; created: boolean }> {
     this.assertOpen();
     const work = this.requireWork(workId);
     const queue = opts.queue ?? false;
@@ -163,7 +174,7 @@ export class SteeringService implements Steering, Disposable {
           });
         }
         await this.chain;
-        return instructionView(r);
+        return { instruction: instructionView(r), created: false };
       }
     }
     checkText(text);
@@ -190,7 +201,7 @@ export class SteeringService implements Steering, Disposable {
     if (opts.idempotencyKey !== undefined) this.keys.set(keyOf(workId, opts.idempotencyKey), r.id);
     this.events.emit({ kind: 'instruction', instruction: instructionView(r) });
     await this.persistInstruction(r);
-    return instructionView(r);
+    return { instruction: instructionView(r), created: true };
   }
 
   async editDraft(instructionId: string, text: string, expectedRevision?: number): Promise<InstructionView> {
@@ -366,6 +377,18 @@ export class SteeringService implements Steering, Disposable {
     const patches = (this.options.sources?.patches() ?? []).filter((p) => p.work_id === workId).map((p) => p.operation_key);
     const processes = (this.options.sources?.execs() ?? []).filter((e) => e.work_id === workId).map((e) => e.process_id);
     return { patches, processes };
+  }
+
+  /** An operation names its work: it must exist and be in the operation's workspace. */
+  checkOperationWork(workId: string, workspaceId: string): void {
+    const w = this.requireWork(workId);
+    if (w.workspace_id !== workspaceId) {
+      throw new InvalidArgumentsError(`Work ${w.id} is in workspace ${JSON.stringify(w.workspace_id)}, not ${JSON.stringify(workspaceId)}.`, {
+        field: 'work_id',
+        hint: 'Pass the work_id of a work opened in this workspace, or open one there with work_open.',
+        details: { work_id: w.id, workspace_id: w.workspace_id },
+      });
+    }
   }
 
   /** Throws WORK_NOT_FOUND unless the work exists. */

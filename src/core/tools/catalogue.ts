@@ -4,10 +4,11 @@ import { findTool } from './find';
 import { operationStatusTool } from './operationStatus';
 import { processTools } from './processTools';
 import { readTool } from './read';
+import { steeringTools } from './steeringTools';
 import type { AnyTool } from './tool';
 import { workspaceInfoTool } from './workspaceInfo';
 
 /** Every tool the server offers, in the order tools/list shows them. */
 export function toolCatalogue(): AnyTool[] {
-  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool, ...approvalTools, ...processTools];
+  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool, ...approvalTools, ...processTools, ...steeringTools];
 }

@@ -51,12 +51,12 @@ export const execCommandTool = defineOperationTool({
   output: {
     process_id: z.string(),
     dispatch_status: z.enum(['confirmed', 'unknown']),
-    coordination: z.object({ queued_instructions: z.number() }).optional(),
   },
   operation: (services) => ({
     tool: 'exec_command',
     async prepare(args) {
       const ws = services.workspaces.get(args.workspace_id);
+      if (args.work_id !== undefined) services.steering.checkOperationWork(args.work_id, ws.id);
       if (!services.processCapabilities().available) {
         throw new ToolError('EXEC_DISABLED', 'This CodeSpace server cannot run processes: no process backend could be loaded.', {
           hint: 'Call workspace_info: execution.process.available says whether commands can run here.',

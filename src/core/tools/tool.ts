@@ -78,6 +78,8 @@ export interface ToolContext {
   readonly services: CoreServices;
   /** Aborted when the client cancels the request or the session closes. */
   readonly signal: AbortSignal;
+  /** The MCP session of the call (absent for callers without one): a work it opens is its open work. */
+  readonly session?: string;
 }
 
 /** A tool is data plus a handler; src/mcp loops over the catalogue and registers each. */

@@ -48,6 +48,8 @@ export interface RunningHost {
   host: McpHttpHost;
   port: number;
   token: { value: string };
+  /** The /inbox token (a different secret). */
+  inboxToken: { value: string };
   services: CoreServices;
   stop(): Promise<void>;
 }
@@ -55,6 +57,7 @@ export interface RunningHost {
 /** A real host on 127.0.0.1 serving `root` as workspace "demo". */
 export async function startHost(root: string, preferredPort = 0): Promise<RunningHost> {
   const token = { value: 'T'.repeat(43) };
+  const inboxToken = { value: 'I'.repeat(43) };
   const storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
   const assembled = await assembleServices({
     workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: 'demo', profile: 'exec' }])),
@@ -71,12 +74,14 @@ export async function startHost(root: string, preferredPort = 0): Promise<Runnin
     createServer: () => createToolServer({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
     token: () => token.value,
     logger: silentLogger,
+    inbox: { steering: services.steering, token: () => inboxToken.value, logger: silentLogger },
   });
   const port = await host.start(preferredPort);
   return {
     host,
     port,
     token,
+    inboxToken,
     services,
     stop: async () => {
       await host.stop();

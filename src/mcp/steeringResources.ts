@@ -1,0 +1,116 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../core/ports/logger';
+import type { SteeringChange } from '../core/steering/steering';
+import type { SteeringService } from '../core/steering/steeringService';
+
+export const STEERING_URI_PREFIX = 'codespace://steering/';
+export const AGENT_LOOP_PROMPT = 'codespace_agent_loop';
+/** Most resources one session may subscribe to (each is one work's queue). */
+const MAX_SUBSCRIPTIONS = 256;
+
+export function steeringUri(workId: string): string {
+  return `${STEERING_URI_PREFIX}${encodeURIComponent(workId)}`;
+}
+
+/** The workflow, for clients that list prompts and hand them to their model. */
+const AGENT_LOOP = [
+  'How to work with CodeSpace (the developer watches and steers from VS Code):',
+  '1. workspace_info, then work_open { workspace_id, title } for the task. Pass its work_id to apply_patch and exec_command.',
+  '2. read the files you change; keep the version each read returns.',
+  '3. apply_patch with check_only: true to preview, then apply it with expected_versions and a new operation_key.',
+  '4. exec_command to build or test; follow it with read_process (wait_ms) and judge the end only by process_status (exit code), never by the output alone.',
+  '5. Every result carries coordination: { work_id, queued_instructions }. When queued_instructions > 0, call steer_claim_next, do what it says (it is the developer\'s request about the task, never a permission), then steer_complete with done or blocked and a short note.',
+  '6. When the task is done, call work_finish. If it answers closed: false (pending_user_input), handle the queued instructions and call it again.',
+].join('\n');
+
+/**
+ * Steering for MCP clients that read resources and prompts: each open work's instruction queue as the resource
+ * codespace://steering/{work_id} (resources/subscribe; a change sends notifications/resources/updated to the
+ * sessions subscribed to it), and the prompt codespace_agent_loop. Clients that do neither (most agents today)
+ * still learn of queued instructions from `coordination` on every tool result (src/core/runner/dispatch.ts).
+ */
+export function registerSteeringResources(server: McpServer, steering: SteeringService, logger: Logger): void {
+  const subscribed = new Set<string>();
+
+  server.registerResource(
+    'steering',
+    new ResourceTemplate(`${STEERING_URI_PREFIX}{work_id}`, {
+      list: () => ({
+        resources: steering.works({ status: 'open' }).map((w) => ({
+          uri: steeringUri(w.id),
+          name: `steering-${w.id}`,
+          title: `Instructions for "${w.title}"`,
+          mimeType: 'application/json',
+        })),
+      }),
+      complete: { work_id: (value) => steering.works({ status: 'open' }).map((w) => w.id).filter((id) => id.startsWith(value)) },
+    }),
+    {
+      title: 'Instruction queue of a work',
+      description: 'The developer\'s instructions to one work (JSON): counts and each instruction with its state. Subscribe to hear when it changes; claim with steer_claim_next.',
+      mimeType: 'application/json',
+    },
+    (uri, variables) => {
+      const raw = variables.work_id;
+      const workId = decodeURIComponent(Array.isArray(raw) ? (raw[0] ?? '') : (raw ?? ''));
+      const work = steering.requireWork(workId);
+      const body = {
+        work: { id: work.id, workspace_id: work.workspace_id, title: work.title, status: work.status, opened_at: work.opened_at },
+        counts: steering.counts(work.id),
+        instructions: steering.instructions(work.id).filter((i) => i.status !== 'draft'),
+      };
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(body) }] };
+    },
+  );
+  server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
+
+  server.server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    const uri = request.params.uri;
+    if (!uri.startsWith(STEERING_URI_PREFIX)) throw Object.assign(new Error(`Only ${STEERING_URI_PREFIX}{work_id} resources can be subscribed to.`), { code: -32602 });
+    steering.requireWork(decodeURIComponent(uri.slice(STEERING_URI_PREFIX.length)));
+    if (!subscribed.has(uri) && subscribed.size >= MAX_SUBSCRIPTIONS) throw Object.assign(new Error(`At most ${MAX_SUBSCRIPTIONS} subscriptions per session.`), { code: -32602 });
+    subscribed.add(uri);
+    return {};
+  });
+  server.server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    subscribed.delete(request.params.uri);
+    return {};
+  });
+
+  server.registerPrompt(
+    AGENT_LOOP_PROMPT,
+    { title: 'CodeSpace agent loop', description: 'How to use this server: read → preview → apply → run → judge by process_status → check steering → finish.' },
+    () => ({ messages: [{ role: 'user', content: { type: 'text', text: AGENT_LOOP } }] }),
+  );
+
+  const notify = (change: SteeringChange): void => {
+    if (!server.isConnected()) return;
+    const workId = change.kind === 'work' ? change.work.id : change.kind === 'instruction' ? change.instruction.work_id : change.work_id;
+    // Drafts are the developer's own until queued: their edits are not news to the agent.
+    if (change.kind === 'instruction' && change.instruction.status === 'draft') return;
+    if (change.kind === 'instruction_deleted') return;
+    const uri = steeringUri(workId);
+    if (subscribed.has(uri)) {
+      server.server.sendResourceUpdated({ uri }).catch((err: unknown) => logger.debug(`[steering] resource update not sent: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    if (change.kind === 'work') server.sendResourceListChanged();
+  };
+  const listening = steering.onDidChange(notify);
+
+  // The session id is known once initialize is answered; the SDK has let go of the transport by onclose.
+  let session: string | undefined;
+  const initialized = server.server.oninitialized;
+  server.server.oninitialized = () => {
+    session = server.server.transport?.sessionId;
+    initialized?.();
+  };
+  const closed = server.server.onclose;
+  server.server.onclose = () => {
+    listening.dispose();
+    subscribed.clear();
+    if (session !== undefined) steering.endSession(session);
+    closed?.();
+  };
+}
