@@ -116,6 +116,7 @@ describe('work review and reviewed commit (git)', function () {
     assert.ok(edit);
     assert.equal(vscode.Uri.parse(edit.left).scheme, 'codespace-work');
     assert.equal(vscode.Uri.parse(edit.right).toString(), vscode.Uri.file(file('review/edit.txt')).toString(), 'the right side is the file on disk');
+    assert.equal(vscode.Uri.parse(edit.left).path, vscode.Uri.parse(edit.right).path, 'both sides share the path (no rename shown)');
     assert.equal(dec.decode(await vscode.workspace.fs.readFile(vscode.Uri.parse(edit.left))), 'line 1\nline 2\n', 'the left side is the baseline');
     const added = files.find((f) => f.path === 'review/added by command.txt');
     assert.equal((await vscode.workspace.fs.readFile(vscode.Uri.parse(added?.left ?? ''))).byteLength, 0, 'an added file has an empty left side');
@@ -126,11 +127,11 @@ describe('work review and reviewed commit (git)', function () {
     // The multi-file diff editor shows those pairs.
     const tab = await waitFor('the work review tab is open', () => allTabs().find((t) => t.label.startsWith('CodeSpace work review: work review e2e')));
     const pairs = multiDiffPairs(tab);
-    if (pairs) {
-      const shown = new Map(pairs.map((p) => [p.modified, p.original]));
-      assert.equal(shown.get(edit.right), edit.left, 'edit.txt: baseline on the left, disk on the right');
-      assert.equal(shown.get(added?.right ?? ''), added?.left);
-    }
+    assert.ok(pairs, 'the review is one multi-file diff tab');
+    const shown = new Map(pairs.map((p) => [p.modified, p.original]));
+    assert.equal(shown.get(edit.right), edit.left, 'edit.txt: baseline on the left, disk on the right');
+    assert.equal(shown.get(added?.right ?? ''), added?.left, 'the added file: empty on the left, disk on the right');
+    assert.equal(shown.get(deleted?.right ?? ''), deleted?.left, 'the deleted file: the baseline on the left, empty on the right');
 
     const before = git('rev-parse', 'HEAD').trim();
     const c = await vscode.commands.executeCommand<ReviewResult>('codespace.commitReviewedWork', workId, 'Reviewed: work review e2e');
