@@ -22,21 +22,34 @@ export const MAX_REVIEW_FILES = 500;
 
 type WorkSide = 'baseline' | 'deleted';
 
-/** `codespace-work://baseline.<work id>/<path>` (the left side), `codespace-work://deleted.<work id>/<path>` (the empty right side of a deleted file). */
-export function toWorkUri(workId: string, side: WorkSide, file: string): vscode.Uri {
+/**
+ * `codespace-work://baseline.<work id>/<path of the file on disk>` (the left side) and
+ * `codespace-work://deleted.<work id>/<…>` (the empty right side of a deleted file). The path is the one of the
+ * file's `file:` URI, so both sides of a file share it: the multi-file diff editor flags a rename whenever the two
+ * paths differ.
+ */
+export function toWorkUri(workId: string, side: WorkSide, root: string, file: string): vscode.Uri {
   if (workId === '' || workId.includes('\0')) throw new Error(`work URI: invalid work id ${JSON.stringify(workId)}`);
   if (!validPath(file)) throw new Error(`work URI: invalid path ${JSON.stringify(file)}`);
-  return vscode.Uri.from({ scheme: WORK_SCHEME, authority: `${side}.${encodeId(workId)}`, path: `/${file}` });
+  return vscode.Uri.from({ scheme: WORK_SCHEME, authority: `${side}.${encodeId(workId)}`, path: vscode.Uri.file(diskPath(root, file)).path });
 }
 
-export function fromWorkUri(uri: vscode.Uri): { workId: string; side: WorkSide; path: string } | undefined {
+/** The work, side and `file:` URI path a work URI names, or undefined for anything else. */
+export function fromWorkUri(uri: vscode.Uri): { workId: string; side: WorkSide; uriPath: string } | undefined {
   if (uri.scheme !== WORK_SCHEME || uri.query !== '' || uri.fragment !== '') return undefined;
   const m = /^(baseline|deleted)\.(.+)$/.exec(uri.authority);
   if (!m || !uri.path.startsWith('/')) return undefined;
   const workId = decodeId(m[2] as string);
-  const file = uri.path.slice(1);
-  if (workId === undefined || encodeId(workId) !== m[2] || !validPath(file)) return undefined;
-  return { workId, side: m[1] as WorkSide, path: file };
+  if (workId === undefined || encodeId(workId) !== m[2]) return undefined;
+  return { workId, side: m[1] as WorkSide, uriPath: uri.path };
+}
+
+/** The workspace-relative path of a work URI's file under `root`, or undefined when it is not under it. */
+function relativeTo(root: string, uriPath: string): string | undefined {
+  const base = vscode.Uri.file(root).path.replace(/\/$/, '');
+  if (!uriPath.startsWith(`${base}/`)) return undefined;
+  const rel = uriPath.slice(base.length + 1);
+  return validPath(rel) ? rel : undefined;
 }
 
 /** One file of an open review, with what its right side held when the review opened (null: no file). */
@@ -116,15 +129,16 @@ class WorkBaselineFileSystem implements vscode.FileSystemProvider {
   private async content(uri: vscode.Uri): Promise<Uint8Array> {
     const ref = fromWorkUri(uri);
     if (!ref) throw vscode.FileSystemError.FileNotFound(uri);
-    if (ref.side === 'deleted') return EMPTY;
     const work = this.deps.steering.work(ref.workId);
     const root = work && this.deps.workspaceRoot(work.workspace_id);
-    if (!work || !root || !this.deps.tree.readable(work.baseline)) throw vscode.FileSystemError.FileNotFound(uri);
+    const file = root === undefined ? undefined : relativeTo(root, ref.uriPath);
+    if (!work || root === undefined || file === undefined || !this.deps.tree.readable(work.baseline)) throw vscode.FileSystemError.FileNotFound(uri);
+    if (ref.side === 'deleted') return EMPTY;
     try {
       // A file the work added has no baseline: its left side is empty.
-      return (await this.deps.tree.baselineContent(root, work.baseline as string, ref.path)) ?? EMPTY;
+      return (await this.deps.tree.baselineContent(root, work.baseline as string, file)) ?? EMPTY;
     } catch (err) {
-      throw vscode.FileSystemError.Unavailable(`CodeSpace: the baseline of ${ref.path} could not be read: ${message(err)}`);
+      throw vscode.FileSystemError.Unavailable(`CodeSpace: the baseline of ${file} could not be read: ${message(err)}`);
     }
   }
 
@@ -242,8 +256,8 @@ export function registerWorkReview(deps: WorkReviewDeps): { disposables: vscode.
         kind,
         sha256: bytes === null ? null : sha256(bytes),
         blob: bytes === null ? null : await tree.blobId(root, bytes),
-        left: toWorkUri(work.id, 'baseline', c.path),
-        right: bytes === null ? toWorkUri(work.id, 'deleted', c.path) : vscode.Uri.file(diskPath(root, c.path)),
+        left: toWorkUri(work.id, 'baseline', root, c.path),
+        right: bytes === null ? toWorkUri(work.id, 'deleted', root, c.path) : vscode.Uri.file(diskPath(root, c.path)),
       });
     }
     const session: WorkReviewSession = { workId: work.id, title: work.title, root, openedAt: new Date().toISOString(), files };
