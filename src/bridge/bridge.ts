@@ -39,6 +39,12 @@ function endpointFailure(err: unknown): boolean {
   return err instanceof TypeError || (err as { cause?: unknown }).cause !== undefined || (err as { code?: string }).code === 'ECONNRESET';
 }
 
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause ? `${err.message} (${cause.code ?? cause.message ?? 'cause unknown'})` : err.message;
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -129,13 +135,16 @@ export class Bridge {
         if (isJSONRPCRequest(m) && m.method === 'initialize') this.sessionOpen = true;
         return;
       } catch (err) {
-        if (!endpointFailure(err) || this.closed) {
+        // A request still waiting on a session this bridge gave up (another request found the endpoint gone) is
+        // aborted by that: the same loss as the endpoint's.
+        const abandoned = this.upstream !== up;
+        if ((!abandoned && !endpointFailure(err)) || this.closed) {
           // The endpoint answered, with an error of its own: the client gets it as is.
-          this.answerError(m, -32603, `CodeSpace endpoint error: ${err instanceof Error ? err.message : String(err)}`);
+          this.answerError(m, -32603, `CodeSpace endpoint error: ${describeError(err)}`);
           return;
         }
         this.drop(up, err);
-        const delivered = !notDelivered(err);
+        const delivered = abandoned || !notDelivered(err);
         if (attempt >= 3 || (delivered && !this.safeToRepeat(m))) {
           if (isJSONRPCRequest(m)) {
             this.answerError(
@@ -148,7 +157,7 @@ export class Bridge {
           }
           return;
         }
-        this.options.log(`${delivered ? 'resending' : 'sending again'} ${isJSONRPCRequest(m) ? m.method : 'message'} after the endpoint went away`);
+        this.options.log(`${delivered ? 'resending' : 'sending again'} ${'method' in m ? m.method : 'a response'} after the endpoint went away`);
       }
     }
   }
@@ -156,7 +165,7 @@ export class Bridge {
   private drop(up: Upstream, err: unknown): void {
     if (this.upstream !== up) return;
     this.upstream = undefined;
-    this.options.log(`endpoint ${up.target.url} lost: ${err instanceof Error ? err.message : String(err)}`);
+    this.options.log(`endpoint ${up.target.url} lost: ${describeError(err)}`);
     void up.transport.close().catch(() => undefined);
   }
 
