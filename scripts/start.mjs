@@ -1,9 +1,15 @@
 // `npm start`: builds the extension and opens it in VS Code on a sample workspace.
 // Desktop VS Code (`code` on PATH) when present, otherwise the same browser-served VS Code the tests use
 // (code-server on 127.0.0.1, installed on first use), whose URL is printed. Either way it prints how to connect
-// an agent. Options: --browser (use the browser-served VS Code even when `code` exists), --folder <path>.
+// an agent, and when the extension is ready (its endpoint listens). Options: --browser (use the browser-served
+// VS Code even when `code` exists), --folder <path>.
+//
+// The sample workspace is a copy of test/fixtures/workspace kept outside this repository
+// (`$XDG_CACHE_HOME/codespace-sample` or `~/.cache/codespace-sample`): inside it, VS Code would find the
+// repository's git folder above and prompt about it.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT, ensureVsCodeHost, makeTmpRoot, removeDir, startCodeServer, workbenchUrl } from './vscodeHost.mjs';
 
@@ -12,13 +18,13 @@ const forceBrowser = args.includes('--browser');
 const folderArg = args.indexOf('--folder') >= 0 ? args[args.indexOf('--folder') + 1] : undefined;
 
 const CONNECT_HELP = `
-How to connect an agent
-  1. In VS Code, click "CodeSpace :<port>" in the status bar (or run "CodeSpace: Copy Connection Settings").
-  2. The clipboard now holds the URL, the token, and ready-to-paste settings:
+Connect an agent (one command, in VS Code): F1, then "CodeSpace: Connect an Agent".
+  Or click "CodeSpace :<port>" in the status bar and choose "Copy Connection Settings": the clipboard then holds
+  the URL, the token, and ready-to-paste settings:
        Codex        ~/.codex/config.toml  [mcp_servers.codespace] url + bearer_token_env_var
        Claude Code  claude mcp add --transport http codespace <url> --header "Authorization: Bearer <token>"
-       VS Code      .vscode/mcp.json (or nothing to do: the extension offers itself to VS Code's agent mode)
-  3. Ask your agent to call workspace_info.
+       VS Code      nothing to do: the extension offers itself to VS Code's agent mode (or paste the mcp.json block)
+  Then ask your agent to call workspace_info.
 `;
 
 function run(cmd, cmdArgs) {
@@ -31,12 +37,60 @@ function which(cmd) {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
-/** A writable copy of the sample workspace, kept between runs, so the fixtures in the repo stay pristine. */
+/** A writable copy of the sample workspace, kept between runs outside the repository (no parent git folder). */
 function sampleWorkspace() {
   if (folderArg) return path.resolve(folderArg);
-  const dest = path.join(REPO_ROOT, '.vscode-test', 'sample-workspace');
+  const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  const dest = path.join(cache, 'codespace-sample');
   if (!existsSync(dest)) cpSync(path.join(REPO_ROOT, 'test', 'fixtures', 'workspace'), dest, { recursive: true });
   return dest;
+}
+
+/** Files named CodeSpace.log under `dir` (the extension's log channel), changed since `since` (ms). */
+function extensionLogs(dir, since) {
+  const out = [];
+  const walk = (d, depth) => {
+    let entries;
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory() && depth < 8) walk(full, depth + 1);
+      else if (e.isFile() && e.name === 'CodeSpace.log' && statSync(full).mtimeMs >= since) out.push(full);
+    }
+  };
+  walk(dir, 0);
+  return out;
+}
+
+/**
+ * Waits until the extension logs that its endpoint listens (`[activate] ready in ...`) under `logsDir`, then prints
+ * it. Gives up quietly after `timeoutMs` (the log may live elsewhere, e.g. a portable VS Code).
+ */
+async function announceReady(logsDir, since, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const file of extensionLogs(logsDir, since)) {
+      const ready = /\[activate\] ready in ([\d.]+) ms .* on port (\d+)/.exec(readFileSync(file, 'utf8'));
+      if (ready) {
+        console.log(`\n[start] CodeSpace is ready: MCP endpoint http://127.0.0.1:${ready[2]}/mcp (activated in ${ready[1]} ms).`);
+        console.log(CONNECT_HELP);
+        return true;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return false;
+}
+
+/** Where desktop VS Code keeps its logs (the default user data dir). */
+function desktopLogsDir() {
+  if (process.platform === 'darwin') return path.join(os.homedir(), 'Library', 'Application Support', 'Code', 'logs');
+  if (process.platform === 'win32') return path.join(process.env.APPDATA ?? os.homedir(), 'Code', 'logs');
+  return path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'Code', 'logs');
 }
 
 if (!existsSync(path.join(REPO_ROOT, 'node_modules'))) run('npm', ['install', '--no-audit', '--no-fund']);
@@ -46,8 +100,12 @@ const folder = sampleWorkspace();
 const code = forceBrowser ? undefined : which('code');
 if (code) {
   console.log(`[start] opening desktop VS Code on ${folder} with the extension under development`);
+  const since = Date.now();
   run(code, ['--new-window', `--extensionDevelopmentPath=${REPO_ROOT}`, folder]);
-  console.log(CONNECT_HELP);
+  if (!(await announceReady(desktopLogsDir(), since, 90_000))) {
+    console.log('[start] VS Code is open; its CodeSpace log did not say "ready" yet (CodeSpace: Show Log tells).');
+    console.log(CONNECT_HELP);
+  }
 } else {
   await ensureVsCodeHost();
   const tmpRoot = makeTmpRoot('codespace-start-');
@@ -55,7 +113,7 @@ if (code) {
   const url = workbenchUrl({ base: server.base, port: server.port, openPath: folder, kind: 'folder', extensionDevelopmentPath: REPO_ROOT });
   console.log(`\n[start] VS Code (browser) is serving on 127.0.0.1 only. Open this URL in a browser on this machine:\n\n  ${url}\n`);
   console.log('[start] It runs without a password, bound to loopback; stop it with Ctrl+C.');
-  console.log(CONNECT_HELP);
+  console.log('[start] The extension starts when the page opens; this prints when it is ready.');
   const stop = async () => {
     await server.stop();
     removeDir(tmpRoot);
@@ -65,4 +123,5 @@ if (code) {
   process.on('SIGTERM', () => void stop());
   // Keep running until interrupted.
   setInterval(() => {}, 1 << 30);
+  void announceReady(path.join(server.userDataDir, 'logs'), 0, 24 * 3600_000);
 }

@@ -4,7 +4,7 @@
 //
 // Everything started here is stopped by handle: the code-server process group we spawned (detached, so its
 // pid is the group id) and the Playwright browser we launched. Nothing else is touched.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -84,8 +84,10 @@ function stripJsonComments(text) {
  *   workspaceTrust: keep VS Code's workspace trust on, so an unknown folder opens in Restricted Mode (default off).
  *   userSettings: written to `<user-data-dir>/User/settings.json` before code-server starts (the user settings
  *   the workbench and the extension host read from the start; a file written later may not be picked up).
+ *   installExtensions: `.vsix` files installed into the fresh extensions dir first (`code-server --install-extension`),
+ *   as a user installs them: the only way an extension loads in a window opened without extensionDevelopmentPath.
  */
-export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false, userSettings }) {
+export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false, userSettings, installExtensions = [] }) {
   const port = await findFreePort();
   const userDataDir = path.join(tmpRoot, 'user-data');
   const extensionsDir = path.join(tmpRoot, 'extensions');
@@ -95,6 +97,7 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
     mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
     writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2) + '\n');
   }
+  for (const vsix of installExtensions) installExtension({ vsix, userDataDir, extensionsDir, onOutput });
   const args = [
     '--auth', 'none',
     '--bind-addr', `127.0.0.1:${port}`,
@@ -139,6 +142,17 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
     pid: child.pid,
     stop: () => killGroup(child),
   };
+}
+
+/** `code-server --install-extension <vsix>` into `extensionsDir`; throws with its output when it fails. */
+export function installExtension({ vsix, userDataDir, extensionsDir, onOutput }) {
+  const r = spawnSync(CODE_SERVER_BIN, ['--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, VSCODE_PROXY_URI: '' },
+  });
+  for (const line of `${r.stdout ?? ''}\n${r.stderr ?? ''}`.split(/\r?\n/)) if (line.trim()) onOutput?.(line);
+  if (r.status !== 0) throw new Error(`code-server --install-extension ${vsix} failed (exit ${r.status ?? r.signal}): ${r.stdout}${r.stderr}`);
 }
 
 /** True when GET url answers 200 (code-server's /healthz). */
@@ -186,13 +200,14 @@ export async function launchBrowser() {
 }
 
 /**
- * The workbench URL for a folder or a `.code-workspace`, with the extension-development payload.
+ * The workbench URL for a folder or a `.code-workspace`, with the extension-development payload (none when
+ * extensionDevelopmentPath is not given: the window then runs only installed extensions).
  * @param {{ base: string, port: number, openPath: string, kind: 'folder' | 'workspace',
  *   extensionDevelopmentPath: string, extensionTestsPath?: string }} options
  */
 export function workbenchUrl({ base, port, openPath, kind, extensionDevelopmentPath, extensionTestsPath }) {
   const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
-  const payload = [['extensionDevelopmentPath', remote(extensionDevelopmentPath)]];
+  const payload = extensionDevelopmentPath ? [['extensionDevelopmentPath', remote(extensionDevelopmentPath)]] : [];
   if (extensionTestsPath) payload.push(['extensionTestsPath', remote(extensionTestsPath)]);
   payload.push(['skipWelcome', 'true']);
   const url = new URL(base + '/');

@@ -9,6 +9,8 @@
  *   read_process        200 MiB of PTY output vs bare node-pty in the same extension host
  *   flood               extension host RSS growth and event-loop delay during a 1 GiB flood, terminal mirror on
  *   sessions            extension host event-loop delay during 32 sessions × 1,000 calls
+ *   activation          activate() to listening of the packaged VSIX in fresh windows; bundle and VSIX sizes
+ *                       (bench/editor/activation.ts; runs first and leaves dist/ holding the production build)
  *
  * The module that runs inside the extension host is bench/editor/host/index.ts (loaded as extensionTestsPath); it
  * serves the floor, samples the host's RSS and event-loop delay and runs bare node-pty on request.
@@ -38,6 +40,7 @@ import { flood } from '../processThroughput';
 import { sampleText } from '../readLatency';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, SamplerReport } from './protocol';
 import { BENCH_INFO_FILE } from './protocol';
+import { ACTIVATION_BUDGET_MS, BUNDLE_BUDGET_BYTES, measureActivation } from './activation';
 
 /** Repo root: this file compiles to out/bench/editor/run.js. */
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -68,6 +71,8 @@ interface Sizes {
   readonly sessions: number;
   readonly callsPerSession: number;
   readonly fsProbeIterations: number;
+  /** Windows opened, each a fresh extension host, to time activation. */
+  readonly activationRounds: number;
   /** Time budgets (see BUDGETS); --no-budget makes them infinite. */
   readonly ptyBudgetMs: number;
   readonly floodBudgetMs: number;
@@ -89,6 +94,7 @@ const FULL: Sizes = {
   sessions: 32,
   callsPerSession: 1000,
   fsProbeIterations: 100,
+  activationRounds: 7,
   ...BUDGETS,
 };
 
@@ -107,6 +113,7 @@ const QUICK: Sizes = {
   sessions: 8,
   callsPerSession: 100,
   fsProbeIterations: 20,
+  activationRounds: 3,
   ...BUDGETS,
 };
 
@@ -770,8 +777,42 @@ async function sessionsGroup(rig: Rig): Promise<GroupOutput> {
   }
 }
 
-/** In this order: the PTY groups last, since a flood leaves the extension host busy and large for a while. */
+async function activationGroup(rig: Rig): Promise<GroupOutput> {
+  const r = await measureActivation({ repoRoot: REPO_ROOT, rounds: rig.sizes.activationRounds, log });
+  const row = r.group.rows[0];
+  return {
+    group: r.group,
+    verdicts: [
+      {
+        what: 'activation: activate() → listening (packaged VSIX)',
+        against: 'the budget',
+        ours: row ? msCell(row.stats) : '?',
+        baseline: '—',
+        result: `${r.medianMs.toFixed(1)} ms`,
+        target: `< ${ACTIVATION_BUDGET_MS} ms`,
+        pass: r.medianMs < ACTIVATION_BUDGET_MS,
+        value: r.medianMs,
+      },
+      {
+        what: 'bundle: dist/extension.js (minified)',
+        against: 'the budget',
+        ours: `${(r.bundleBytes / 1024).toFixed(1)} KiB`,
+        baseline: '—',
+        result: `${(r.bundleBytes / 1024).toFixed(1)} KiB`,
+        target: '< 1024 KiB',
+        pass: r.bundleBytes < BUNDLE_BUDGET_BYTES,
+        value: r.bundleBytes,
+      },
+    ],
+  };
+}
+
+/**
+ * In this order: activation first (its own code-server; it rebuilds dist/ as the VSIX's production build), the PTY
+ * groups last, since a flood leaves the extension host busy and large for a while.
+ */
 const GROUPS: Record<string, (rig: Rig) => Promise<GroupOutput>> = {
+  activation: activationGroup,
   read: readGroup,
   find: findGroup,
   patch: patchGroup,

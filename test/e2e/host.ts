@@ -35,6 +35,11 @@ export interface StartWorkbenchOptions {
    * application-scoped settings such as `codespace.approvals.patches`, which VS Code refuses in workspace settings.
    */
   readonly userSettings?: Record<string, unknown>;
+  /**
+   * `.vsix` files installed into the fresh extensions dir before code-server starts, with the window opened
+   * WITHOUT extensionDevelopmentPath: the extension runs as a user installed it (test/e2e/vsix.test.ts).
+   */
+  readonly installVsix?: readonly string[];
 }
 
 export interface Workbench {
@@ -52,6 +57,8 @@ export interface Workbench {
   readonly port: number;
   /** code-server's --user-data-dir (logs, User/globalStorage, ...). */
   readonly userDataDir: string;
+  /** code-server's --extensions-dir (where installVsix put the extensions). */
+  readonly extensionsDir: string;
   /** Workbench log lines and page console messages seen so far, as `type: message`. */
   readonly logs: readonly string[];
   /** Reads a file of the first workspace folder copy (relative path); undefined when absent. */
@@ -104,14 +111,15 @@ interface VsCodeHostModule {
     extraArgs?: readonly string[];
     workspaceTrust?: boolean;
     userSettings?: Record<string, unknown>;
-  }): Promise<{ port: number; base: string; userDataDir: string; pid: number; stop(): Promise<void> }>;
+    installExtensions?: readonly string[];
+  }): Promise<{ port: number; base: string; userDataDir: string; extensionsDir: string; pid: number; stop(): Promise<void> }>;
   launchBrowser(): Promise<Browser>;
   workbenchUrl(options: {
     base: string;
     port: number;
     openPath: string;
     kind: 'folder' | 'workspace';
-    extensionDevelopmentPath: string;
+    extensionDevelopmentPath?: string;
     extensionTestsPath?: string;
   }): string;
   openWorkbench(browser: Browser, options: { url: string; onLog?: (type: string, message: string) => void }): Promise<Page>;
@@ -181,6 +189,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       extraArgs: options.codeServerArgs ?? [],
       workspaceTrust: options.workspaceTrust ?? false,
       ...(options.userSettings ? { userSettings: options.userSettings } : {}),
+      ...(options.installVsix ? { installExtensions: options.installVsix } : {}),
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
     browser = await host.launchBrowser();
@@ -189,7 +198,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       port: server.port,
       openPath: fixtures.openPath,
       kind: fixtures.kind,
-      extensionDevelopmentPath: REPO_ROOT,
+      ...(options.installVsix ? {} : { extensionDevelopmentPath: REPO_ROOT }),
     });
     const page = await host.openWorkbench(browser, {
       url,
@@ -214,6 +223,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       url,
       port: startedServer.port,
       userDataDir,
+      extensionsDir: startedServer.extensionsDir,
       logs,
       readWorkspaceFile: (relativePath) => readIfExists(path.join(workspaceDir, relativePath)),
       readUserFile: (relativePath) => readIfExists(path.join(userDataDir, relativePath)),
