@@ -48,7 +48,8 @@ async function runIntegration() {
   const fixtures = copyFixtures({
     workspace: 'multi.code-workspace',
     tmpRoot,
-    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR },
+    // CODESPACE_TEST_FILES=language,patch runs only the suite files whose names contain one of those words.
+    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR, ...(process.env.CODESPACE_TEST_FILES ? { files: process.env.CODESPACE_TEST_FILES.split(',') } : {}) },
   });
   log(`workspace copy: ${fixtures.openPath}`);
 

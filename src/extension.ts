@@ -19,6 +19,7 @@ import { ServerStatusBar } from './vscode/statusBar';
 import { TokenStore } from './vscode/tokenStore';
 import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
 import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
+import { VsCodeLanguageFeatures } from './vscode/language/vscodeLanguageFeatures';
 
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
@@ -59,6 +60,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     approvalPolicy: settings.approvals,
     isolation: { mode: settings.execIsolation, network: settings.execNetwork },
     lifetime: 'vscode-window',
+    language: new VsCodeLanguageFeatures(),
+    diagnosticsSettleMs: settings.diagnosticsSettleMs,
   });
   shutdown = core.shutdown;
   const secret = core.supervisor.addSecret(tokens.get() as string);

@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'WORK_NOT_FOUND',
   'INSTRUCTION_NOT_FOUND',
   'TIMEOUT',
+  'UNAVAILABLE',
   'INTERNAL',
 ] as const;
 

@@ -26,6 +26,7 @@ import { SurvivorRegistry, reapSurvivors } from './survivors';
 import type { IsolationSettings } from './sandbox/commandSandbox';
 import { CommandSandbox } from './sandbox/commandSandbox';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
+import type { LanguageFeatures } from '../core/ports/languageFeatures';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -56,6 +57,10 @@ export interface AssembleOptions {
   readonly sandboxedBackends?: (sandbox: CommandSandbox) => { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  /** The editor's language features (the VS Code host); absent: the editor tools answer UNAVAILABLE. */
+  readonly language?: LanguageFeatures;
+  /** `codespace.diagnostics.settleMs`, read fresh per patch (default 0: apply_patch returns no diagnostics). */
+  readonly diagnosticsSettleMs?: () => number;
 }
 
 export interface AssembledServices {
@@ -155,6 +160,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     approvals,
     execLog,
     runner,
+    language: o.language,
+    diagnosticsSettleMs: o.diagnosticsSettleMs ?? (() => 0),
   };
   runner.register('patch', patchOperation(services));
   runner.register('exec', execCommandTool.operation(services));

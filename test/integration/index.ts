@@ -17,6 +17,8 @@ export interface RunnerInfo {
   readonly runner: string;
   /** Absolute directory where screenshots and other artifacts may be written. */
   readonly screenshotDir?: string;
+  /** Run only the test files whose names contain one of these (CODESPACE_TEST_FILES); all when absent. */
+  readonly files?: readonly string[];
 }
 
 /** Reads `.codespace-test.json` from the first workspace folder, or undefined when the launcher wrote none. */
@@ -40,7 +42,10 @@ function findTests(dir: string): string[] {
 
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec' });
-  for (const file of findTests(__dirname)) mocha.addFile(file);
+  const only = readRunnerInfo()?.files;
+  for (const file of findTests(__dirname)) {
+    if (!only || only.some((word) => path.basename(file).includes(word))) mocha.addFile(file);
+  }
   return new Promise((resolve, reject) => {
     try {
       mocha.run((failures) => {

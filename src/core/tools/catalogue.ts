@@ -6,8 +6,9 @@ import { processTools } from './processTools';
 import { readTool } from './read';
 import type { AnyTool } from './tool';
 import { workspaceInfoTool } from './workspaceInfo';
+import { editorTools } from './editorTools';
 
 /** Every tool the server offers, in the order tools/list shows them. */
 export function toolCatalogue(): AnyTool[] {
-  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool, ...approvalTools, ...processTools];
+  return [workspaceInfoTool, findTool, readTool, applyPatchTool, operationStatusTool, ...approvalTools, ...processTools, ...editorTools];
 }

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ApprovalService } from '../approvals/approvalService';
 import type { CommandIsolation } from '../ports/commandIsolation';
 import type { ExecLog } from '../ledger/execLog';
+import type { LanguageFeatures } from '../ports/languageFeatures';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
 import type { OperationRunner, OperationSpec } from '../runner/operationRunner';
@@ -43,6 +44,10 @@ export interface CoreServices {
   readonly execLog: ExecLog;
   /** Policy, holds and the event stream for every mutating tool. */
   readonly runner: OperationRunner;
+  /** The editor's language features; undefined in a host without an editor (the editor tools answer UNAVAILABLE). */
+  readonly language: LanguageFeatures | undefined;
+  /** How long apply_patch waits for the touched files' diagnostics to settle, in milliseconds; 0: not at all. */
+  readonly diagnosticsSettleMs: () => number;
 }
 
 /** Operator settings for commands, read fresh on every call. */
