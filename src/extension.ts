@@ -32,6 +32,7 @@ import { VsCodeWorkspaceFs } from './vscode/vscodeWorkspaceFs';
 import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
 import { editorRipgrep } from './vscode/search/vscodeContentSearch';
 import { RipgrepContentSearch } from './node/ripgrepContentSearch';
+import { VsCodeLanguageFeatures } from './vscode/language/vscodeLanguageFeatures';
 
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
@@ -97,6 +98,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
     contentSearch: new RipgrepContentSearch(editorRipgrep()),
+    language: new VsCodeLanguageFeatures(),
+    diagnosticsSettleMs: settings.diagnosticsSettleMs,
   });
   let servicesMs = 0;
   const [token, inboxToken, core] = await Promise.all([tokenLoad, inboxTokenLoad, assembling.then((c) => ((servicesMs = performance.now() - activationStarted), c))]);

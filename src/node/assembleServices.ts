@@ -31,6 +31,7 @@ import type { WorkBaseline } from '../core/steering/steering';
 import { SteeringService } from '../core/steering/steeringService';
 import type { ContentSearch } from '../core/ports/contentSearch';
 import { NO_CONTENT_SEARCH } from '../core/ports/contentSearch';
+import type { LanguageFeatures } from '../core/ports/languageFeatures';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -67,6 +68,10 @@ export interface AssembleOptions {
   readonly workBaseline?: WorkBaseline;
   /** Content search for the `search` tool (default: none, so `search` answers SEARCH_UNAVAILABLE). */
   readonly contentSearch?: ContentSearch;
+  /** The editor's language features (the VS Code host); absent: the editor tools answer UNAVAILABLE. */
+  readonly language?: LanguageFeatures;
+  /** `codespace.diagnostics.settleMs`, read fresh per patch (default 0: apply_patch returns no diagnostics). */
+  readonly diagnosticsSettleMs?: () => number;
 }
 
 export interface AssembledServices {
@@ -179,6 +184,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     runner,
     steering,
     search: o.contentSearch ?? NO_CONTENT_SEARCH,
+    language: o.language,
+    diagnosticsSettleMs: o.diagnosticsSettleMs ?? (() => 0),
   };
   const engine = services.search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);

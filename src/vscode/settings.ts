@@ -77,6 +77,11 @@ export const settings = {
     const s = read<number>('exec.timeoutSeconds', 1800, undefined, true);
     return Number.isFinite(s) && s > 0 ? s * 1000 : 0;
   },
+  /** `codespace.diagnostics.settleMs`: the longest wait for diagnostics after a patch; 0: none. */
+  diagnosticsSettleMs(): number {
+    const ms = read<number>('diagnostics.settleMs', 2000);
+    return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 30_000) : 0;
+  },
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
   },

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { patchOperation } from '../patch/patchOperation';
+import type { ApplyPatchResult } from '../patch/patchService';
+import { diagnosticsReportSchema, patchDiagnostics } from './diagnostics';
 import { defineOperationTool } from './tool';
+import type { CoreServices } from './tool';
 
 const fileResult = z.object({
   path: z.string(),
@@ -12,7 +15,7 @@ const fileResult = z.object({
   state: z.string().optional(),
 });
 
-export const applyPatchTool = defineOperationTool({
+const applyPatchOperation = defineOperationTool({
   name: 'apply_patch',
   title: 'Apply a patch',
   description:
@@ -41,6 +44,26 @@ export const applyPatchTool = defineOperationTool({
       .optional()
       .describe('After a held patch: what the reviewer changed in the proposal before it was applied (unified diff, proposal → applied).'),
     reviewer_note: z.string().optional(),
+    diagnostics: diagnosticsReportSchema
+      .optional()
+      .describe('After an applied patch, in the editor: the Problems of the files it wrote, once the language servers re-reported them (codespace.diagnostics.settleMs).'),
   },
   operation: (services) => patchOperation(services),
 });
+
+/**
+ * The touched files' diagnostics added to an applied patch. Collected after the runner has released the
+ * workspace's patch turn and the ledger has the result (which never carries them: a replay has none).
+ */
+export async function withPatchDiagnostics<R extends ApplyPatchResult>(services: CoreServices, workspaceId: string, result: R, signal?: AbortSignal): Promise<R & { diagnostics?: z.infer<typeof diagnosticsReportSchema> }> {
+  if (result.status !== 'applied') return result;
+  const touched = result.files.flatMap((f) => (f.kind === 'delete' ? [] : [f.kind === 'move' && f.move_to !== undefined ? f.move_to : f.path]));
+  const diagnostics = await patchDiagnostics(services, workspaceId, touched, signal);
+  return diagnostics ? { ...result, diagnostics } : result;
+}
+
+/** apply_patch: the runner's operation, and the diagnostics of what it wrote. */
+export const applyPatchTool: typeof applyPatchOperation = {
+  ...applyPatchOperation,
+  handler: async (args, ctx) => withPatchDiagnostics(ctx.services, args.workspace_id, (await applyPatchOperation.handler(args, ctx)) as ApplyPatchResult, ctx.signal),
+};

@@ -3,6 +3,7 @@ import type { ApprovalService } from '../approvals/approvalService';
 import type { CommandIsolation } from '../ports/commandIsolation';
 import type { BackendOrigin } from '../ports/processBackend';
 import type { ExecLog } from '../ledger/execLog';
+import type { LanguageFeatures } from '../ports/languageFeatures';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
 import type { SteeringService } from '../steering/steeringService';
@@ -50,6 +51,10 @@ export interface CoreServices {
   readonly steering: SteeringService;
   /** Content search (the `search` tool): ripgrep and the editor's search settings. */
   readonly search: ContentSearch;
+  /** The editor's language features; undefined in a host without an editor (the editor tools answer UNAVAILABLE). */
+  readonly language: LanguageFeatures | undefined;
+  /** How long apply_patch waits for the touched files' diagnostics to settle, in milliseconds; 0: not at all. */
+  readonly diagnosticsSettleMs: () => number;
 }
 
 /** Operator settings for commands, read fresh on every call. */

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { LANGUAGE_LIMITS, LocationMapper, boundedText, featuresOf, rangeSchema } from './language';
+import { defineTool } from './tool';
+
+const fileRef = z.object({
+  outside: z.boolean().describe('true: a file outside every workspace folder (or not a file); no path or content is given.'),
+  workspace_id: z.string().optional(),
+  path: z.string().optional(),
+});
+
+export const editorContextTool = defineTool({
+  name: 'editor_context',
+  title: 'What the developer is looking at',
+  description:
+    'The editor as the developer sees it: the active editor\'s file and selections (with the selected text, bounded), the visible editors, and files with unsaved changes. ' +
+    'The developer can point you at code by selecting it. Ranges are 1-based (line and character). ' +
+    'Files outside the workspace folders are reported as outside: true, without path or content.',
+  kind: 'inspect',
+  input: {},
+  output: {
+    active: fileRef
+      .extend({
+        selections: z.array(rangeSchema).optional(),
+        selected_text: z.string().optional().describe('The primary selection\'s text.'),
+        selection_truncated: z.boolean().optional(),
+      })
+      .optional()
+      .describe('Absent when no text editor has focus.'),
+    visible: z.array(fileRef.extend({ selections: z.array(rangeSchema).optional() })),
+    dirty: z.array(fileRef),
+  },
+  async handler(_args, { services }) {
+    const features = featuresOf(services);
+    const state = features.editorState();
+    const mapper = new LocationMapper(services);
+    const ref = async (abs: string | undefined): Promise<z.infer<typeof fileRef>> => {
+      const where = await mapper.confinePath(abs);
+      return where ? { outside: false, workspace_id: where.ws.id, path: where.rel } : { outside: true };
+    };
+    let active: z.input<typeof fileRef> & { selections?: z.infer<typeof rangeSchema>[]; selected_text?: string; selection_truncated?: boolean } | undefined;
+    if (state.active) {
+      const r = await ref(state.active.path);
+      if (r.outside) active = r;
+      else {
+        const { text, truncated } = boundedText(state.active.selectedText, LANGUAGE_LIMITS.maxSelectionChars);
+        active = { ...r, selections: state.active.selections.slice(0, 100).map((s) => s), selected_text: text, selection_truncated: truncated };
+      }
+    }
+    const visible = [];
+    for (const v of state.visible.slice(0, 50)) {
+      const r = await ref(v.path);
+      visible.push(r.outside ? r : { ...r, selections: v.selections.slice(0, 100) });
+    }
+    const dirty = [];
+    for (const d of state.dirty.slice(0, 200)) dirty.push(await ref(d));
+    return { ...(active ? { active } : {}), visible, dirty };
+  },
+});

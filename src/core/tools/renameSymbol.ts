@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { InvalidArgumentsError, ToolError } from '../errors';
+import { patchOperation } from '../patch/patchOperation';
+import type { ApplyPatchArgs } from '../patch/patchOperation';
+import { workspaceEditToPatch } from '../patch/workspaceEditToPatch';
+import type { FileEdits } from '../patch/workspaceEditToPatch';
+import { decodeText, hasBom } from '../patch/textFile';
+import type { TextRange } from '../ports/languageFeatures';
+import { applyPatchTool, withPatchDiagnostics } from './applyPatch';
+import { LocationMapper, checkPosition, featuresOf, positionInput, readWorkspaceFile } from './language';
+import { defineTool } from './tool';
+
+/** The text a 1-based range covers in `lines`, or undefined when the range is not inside them. */
+function textIn(lines: readonly string[], range: TextRange | undefined): string | undefined {
+  if (!range) return undefined;
+  const { start, end } = range;
+  if (start.line < 1 || end.line > lines.length || end.line < start.line) return undefined;
+  const first = lines[start.line - 1] as string;
+  if (start.line === end.line) return end.character - 1 > first.length || end.character < start.character ? undefined : first.slice(start.character - 1, end.character - 1);
+  const last = lines[end.line - 1] as string;
+  if (end.character - 1 > last.length) return undefined;
+  return [first.slice(start.character - 1), ...lines.slice(start.line, end.line - 1), last.slice(0, end.character - 1)].join('\n');
+}
+
+/**
+ * rename_symbol: the language server's rename, as an ordinary apply_patch. The edits are checked against the bytes
+ * on disk (a dirty document is FILE_DIRTY_IN_EDITOR, a document that differs from disk VERSION_CONFLICT), turned into
+ * a V4A patch with those versions expected (src/core/patch/workspaceEditToPatch.ts), and run through the operation
+ * runner as apply_patch runs: preview, approval holds, review, ledger, atomic writes. A file changed after the
+ * check fails the patch's own version check.
+ */
+export const renameSymbolTool = defineTool({
+  name: 'rename_symbol',
+  title: 'Rename a symbol',
+  description:
+    'Renames the symbol at a position everywhere the language server finds it (the editor\'s "Rename Symbol"), as one reviewed, atomic apply_patch: ' +
+    'the rename\'s edits become a V4A patch (returned in patch) with every touched file\'s current version expected, and go through approvals, review and the ledger like any patch. ' +
+    'Result: what apply_patch returns, plus patch and expected_versions. check_only: true previews. line and character are 1-based. ' +
+    'Refused when a touched file has unsaved changes in the editor (FILE_DIRTY_IN_EDITOR), when the editor\'s copy differs from disk (VERSION_CONFLICT), ' +
+    'or when the rename would touch files outside this workspace. operation_key: as apply_patch (a repeat after the rename applied computes a different patch: see operation_status).',
+  kind: 'patch',
+  input: {
+    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
+    ...positionInput,
+    new_name: z.string().min(1).max(1000).describe('The new name.'),
+    operation_key: z.string().min(1).max(200).describe('Your idempotency key for this exact request.'),
+    check_only: z.boolean().optional().describe('Preview only: return the patch, diffs and resulting versions; write nothing.'),
+    work_id: z.string().min(1).optional().describe('The work this rename belongs to (work_open).'),
+  },
+  output: {
+    ...applyPatchTool.output,
+    patch: z.string().describe('The V4A patch the rename became.'),
+    expected_versions: z.record(z.string(), z.string()),
+  },
+  async handler(args, { services, signal }) {
+    const features = featuresOf(services);
+    const ws = services.workspaces.get(args.workspace_id);
+    // The same check apply_patch's runner makes, before asking the language server anything.
+    services.workspaces.require(ws, 'write');
+    if (/[\r\n]/.test(args.new_name)) throw new InvalidArgumentsError('new_name must be one line.', { field: 'new_name' });
+    const file = await readWorkspaceFile(services, ws, args.path);
+    const pos = checkPosition(file, args.line, args.character);
+    const outcome = await features.rename(file.abs, pos, args.new_name);
+    if ('refused' in outcome) {
+      throw new InvalidArgumentsError(`The language server cannot rename at line ${args.line}, character ${args.character} of ${file.rel}: ${outcome.refused}`, {
+        field: 'character',
+        hint: 'Point at the symbol\'s name (symbols gives selection_range), or use apply_patch.',
+      });
+    }
+    if (outcome.fileOperations > 0) {
+      throw new InvalidArgumentsError('This rename also creates, renames or deletes files, which rename_symbol does not do.', { hint: 'Make the change with apply_patch (it can move files).' });
+    }
+    if (outcome.edits.length === 0) throw new InvalidArgumentsError(`The language server found nothing to rename at line ${args.line}, character ${args.character} of ${file.rel}.`, { field: 'character' });
+
+    // The name being renamed: what the edit of the requested file covers (every edit covers the same name).
+    const own = outcome.edits.find((fe) => fe.path === file.abs)?.edits.find((e) => e.range.start.line <= pos.line && e.range.end.line >= pos.line);
+    const oldName = own ? textIn(file.lines, own.range) : textIn(file.lines, outcome.edits[0]?.edits[0]?.range);
+    const mapper = new LocationMapper(services);
+    const files: FileEdits[] = [];
+    for (const fe of outcome.edits) {
+      const where = await mapper.confinePath(fe.path);
+      if (!where || where.ws.id !== ws.id) {
+        throw new ToolError('PATH_OUTSIDE_WORKSPACE', `The rename would also edit a file outside workspace ${ws.id}${where ? ` (in workspace ${where.ws.id}: ${where.rel})` : ''}; nothing was changed.`, {
+          hint: 'Rename it by hand with apply_patch in each workspace.',
+          details: where ? { workspace_id: where.ws.id, path: where.rel } : {},
+        });
+      }
+      if (fe.dirty || services.fs.isDirty(fe.path)) {
+        throw new ToolError('FILE_DIRTY_IN_EDITOR', `${where.rel} has unsaved changes in the editor; the rename was computed on them, so nothing was changed.`, {
+          hint: 'Ask the developer to save or revert the file, then rename again.',
+          details: { path: where.rel },
+        });
+      }
+      const disk = await readWorkspaceFile(services, ws, where.rel);
+      if (fe.documentText !== undefined) {
+        const text = decodeText(hasBom(disk.bytes) ? disk.bytes.subarray(3) : disk.bytes);
+        if (text !== fe.documentText) {
+          throw new ToolError('VERSION_CONFLICT', `${where.rel} changed on disk after the language server read it; nothing was changed.`, {
+            hint: 'Call rename_symbol again: the editor reloads the file.',
+            details: { path: where.rel, current: disk.version },
+          });
+        }
+      }
+      // A rename replaces the same name everywhere: an edit whose range covers other text was computed on text
+      // that is no longer on disk (the file changed in between).
+      const covered = fe.edits.map((e) => textIn(disk.lines, e.range));
+      if (covered.some((t) => t === undefined || t !== oldName)) {
+        throw new ToolError('VERSION_CONFLICT', `${where.rel} changed while the language server computed the rename; nothing was changed.`, {
+          hint: 'Call rename_symbol again.',
+          details: { path: where.rel, current: disk.version },
+        });
+      }
+      files.push({ path: where.rel, bytes: disk.bytes, edits: fe.edits });
+    }
+    const built = workspaceEditToPatch(files);
+    const request: ApplyPatchArgs = {
+      workspace_id: ws.id,
+      patch: built.patch,
+      expected_versions: built.expected_versions,
+      operation_key: args.operation_key,
+      ...(args.check_only !== undefined ? { check_only: args.check_only } : {}),
+      ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
+    };
+    try {
+      const result = await withPatchDiagnostics(services, ws.id, await services.runner.run('patch', patchOperation(services), request, signal), signal);
+      return { ...result, patch: built.patch, expected_versions: built.expected_versions };
+    } catch (err) {
+      // A held rename is an apply_patch hold: operation_resume commits it. Say which patch is held.
+      if (ToolError.is(err, 'APPROVAL_REQUIRED')) {
+        throw new ToolError('APPROVAL_REQUIRED', err.message, { ...(err.hint !== undefined ? { hint: err.hint } : {}), details: { ...err.details, patch: built.patch } });
+      }
+      throw err;
+    }
+  },
+});

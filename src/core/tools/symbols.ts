@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import type { DocumentSymbolNode } from '../ports/languageFeatures';
+import { LANGUAGE_LIMITS, LocationMapper, featuresOf, locationSchema, rangeSchema, readWorkspaceFile } from './language';
+import { defineTool } from './tool';
+
+interface SymbolView {
+  name: string;
+  kind: string;
+  detail?: string;
+  range: z.infer<typeof rangeSchema>;
+  selection_range: z.infer<typeof rangeSchema>;
+  children?: SymbolView[];
+}
+
+const symbolSchema: z.ZodType<SymbolView> = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    kind: z.string(),
+    detail: z.string().optional(),
+    range: rangeSchema,
+    selection_range: rangeSchema,
+    children: z.array(symbolSchema).optional(),
+  }),
+);
+
+/** The tree, breadth-bounded by `maxSymbols` nodes in document order and depth-bounded by `maxSymbolDepth`. */
+export function boundSymbols(nodes: readonly DocumentSymbolNode[]): { symbols: SymbolView[]; total: number; truncated: boolean } {
+  let budget: number = LANGUAGE_LIMITS.maxSymbols;
+  let total = 0;
+  let truncated = false;
+  const walk = (list: readonly DocumentSymbolNode[], depth: number): SymbolView[] => {
+    const out: SymbolView[] = [];
+    for (const n of list) {
+      total++;
+      if (budget <= 0 || depth > LANGUAGE_LIMITS.maxSymbolDepth) {
+        truncated = true;
+        countRest(n.children);
+        continue;
+      }
+      budget--;
+      const children = walk(n.children, depth + 1);
+      out.push({
+        name: n.name,
+        kind: n.kind,
+        ...(n.detail ? { detail: n.detail } : {}),
+        range: n.range,
+        selection_range: n.selectionRange,
+        ...(children.length > 0 ? { children } : {}),
+      });
+    }
+    return out;
+  };
+  const countRest = (list: readonly DocumentSymbolNode[]): void => {
+    for (const n of list) {
+      total++;
+      countRest(n.children);
+    }
+  };
+  const symbols = walk(nodes, 1);
+  return { symbols, total, truncated };
+}
+
+export const symbolsTool = defineTool({
+  name: 'symbols',
+  title: 'Symbols of a file',
+  description:
+    'The outline of a file as the editor\'s language server sees it: classes, functions, methods, variables..., as a tree ' +
+    '(children nested), each with kind, range (the whole declaration) and selection_range (its name; pass that position to ' +
+    `definition, references, hover or rename_symbol). Lines and characters are 1-based. At most ${LANGUAGE_LIMITS.maxSymbols} symbols, ` +
+    `${LANGUAGE_LIMITS.maxSymbolDepth} levels deep; truncated: true means more (total counts all).`,
+  kind: 'inspect',
+  input: {
+    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
+  },
+  output: {
+    path: z.string(),
+    symbols: z.array(symbolSchema),
+    total: z.number(),
+    truncated: z.boolean(),
+  },
+  async handler(args, { services }) {
+    const features = featuresOf(services);
+    const ws = services.workspaces.get(args.workspace_id);
+    const file = await readWorkspaceFile(services, ws, args.path);
+    const tree = boundSymbols(await features.documentSymbols(file.abs));
+    return { path: file.rel, ...tree };
+  },
+});
+
+export const workspaceSymbolsTool = defineTool({
+  name: 'workspace_symbols',
+  title: 'Find symbols by name',
+  description:
+    'Symbols whose name matches query (the editor\'s "Go to Symbol in Workspace": fuzzy, as the language servers match it) in the workspace folders. ' +
+    'Each with name, kind, container and location (1-based). Symbols outside every workspace folder (libraries) are only counted in outside. ' +
+    `At most ${LANGUAGE_LIMITS.maxLocations}; truncated: true means more. A language server may only know files of projects it has loaded (open one file of the project first).`,
+  kind: 'inspect',
+  input: {
+    workspace_id: z.string().min(1).describe('Workspace id from workspace_info: results are from this workspace only.'),
+    query: z.string().min(1).max(200).describe('Name or part of a name.'),
+  },
+  output: {
+    symbols: z.array(z.object({ name: z.string(), kind: z.string(), container: z.string().optional(), location: locationSchema })),
+    outside: z.number().describe('Matches outside the workspace folders, dropped.'),
+    truncated: z.boolean(),
+  },
+  async handler(args, { services }) {
+    const features = featuresOf(services);
+    const ws = services.workspaces.get(args.workspace_id);
+    const found = await features.workspaceSymbols(args.query);
+    const mapper = new LocationMapper(services);
+    const symbols: { name: string; kind: string; container?: string; location: z.infer<typeof locationSchema> }[] = [];
+    let truncated = false;
+    let otherWorkspace = 0;
+    for (const s of found) {
+      const location = await mapper.map(s.location, false);
+      if (!location) continue;
+      if (location.workspace_id !== ws.id) {
+        otherWorkspace++;
+        continue;
+      }
+      if (symbols.length >= LANGUAGE_LIMITS.maxLocations) {
+        truncated = true;
+        break;
+      }
+      symbols.push({ name: s.name, kind: s.kind, ...(s.containerName ? { container: s.containerName } : {}), location });
+    }
+    return { symbols, outside: mapper.outside + otherWorkspace, truncated };
+  },
+});

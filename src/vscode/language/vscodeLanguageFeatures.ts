@@ -1,0 +1,325 @@
+import { promises as fsp } from 'node:fs';
+import * as vscode from 'vscode';
+import type {
+  DiagnosticSeverity,
+  DocumentSymbolNode,
+  EditorDiagnostic,
+  EditorLocation,
+  EditorState,
+  FileDiagnostics,
+  FileTextEdits,
+  LanguageFeatures,
+  RenameOutcome,
+  SettleOptions,
+  TextPosition,
+  TextRange,
+  WorkspaceSymbol,
+} from '../../core/ports/languageFeatures';
+
+/**
+ * LanguageFeatures on VS Code's own commands (`vscode.execute*Provider`) and diagnostics, so agents get what every
+ * installed language server knows. Converts VS Code's 0-based positions to the port's 1-based ones and back.
+ */
+
+/** After the last diagnostics report for the files, this long without another counts as settled. */
+export const QUIET_MS = 800;
+
+const SEVERITY: Record<vscode.DiagnosticSeverity, DiagnosticSeverity> = {
+  [vscode.DiagnosticSeverity.Error]: 'error',
+  [vscode.DiagnosticSeverity.Warning]: 'warning',
+  [vscode.DiagnosticSeverity.Information]: 'information',
+  [vscode.DiagnosticSeverity.Hint]: 'hint',
+};
+
+function toPosition(p: vscode.Position): TextPosition {
+  return { line: p.line + 1, character: p.character + 1 };
+}
+
+function toRange(r: vscode.Range): TextRange {
+  return { start: toPosition(r.start), end: toPosition(r.end) };
+}
+
+function fromPosition(p: TextPosition): vscode.Position {
+  return new vscode.Position(p.line - 1, p.character - 1);
+}
+
+function pathOf(uri: vscode.Uri): string | undefined {
+  return uri.scheme === 'file' ? uri.fsPath : undefined;
+}
+
+function symbolKind(kind: vscode.SymbolKind): string {
+  return vscode.SymbolKind[kind] ?? String(kind);
+}
+
+function codeOf(code: vscode.Diagnostic['code']): string | undefined {
+  if (code === undefined) return undefined;
+  return typeof code === 'object' ? String(code.value) : String(code);
+}
+
+function toDiagnostic(d: vscode.Diagnostic): EditorDiagnostic {
+  const code = codeOf(d.code);
+  return {
+    range: toRange(d.range),
+    severity: SEVERITY[d.severity] ?? 'information',
+    message: d.message,
+    ...(d.source !== undefined ? { source: d.source } : {}),
+    ...(code !== undefined ? { code } : {}),
+  };
+}
+
+function toLocation(l: vscode.Location | vscode.LocationLink): EditorLocation {
+  if ('targetUri' in l) return { path: pathOf(l.targetUri), range: toRange(l.targetSelectionRange ?? l.targetRange) };
+  return { path: pathOf(l.uri), range: toRange(l.range) };
+}
+
+function hoverText(c: vscode.MarkdownString | vscode.MarkedString): string {
+  if (typeof c === 'string') return c;
+  if (c instanceof vscode.MarkdownString) return c.value;
+  return `\`\`\`${c.language}\n${c.value}\n\`\`\``;
+}
+
+function isDocumentSymbol(s: vscode.DocumentSymbol | vscode.SymbolInformation): s is vscode.DocumentSymbol {
+  return 'children' in s && 'selectionRange' in s;
+}
+
+function toSymbolNode(s: vscode.DocumentSymbol | vscode.SymbolInformation): DocumentSymbolNode {
+  if (isDocumentSymbol(s)) {
+    return {
+      name: s.name,
+      kind: symbolKind(s.kind),
+      ...(s.detail ? { detail: s.detail } : {}),
+      range: toRange(s.range),
+      selectionRange: toRange(s.selectionRange),
+      children: (s.children ?? []).map(toSymbolNode),
+    };
+  }
+  const range = toRange(s.location.range);
+  return { name: s.name, kind: symbolKind(s.kind), ...(s.containerName ? { detail: s.containerName } : {}), range, selectionRange: range, children: [] };
+}
+
+function openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
+  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+}
+
+/** The file's text on disk (BOM removed, as the editor shows it), or undefined when it cannot be read. */
+async function diskText(path: string): Promise<string | undefined> {
+  try {
+    const text = await fsp.readFile(path, 'utf8');
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The files shown in any editor tab. */
+function tabUris(): Set<string> {
+  const out = new Set<string>();
+  for (const group of vscode.window.tabGroups.all) {
+    for (const tab of group.tabs) if (tab.input instanceof vscode.TabInputText) out.add(tab.input.uri.toString());
+  }
+  return out;
+}
+
+/** Closes the tabs of these files that are still clean (a tab the developer has typed into stays). */
+async function closeTabs(uris: readonly vscode.Uri[]): Promise<void> {
+  if (uris.length === 0) return;
+  const keys = new Set(uris.map((u) => u.toString()));
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && keys.has(t.input.uri.toString()) && !t.isDirty);
+  if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, Math.max(0, ms));
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+export class VsCodeLanguageFeatures implements LanguageFeatures {
+  async diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
+    if (paths === undefined) {
+      return vscode.languages
+        .getDiagnostics()
+        .filter(([uri]) => uri.scheme === 'file')
+        .map(([uri, list]) => ({ path: uri.fsPath, diagnostics: list.map(toDiagnostic) }));
+    }
+    return paths.map((p) => ({ path: p, diagnostics: vscode.languages.getDiagnostics(vscode.Uri.file(p)).map(toDiagnostic) }));
+  }
+
+  /**
+   * The TypeScript server checks only files open in an editor tab (typescript-language-features'
+   * `BufferSyncSupport.shouldValidate`: a document opened with `openTextDocument` alone, or a file never opened, gets
+   * no diagnostics unless `typescript.tsserver.experimental.enableProjectDiagnostics` is on), and other language
+   * servers behave alike. So a file that is in no tab is opened in a background tab (`vscode.open` with `background`:
+   * the active editor and focus stay as they are) for the wait, and that tab is closed again afterwards.
+   *
+   * Then: wait until an open document shows what is on disk (the editor reloads it after a write), until every file
+   * that must be re-reported has been, and then QUIET_MS without another report. A file that had no problems and
+   * still has none is never re-reported (the TypeScript extension skips an empty report over an empty one), which is
+   * why a quiet period, not only the reports, decides.
+   */
+  async settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
+    const deadline = Date.now() + options.timeoutMs;
+    const uris = paths.map((p) => vscode.Uri.file(p));
+    const keys = new Set(uris.map((u) => u.toString()));
+    const seen = new Set<string>();
+    const opened: vscode.Uri[] = [];
+    let lastReport = Date.now();
+    let wake: (() => void) | undefined;
+    const listening = vscode.languages.onDidChangeDiagnostics((e) => {
+      let ours = false;
+      for (const u of e.uris) {
+        const k = u.toString();
+        if (keys.has(k)) {
+          seen.add(k);
+          ours = true;
+        }
+      }
+      if (ours) {
+        lastReport = Date.now();
+        wake?.();
+      }
+    });
+    const changed = vscode.workspace.onDidChangeTextDocument((e) => {
+      if (keys.has(e.document.uri.toString())) wake?.();
+    });
+    const onAbort = (): void => wake?.();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const wait = (ms: number): Promise<void> =>
+      new Promise<void>((resolve) => {
+        const ac = new AbortController();
+        wake = () => ac.abort();
+        void sleep(ms, ac.signal).then(resolve);
+      });
+    const run = async (): Promise<boolean> => {
+      const mustSee = new Set<string>();
+      const syncing: { doc: vscode.TextDocument; path: string }[] = [];
+      const tabbed = tabUris();
+      for (const [i, uri] of uris.entries()) {
+        const key = uri.toString();
+        const open = openDocument(uri);
+        if (!tabbed.has(key)) {
+          try {
+            await vscode.commands.executeCommand('vscode.open', uri, { background: true, preview: false, preserveFocus: true });
+            opened.push(uri);
+            // A file newly analysed is always reported, even without problems.
+            mustSee.add(key);
+          } catch {
+            // Not a text document the editor can open (binary, too large): no language server will report it.
+          }
+          if (!open) continue;
+        }
+        if (!open || !options.requireChange) continue;
+        if (vscode.languages.getDiagnostics(uri).length > 0) mustSee.add(key);
+        syncing.push({ doc: open, path: paths[i] as string });
+      }
+      // An open document shows the new content only once the editor has reloaded it from disk.
+      for (const s of syncing) {
+        const want = await diskText(s.path);
+        while (want !== undefined && !s.doc.isDirty && s.doc.getText() !== want) {
+          if (Date.now() >= deadline || options.signal?.aborted) return false;
+          await wait(Math.min(100, deadline - Date.now()));
+        }
+      }
+      if (mustSee.size === 0 && !options.requireChange) return true;
+      // The quiet period counts from when the documents show the new content.
+      lastReport = Math.max(lastReport, Date.now());
+      for (;;) {
+        if (options.signal?.aborted) return false;
+        const now = Date.now();
+        const allSeen = [...mustSee].every((k) => seen.has(k));
+        if (allSeen && now - lastReport >= QUIET_MS) return true;
+        if (now >= deadline) return false;
+        await wait(Math.min(deadline - now, allSeen ? QUIET_MS - (now - lastReport) : 100));
+      }
+    };
+    try {
+      const settled = await run();
+      // Read before the background tabs close: closing one makes the server drop that file's diagnostics.
+      const files = await this.diagnostics(paths);
+      return { settled, files };
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      listening.dispose();
+      changed.dispose();
+      await closeTabs(opened);
+    }
+  }
+
+  async documentSymbols(path: string): Promise<DocumentSymbolNode[]> {
+    const found = await vscode.commands.executeCommand<(vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined>('vscode.executeDocumentSymbolProvider', vscode.Uri.file(path));
+    return (found ?? []).map(toSymbolNode);
+  }
+
+  async workspaceSymbols(query: string): Promise<WorkspaceSymbol[]> {
+    const found = await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>('vscode.executeWorkspaceSymbolProvider', query);
+    return (found ?? []).map((s) => ({
+      name: s.name,
+      kind: symbolKind(s.kind),
+      ...(s.containerName ? { containerName: s.containerName } : {}),
+      location: { path: pathOf(s.location.uri), range: toRange(s.location.range) },
+    }));
+  }
+
+  async definition(path: string, position: TextPosition): Promise<EditorLocation[]> {
+    const found = await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>('vscode.executeDefinitionProvider', vscode.Uri.file(path), fromPosition(position));
+    return (found ?? []).map(toLocation);
+  }
+
+  async references(path: string, position: TextPosition): Promise<EditorLocation[]> {
+    const found = await vscode.commands.executeCommand<vscode.Location[] | undefined>('vscode.executeReferenceProvider', vscode.Uri.file(path), fromPosition(position));
+    return (found ?? []).map(toLocation);
+  }
+
+  async hover(path: string, position: TextPosition): Promise<{ contents: string[]; range?: TextRange }[]> {
+    const found = await vscode.commands.executeCommand<vscode.Hover[] | undefined>('vscode.executeHoverProvider', vscode.Uri.file(path), fromPosition(position));
+    return (found ?? []).map((h) => ({ contents: h.contents.map(hoverText), ...(h.range ? { range: toRange(h.range) } : {}) }));
+  }
+
+  async rename(path: string, position: TextPosition, newName: string): Promise<RenameOutcome> {
+    let edit: vscode.WorkspaceEdit | undefined;
+    try {
+      edit = await vscode.commands.executeCommand<vscode.WorkspaceEdit | undefined>('vscode.executeDocumentRenameProvider', vscode.Uri.file(path), fromPosition(position), newName);
+    } catch (err) {
+      // The provider refuses with a message ("You cannot rename this element.").
+      return { refused: err instanceof Error ? err.message : String(err) };
+    }
+    if (!edit) return { refused: 'no rename provider answered for this position' };
+    const entries = edit.entries();
+    const files: FileTextEdits[] = [];
+    for (const [uri, edits] of entries) {
+      const p = pathOf(uri);
+      if (p === undefined) return { refused: `the rename would edit ${uri.scheme}: document ${uri.path}, which is not a file` };
+      // The document as the editor holds it: the core compares it with the bytes on disk.
+      let doc: vscode.TextDocument | undefined;
+      try {
+        doc = openDocument(uri) ?? (await vscode.workspace.openTextDocument(uri));
+      } catch {
+        doc = undefined;
+      }
+      files.push({
+        path: p,
+        edits: edits.map((e) => ({ range: toRange(e.range), newText: e.newText })),
+        documentText: doc?.getText(),
+        dirty: doc?.isDirty ?? false,
+      });
+    }
+    // `size` counts resources with text or file operations; `entries()` lists only text edits.
+    return { edits: files, fileOperations: Math.max(0, edit.size - entries.length) };
+  }
+
+  editorState(): EditorState {
+    const view = (e: vscode.TextEditor) => ({ path: pathOf(e.document.uri), selections: e.selections.map(toRange) });
+    const active = vscode.window.activeTextEditor;
+    return {
+      active: active ? { ...view(active), selectedText: active.document.getText(active.selection) } : undefined,
+      visible: vscode.window.visibleTextEditors.map(view),
+      dirty: vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => pathOf(d.uri)),
+    };
+  }
+}

@@ -1,0 +1,225 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import * as vscode from 'vscode';
+import { EXTENSION_ID, call, callError, connectToFirstFolder, folder } from './helpers';
+
+interface Range {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+interface Loc {
+  workspace_id: string;
+  path: string;
+  range: Range;
+  context?: string;
+}
+interface Diag {
+  path: string;
+  range: Range;
+  severity: string;
+  message: string;
+  source?: string;
+  code?: string;
+}
+interface PatchResult {
+  status: string;
+  files: { path: string; kind: string; after_version?: string }[];
+  diagnostics?: { settled: boolean; items: Diag[]; counts: Record<string, number>; truncated: boolean };
+  patch?: string;
+  expected_versions?: Record<string, string>;
+}
+
+/**
+ * The editor tools against the TypeScript language features that ship with VS Code, on the fixture project
+ * test/fixtures/lang-project (copied into the first folder, so the TypeScript server loads it as its own project).
+ */
+describe('editor tools inside VS Code (built-in TypeScript)', function () {
+  this.timeout(180_000);
+  let client: Client;
+  let wsId: string;
+  const dir = `lang-${process.pid}-${Date.now().toString(36)}`;
+  const rel = (p: string): string => `${dir}/${p}`;
+  let settleBefore: number | undefined;
+
+  async function version(p: string): Promise<string> {
+    return (await call<{ version: string }>(client, 'read', { workspace_id: wsId, path: p })).version;
+  }
+
+  async function patch(p: string, from: string, to: string, key: string): Promise<PatchResult> {
+    const v = await version(p);
+    return call<PatchResult>(client, 'apply_patch', {
+      workspace_id: wsId,
+      patch: `*** Begin Patch\n*** Update File: ${p}\n@@\n-${from}\n+${to}\n*** End Patch\n`,
+      expected_versions: { [p]: v },
+      operation_key: key,
+    });
+  }
+
+  /** Diagnostics of the named files, polled until `done` holds (the TypeScript server loads its project once). */
+  async function diagnosticsUntil(paths: string[], done: (d: Diag[]) => boolean, timeoutMs = 90_000): Promise<Diag[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await call<{ diagnostics: Diag[] }>(client, 'diagnostics', { workspace_id: wsId, paths });
+      if (done(r.diagnostics)) return r.diagnostics;
+      if (Date.now() > deadline) assert.fail(`diagnostics never matched: ${JSON.stringify(r.diagnostics)}`);
+      await new Promise((res) => setTimeout(res, 500));
+    }
+  }
+
+  before(async () => {
+    ({ client, wsId } = await connectToFirstFolder());
+    const ts = vscode.extensions.getExtension('vscode.typescript-language-features');
+    assert.ok(ts, 'the built-in TypeScript language features are installed');
+    await ts.activate();
+    assert.equal(ts.isActive, true, 'and active');
+    const repo = vscode.extensions.getExtension(EXTENSION_ID)?.extensionPath;
+    assert.ok(repo);
+    fs.cpSync(path.join(repo, 'test', 'fixtures', 'lang-project'), path.join(folder(0).uri.fsPath, dir), { recursive: true });
+    // A generous settle for a loaded machine; the default applies to developers.
+    const config = vscode.workspace.getConfiguration('codespace');
+    settleBefore = config.inspect<number>('diagnostics.settleMs')?.globalValue;
+    await config.update('diagnostics.settleMs', 15_000, vscode.ConfigurationTarget.Global);
+    // The TypeScript server answers once it has loaded the project: wait for the broken file's errors.
+    await diagnosticsUntil([rel('src/broken.ts')], (d) => d.filter((x) => x.severity === 'error').length >= 2);
+  });
+
+  after(async () => {
+    await vscode.workspace.getConfiguration('codespace').update('diagnostics.settleMs', settleBefore, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await client?.close();
+    fs.rmSync(path.join(folder(0).uri.fsPath, dir), { recursive: true, force: true });
+  });
+
+  it('diagnostics: the Problems of a file, 1-based, with source and code', async () => {
+    const d = await diagnosticsUntil([rel('src/broken.ts')], (x) => x.length >= 2);
+    const first = d.find((x) => x.range.start.line === 4);
+    assert.ok(first, `an error on line 4: ${JSON.stringify(d)}`);
+    assert.equal(first.severity, 'error');
+    assert.equal(first.source, 'ts');
+    assert.equal(first.code, '2345');
+    assert.equal(first.path, rel('src/broken.ts'));
+    // Column of '10' in: export const half: number = scale('10', 0.5);
+    assert.equal(first.range.start.character, "export const half: number = scale(".length + 1);
+    const clean = await call<{ diagnostics: Diag[]; settled: boolean }>(client, 'diagnostics', { workspace_id: wsId, paths: [rel('src/main.ts')] });
+    assert.deepEqual(clean.diagnostics, []);
+    const whole = await call<{ diagnostics: Diag[]; counts: { error: number } }>(client, 'diagnostics', { workspace_id: wsId });
+    assert.ok(whole.diagnostics.some((x) => x.path === rel('src/broken.ts')), 'the workspace view includes the open broken file');
+    assert.ok(whole.counts.error >= 2);
+  });
+
+  it('definition of an imported function lands in its file; references find every use', async () => {
+    // main.ts line 3: "const total = add(1, 2);" — "add" starts at character 15.
+    const def = await call<{ locations: Loc[]; outside: number }>(client, 'definition', { workspace_id: wsId, path: rel('src/main.ts'), line: 3, character: 15 });
+    assert.equal(def.locations.length, 1, JSON.stringify(def));
+    assert.equal(def.locations[0]?.path, rel('src/math.ts'));
+    assert.equal(def.locations[0]?.range.start.line, 2);
+    assert.equal(def.locations[0]?.context, 'export function add(a: number, b: number): number {');
+
+    const refs = await call<{ locations: Loc[] }>(client, 'references', { workspace_id: wsId, path: rel('src/math.ts'), line: 2, character: 17 });
+    const where = refs.locations.map((l) => `${l.path.slice(dir.length + 1)}:${l.range.start.line}`);
+    assert.deepEqual(where, ['src/main.ts:1', 'src/main.ts:3', 'src/main.ts:4', 'src/math.ts:2', 'src/report.ts:1', 'src/report.ts:3']);
+
+    // A library symbol: its declaration lies outside the workspace, so it is only counted.
+    // main.ts line 5: "export const biggest = Math.max(total, 10);" — "max" at character 29, declared in lib.es5.d.ts.
+    const lib = await call<{ locations: Loc[]; outside: number }>(client, 'definition', { workspace_id: wsId, path: rel('src/main.ts'), line: 5, character: 29 });
+    assert.deepEqual(lib.locations, [], JSON.stringify(lib));
+    assert.ok(lib.outside >= 1, 'the library declaration is counted, not shown');
+  });
+
+  it('hover, symbols and workspace_symbols', async () => {
+    const hover = await call<{ contents: string; truncated: boolean }>(client, 'hover', { workspace_id: wsId, path: rel('src/main.ts'), line: 3, character: 16 });
+    assert.match(hover.contents, /function add\(a: number, b: number\): number/);
+    assert.match(hover.contents, /Adds two numbers/);
+    const syms = await call<{ symbols: { name: string; kind: string; selection_range: Range }[] }>(client, 'symbols', { workspace_id: wsId, path: rel('src/math.ts') });
+    const add = syms.symbols.find((s) => s.name === 'add');
+    assert.equal(add?.kind, 'Function');
+    assert.deepEqual(add?.selection_range.start, { line: 2, character: 17 });
+    const ws = await call<{ symbols: { name: string; location: Loc }[] }>(client, 'workspace_symbols', { workspace_id: wsId, query: 'scale' });
+    assert.ok(ws.symbols.some((s) => s.name === 'scale' && s.location.path === rel('src/math.ts')), JSON.stringify(ws));
+  });
+
+  it('positions past the file or line are INVALID_ARGUMENTS naming the field', async () => {
+    const line = await callError(client, 'definition', { workspace_id: wsId, path: rel('src/main.ts'), line: 99, character: 1 });
+    assert.equal(line.code, 'INVALID_ARGUMENTS');
+    assert.equal(line.details?.field, 'line');
+    const ch = await callError(client, 'hover', { workspace_id: wsId, path: rel('src/main.ts'), line: 3, character: 200 });
+    assert.equal(ch.details?.field, 'character');
+    const out = await callError(client, 'symbols', { workspace_id: wsId, path: '../outside.ts' });
+    assert.equal(out.code, 'PATH_OUTSIDE_WORKSPACE');
+  });
+
+  it('a patch that introduces a type error returns that diagnostic; fixing it returns none', async () => {
+    const p = rel('src/report.ts');
+    const started = Date.now();
+    const broken = await patch(p, 'export const sum = add(4, 5);', 'export const sum: string = add(4, 5);', `${dir}-break`);
+    const ms = Date.now() - started;
+    assert.equal(broken.status, 'applied');
+    assert.ok(broken.diagnostics, 'an applied patch carries diagnostics');
+    const err = broken.diagnostics.items.find((d) => d.path === p && d.severity === 'error');
+    assert.ok(err, `the new type error is reported: ${JSON.stringify(broken.diagnostics)}`);
+    assert.equal(err.code, '2322');
+    assert.equal(err.range.start.line, 3);
+    assert.equal(broken.diagnostics.settled, true);
+    console.log(`      [measure] apply_patch with diagnostics (error introduced): ${ms} ms`);
+
+    const t2 = Date.now();
+    const fixed = await patch(p, 'export const sum: string = add(4, 5);', 'export const sum = add(4, 5);', `${dir}-fix`);
+    console.log(`      [measure] apply_patch with diagnostics (error fixed): ${Date.now() - t2} ms`);
+    assert.deepEqual(fixed.diagnostics?.items, [], JSON.stringify(fixed.diagnostics));
+    assert.equal(fixed.diagnostics?.settled, true);
+  });
+
+  it('rename_symbol: the rename becomes a patch that applies and leaves no diagnostics', async () => {
+    const preview = await call<PatchResult>(client, 'rename_symbol', { workspace_id: wsId, path: rel('src/math.ts'), line: 2, character: 17, new_name: 'plus', operation_key: `${dir}-rename-preview`, check_only: true });
+    assert.equal(preview.status, 'checked');
+    assert.deepEqual(Object.keys(preview.expected_versions ?? {}).sort(), [rel('src/main.ts'), rel('src/math.ts'), rel('src/report.ts')]);
+    assert.match(preview.patch ?? '', /\*\*\* Update File: .*math\.ts/);
+    assert.equal(fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'math.ts'), 'utf8').includes('plus'), false, 'a preview writes nothing');
+
+    const done = await call<PatchResult>(client, 'rename_symbol', { workspace_id: wsId, path: rel('src/math.ts'), line: 2, character: 17, new_name: 'plus', operation_key: `${dir}-rename` });
+    assert.equal(done.status, 'applied', JSON.stringify(done));
+    assert.equal(done.files.length, 3);
+    const main = fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'main.ts'), 'utf8');
+    assert.equal(main, "import { plus, scale } from './math';\n\nconst total = plus(1, 2);\nexport const doubled = scale(plus(total, 3), 2);\nexport const biggest = Math.max(total, 10);\n");
+    assert.deepEqual(done.diagnostics?.items, [], JSON.stringify(done.diagnostics));
+    const after = await diagnosticsUntil([rel('src/main.ts'), rel('src/math.ts'), rel('src/report.ts')], () => true);
+    assert.deepEqual(after, []);
+    // The rename is in the ledger like any patch.
+    const status = await call<{ status: string }>(client, 'operation_status', { operation_key: `${dir}-rename` });
+    assert.equal(status.status, 'applied');
+  });
+
+  it('rename_symbol refuses while a touched file has unsaved changes, and changes nothing', async () => {
+    const uri = vscode.Uri.file(path.join(folder(0).uri.fsPath, dir, 'src', 'report.ts'));
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(doc);
+    await editor.edit((e) => e.insert(new vscode.Position(0, 0), '// unsaved\n'));
+    assert.equal(doc.isDirty, true);
+    const before = fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'math.ts'), 'utf8');
+    const err = await callError(client, 'rename_symbol', { workspace_id: wsId, path: rel('src/math.ts'), line: 2, character: 17, new_name: 'sum2', operation_key: `${dir}-rename-dirty` });
+    assert.equal(err.code, 'FILE_DIRTY_IN_EDITOR', JSON.stringify(err));
+    assert.equal(fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'math.ts'), 'utf8'), before);
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
+
+  it('editor_context: the active file, its selection and text; files outside are only "outside"', async () => {
+    const uri = vscode.Uri.file(path.join(folder(0).uri.fsPath, dir, 'src', 'math.ts'));
+    const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    editor.selection = new vscode.Selection(5, 16, 5, 21);
+    const ctx = await call<{ active?: { outside: boolean; path?: string; selected_text?: string; selections?: Range[] }; visible: { outside: boolean }[] }>(client, 'editor_context', {});
+    assert.equal(ctx.active?.outside, false);
+    assert.equal(ctx.active?.path, rel('src/math.ts'));
+    assert.equal(ctx.active?.selected_text, 'scale');
+    assert.deepEqual(ctx.active?.selections?.[0], { start: { line: 6, character: 17 }, end: { line: 6, character: 22 } });
+
+    const untitled = await vscode.workspace.openTextDocument({ content: 'private notes' });
+    const u = await vscode.window.showTextDocument(untitled);
+    u.selection = new vscode.Selection(0, 0, 0, 7);
+    const outside = await call<{ active?: Record<string, unknown>; dirty: Record<string, unknown>[] }>(client, 'editor_context', {});
+    assert.deepEqual(outside.active, { outside: true });
+    assert.ok(!JSON.stringify(outside).includes('private'), 'no content of a document outside the workspace');
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
+});
