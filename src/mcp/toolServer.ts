@@ -5,6 +5,7 @@ import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/runner/dispatch';
 import { kindFlags } from '../core/toolKinds';
 import { progressReporter } from './progress';
+import { registerWorkspaceResources } from './workspaceResources';
 
 export const SERVER_NAME = 'codespace';
 
@@ -70,6 +71,9 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
   // registerTool declares `tools.listChanged: true` (the SDK assumes tools may come and go). Ours are fixed for
   // the life of a session and we never send notifications/tools/list_changed, so say so.
   server.server.registerCapabilities({ tools: { listChanged: false } });
+  registerWorkspaceResources(server, dispatcher);
+  // The same for resources: the template is fixed, and subscriptions are not offered (README: MCP features).
+  server.server.registerCapabilities({ resources: { listChanged: false } });
 
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
