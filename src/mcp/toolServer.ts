@@ -6,6 +6,7 @@ import type { ToolDispatcher } from '../core/runner/dispatch';
 import { kindFlags } from '../core/toolKinds';
 import { progressReporter } from './progress';
 import { registerSteeringResources } from './steeringResources';
+import { registerWorkspaceResources } from './workspaceResources';
 
 export const SERVER_NAME = 'codespace';
 
@@ -71,6 +72,8 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
   // registerTool declares `tools.listChanged: true` (the SDK assumes tools may come and go). Ours are fixed for
   // the life of a session and we never send notifications/tools/list_changed, so say so.
   server.server.registerCapabilities({ tools: { listChanged: false } });
+  // Workspace files (a read-only template) and the steering queues (subscribable, listed per open work).
+  registerWorkspaceResources(server, dispatcher);
   registerSteeringResources(server, dispatcher.services.steering, dispatcher.services.logger);
 
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {

@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_EXCLUDES, compileGlob } from '../core/policy/glob';
+import { ToolError } from '../core/errors';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
 import { createLinkWithin, deleteWithin, readFileWithin, removeEmptyFolderWithin, removeTempWithin, writeFileWithin } from './confinedFs';
 
@@ -88,7 +89,9 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     // Matching is cheap but a walk of a huge tree is not: give the event loop a turn every few milliseconds.
     const YIELD_AFTER_MS = 8;
     let sliceStart = performance.now();
+    let folders = 0;
     const walk = async (dir: string, relDir: string): Promise<void> => {
+      if (options.signal?.aborted) return;
       let entries: Dirent[];
       try {
         entries = await fsp.readdir(dir, { withFileTypes: true });
@@ -98,7 +101,10 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       if (performance.now() - sliceStart > YIELD_AFTER_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         sliceStart = performance.now();
+        options.onProgress?.(folders, paths.length);
+        if (options.signal?.aborted) return;
       }
+      folders++;
       const subdirs: [string, string][] = [];
       for (const e of entries) {
         const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
@@ -113,6 +119,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       await Promise.all(subdirs.map(([abs, rel]) => walk(abs, rel)));
     };
     await walk(root, '');
+    if (options.signal?.aborted) throw new ToolError('CANCELLED', 'The find was cancelled.');
     paths.sort();
     if (paths.length > options.maxResults) {
       truncated = true;

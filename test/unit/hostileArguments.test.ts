@@ -7,6 +7,7 @@
  */
 import * as assert from 'node:assert/strict';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 
@@ -42,7 +43,7 @@ describe('every tool with hostile arguments', function () {
   let base: Record<string, Record<string, unknown>>;
 
   before(async () => {
-    world = await openPatchWorld({ 'a.txt': 'alpha\n', 'src/b.ts': 'export {};\n' }, { profile: 'exec' });
+    world = await openPatchWorld({ 'a.txt': 'alpha\n', 'src/b.ts': 'export {};\n' }, { profile: 'exec', contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }) });
     const started = (await world.call('exec_command', { workspace_id: WS_ID, command: ['cat'], occupancy: 'shared' })).structuredContent as { process_id: string };
     processId = started.process_id;
     // read_process long-polls up to its cap (30 s) on a live process for a huge wait_ms: read an exited one.
@@ -58,6 +59,7 @@ describe('every tool with hostile arguments', function () {
       workspace_info: { workspace_id: WS_ID },
       find: { workspace_id: WS_ID, pattern: '**/*', max_results: 10 },
       read: { workspace_id: WS_ID, path: 'a.txt', start_line: 1, end_line: 1 },
+      search: { workspace_id: WS_ID, query: 'alpha', regex: false, case_sensitive: false, include: ['**/*.txt'], exclude: ['src/**'], max_results: 10, context_lines: 1 },
       apply_patch: { workspace_id: WS_ID, patch: v4a('*** Update File: a.txt', '@@', '-alpha', '+beta'), expected_versions: { 'a.txt': sha256('alpha\n') }, operation_key: 'hostile', check_only: true },
       operation_status: { operation_key: 'hostile' },
       approval_create: { workspace_id: WS_ID, tool: 'exec_command', request: { command: ['true'], cwd: 'src' } },

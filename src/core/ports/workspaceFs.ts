@@ -20,6 +20,10 @@ export interface FindOptions {
   readonly useExcludes?: boolean;
   /** The exclude globs to honour (the editor's files.exclude for this folder); the adapter's defaults when absent. */
   readonly excludes?: readonly string[];
+  /** Aborted when the caller gives up (the client cancelled): the walk stops and find rejects. */
+  readonly signal?: AbortSignal;
+  /** Called now and then while walking: folders read so far and paths matched. */
+  readonly onProgress?: (folders: number, matched: number) => void;
 }
 
 export interface FindResult {

@@ -146,12 +146,14 @@ export class OperationRunner implements Activity, Disposable {
   // ---- running ----
 
   /** Runs a mutating tool call: prepare, policy, maybe hold, commit. */
-  async run<A extends object, R>(kind: ToolKind, spec: OperationSpec<A, R>, args: A, signal: AbortSignal): Promise<R> {
+  async run<A extends object, R>(kind: ToolKind, spec: OperationSpec<A, R>, args: A, signal: AbortSignal, progress?: (done: number, total?: number, message?: string) => void): Promise<R> {
     const flags = kindFlags(kind);
     const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(args) : String((args as { workspace_id?: unknown }).workspace_id));
     this.options.workspaces.require(ws, flags.requires);
+    progress?.(0, 2, 'preparing');
     const prepared = await spec.prepare(args, signal);
     if ('done' in prepared) return prepared.done;
+    progress?.(1, 2, 'prepared');
     const op = this.summary(spec.tool, prepared);
     // Keystrokes and resizes are not worth a line in the activity list each; everything that changes files,
     // starts or ends processes is.
@@ -165,8 +167,12 @@ export class OperationRunner implements Activity, Disposable {
         throw approvalRequired(hold);
       }
       this.checkOccupancy(prepared);
+      // Cancellation is honoured up to here and never after: a commit, once begun, completes (or rolls back) as
+      // one, so a cancelled call never leaves a patch half-applied.
+      if (signal.aborted) throw new ToolError('CANCELLED', 'The call was cancelled before anything was written or started.');
       const result = await prepared.commit();
       if (!quiet) this.committed(op, result, prepared);
+      progress?.(2, 2, 'done');
       return result;
     } catch (err) {
       if (!quiet && !ToolError.is(err, 'APPROVAL_REQUIRED')) this.failed(op, err);

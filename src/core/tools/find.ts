@@ -39,12 +39,17 @@ export const findTool = defineTool({
     paths: z.array(z.string()),
     truncated: z.boolean(),
   },
-  async handler(args, { services }) {
+  async handler(args, { services, signal, progress }) {
     const pattern = checkPattern(args.pattern);
     const ws = services.workspaces.get(args.workspace_id);
     const cap = services.limits().findResults;
     const max = Math.min(args.max_results ?? cap, cap);
-    const found = await services.fs.find(ws.root, pattern, { maxResults: max, useExcludes: true });
+    const found = await services.fs.find(ws.root, pattern, {
+      maxResults: max,
+      useExcludes: true,
+      signal,
+      ...(progress ? { onProgress: (folders: number, matched: number) => progress(folders, undefined, `${folders} folder(s) read, ${matched} match(es)`) } : {}),
+    });
     // Symlinks inside the root may point outside: keep only results whose real location is inside. When the
     // adapter says which results involve a link, only those need resolving.
     const realRoot = await services.fs.realpath(ws.root);

@@ -134,7 +134,7 @@ export function defineOperationTool<I extends z.ZodRawShape, O extends z.ZodRawS
 ): OperationToolDefinition<I, O> {
   return {
     ...def,
-    handler: (args, { services, signal }) => services.runner.run(def.kind, def.operation(services), args, signal),
+    handler: (args, { services, signal, progress }) => services.runner.run(def.kind, def.operation(services), args, signal, progress),
   };
 }
 

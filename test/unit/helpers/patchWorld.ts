@@ -4,6 +4,7 @@
  * (connectHarness over InMemoryTransport). The file system is wrapped twice: BreakableFs can make writes fail
  * from the n-th one on (a disk that turns read-only), and SpyWorkspaceFs records calls and holds the `dirty` set.
  */
+import type { ContentSearch } from '../../../src/core/ports/contentSearch';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
@@ -88,6 +89,8 @@ export async function snapshotTree(dir: string): Promise<Record<string, FileSnap
 }
 
 export interface WorldOptions {
+  /** Content search for the `search` tool (default none: SEARCH_UNAVAILABLE). */
+  readonly contentSearch?: ContentSearch;
   readonly profile?: Profile;
   readonly trusted?: boolean;
   readonly faults?: PatchFaults;
@@ -183,6 +186,7 @@ export async function openPatchWorld(files: Record<string, string | Uint8Array> 
     ...(options.occupant ? { occupant: options.occupant } : {}),
     ...(options.approvals ? { approvalPolicy: options.approvals } : {}),
     ...(options.isolation ? { isolation: options.isolation } : {}),
+    ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
   });
   const harness = await connectHarness([], { assembled, source, fs: spy });
   let closed = false;

@@ -1,0 +1,49 @@
+import type { ToolDispatcher } from '../core/runner/dispatch';
+
+/** Most suggestions one completion returns (MCP allows at most 100 values per response). */
+export const MAX_COMPLETIONS = 100;
+/** Paths looked at per path completion: a bound on the walk behind one keystroke. */
+const PATHS_SCANNED = 2000;
+
+const never = new AbortController().signal;
+
+/** Workspace ids beginning with `prefix`, in the order workspace_info lists them. */
+export async function completeWorkspaceId(dispatcher: ToolDispatcher, prefix: string): Promise<string[]> {
+  const outcome = await dispatcher.call('workspace_info', {}, never);
+  if (outcome.kind !== 'result') return [];
+  const list = (outcome.value.workspaces as { id: string }[] | undefined) ?? [];
+  return list
+    .map((w) => w.id)
+    .filter((id) => id.startsWith(prefix))
+    .slice(0, MAX_COMPLETIONS);
+}
+
+/** The workspace a path completion is about: the one named in the context, or the only one open. */
+export async function contextWorkspace(dispatcher: ToolDispatcher, context?: { arguments?: Record<string, string> }): Promise<string | undefined> {
+  const named = context?.arguments?.workspace_id;
+  if (named !== undefined && named !== '') return named;
+  const all = await completeWorkspaceId(dispatcher, '');
+  return all.length === 1 ? all[0] : undefined;
+}
+
+/**
+ * Root-relative paths beginning with `prefix`, one level at a time as a shell completes them: files of the prefix's
+ * folder and its subfolders (with a trailing "/"). It goes through the `find` tool, so the same confinement,
+ * excludes and limits apply; a prefix holding glob characters or ".." completes to nothing.
+ */
+export async function completePath(dispatcher: ToolDispatcher, workspaceId: string | undefined, prefix: string): Promise<string[]> {
+  if (workspaceId === undefined) return [];
+  if (/[*?[\]{}\\\0]/.test(prefix) || prefix.startsWith('/') || prefix.split('/').includes('..')) return [];
+  const slash = prefix.lastIndexOf('/');
+  const dir = slash < 0 ? '' : prefix.slice(0, slash + 1);
+  const outcome = await dispatcher.call('find', { workspace_id: workspaceId, pattern: `${dir}**`, max_results: PATHS_SCANNED }, never);
+  if (outcome.kind !== 'result') return [];
+  const seen = new Set<string>();
+  for (const p of (outcome.value.paths as string[] | undefined) ?? []) {
+    if (!p.startsWith(prefix)) continue;
+    const next = p.indexOf('/', dir.length);
+    seen.add(next < 0 ? p : p.slice(0, next + 1));
+    if (seen.size >= MAX_COMPLETIONS) break;
+  }
+  return [...seen].sort();
+}
