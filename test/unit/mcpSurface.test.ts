@@ -48,16 +48,19 @@ describe('MCP surface: workspace files as resources, completion', () => {
     await removeTree(base);
   });
 
-  it('offers resources (no subscriptions, no list changes) and completions', () => {
+  it('offers resources and completions (subscriptions and list changes are for the steering queues)', () => {
     const caps = h.client.getServerCapabilities();
-    assert.deepEqual(caps?.resources, { listChanged: false });
+    assert.deepEqual(caps?.resources, { subscribe: true, listChanged: true });
     assert.deepEqual(caps?.completions, {});
     assert.deepEqual(caps?.tools, { listChanged: false });
   });
 
-  it('lists one resource template and no enumerated resources', async () => {
+  it('lists the workspace-file template (next to the steering one) and, with no open work, no enumerated resources', async () => {
     const { resourceTemplates } = await h.client.listResourceTemplates();
-    assert.deepEqual(resourceTemplates.map((t) => [t.name, t.uriTemplate]), [['workspace-file', WORKSPACE_FILE_TEMPLATE]]);
+    assert.deepEqual(resourceTemplates.map((t) => [t.name, t.uriTemplate]), [
+      ['workspace-file', WORKSPACE_FILE_TEMPLATE],
+      ['steering', 'codespace://steering/{work_id}'],
+    ]);
     const { resources } = await h.client.listResources();
     assert.deepEqual(resources, []);
   });
