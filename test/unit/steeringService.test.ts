@@ -161,6 +161,17 @@ describe('steering service', () => {
     }
   });
 
+  it('an empty note is no note, and repeating that completion returns it', async () => {
+    const { s } = await service();
+    const w = await s.openWork('ws', 't');
+    const a = await s.createDraft(w.id, 'a', { queue: true });
+    await s.claimNext(w.id);
+    const done = await s.complete(a.id, 'done', '');
+    assert.equal(done.note, undefined);
+    assert.deepEqual(await s.complete(a.id, 'done', ''), done);
+    assert.deepEqual(await s.complete(a.id, 'done'), done);
+  });
+
   it('requeues a claimed instruction whose agent went away', async () => {
     const { s } = await service();
     const w = await s.openWork('ws', 't');

@@ -327,7 +327,8 @@ export class SteeringService implements Steering, Disposable {
     if (note !== undefined && utf8.encode(note).length > MAX_NOTE_BYTES) {
       throw new InvalidArgumentsError(`note has ${utf8.encode(note).length} bytes; at most ${MAX_NOTE_BYTES}.`, { field: 'note' });
     }
-    if ((r.status === 'done' || r.status === 'blocked') && r.status === status && r.note === note) {
+    const kept = note === '' ? undefined : note;
+    if ((r.status === 'done' || r.status === 'blocked') && r.status === status && r.note === kept) {
       await this.chain;
       return instructionView(r);
     }
@@ -337,7 +338,7 @@ export class SteeringService implements Steering, Disposable {
         details: { reason: 'invalid_state', instruction_id: r.id, status: r.status },
       });
     }
-    return this.update(r, { status, completed_at: this.timestamp(), ...(note !== undefined && note !== '' ? { note } : {}) });
+    return this.update(r, { status, completed_at: this.timestamp(), ...(kept !== undefined ? { note: kept } : {}) });
   }
 
   /** The work a session has open (opened or adopted), if it is still open. */
