@@ -48,8 +48,8 @@ async function runIntegration() {
   const fixtures = copyFixtures({
     workspace: 'multi.code-workspace',
     tmpRoot,
-    // CODESPACE_TEST_FILES=panel,workReview runs only the integration files whose names contain one of the parts.
-    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR, ...(process.env.CODESPACE_TEST_FILES ? { files: process.env.CODESPACE_TEST_FILES } : {}) },
+    // CODESPACE_TEST_FILES=steering,panel runs only the test files whose name contains one of the words.
+    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR, ...(process.env.CODESPACE_TEST_FILES ? { files: process.env.CODESPACE_TEST_FILES.split(',') } : {}) },
   });
   log(`workspace copy: ${fixtures.openPath}`);
 

@@ -17,8 +17,8 @@ export interface RunnerInfo {
   readonly runner: string;
   /** Absolute directory where screenshots and other artifacts may be written. */
   readonly screenshotDir?: string;
-  /** Comma-separated parts of test file names: only those files run (from CODESPACE_TEST_FILES). */
-  readonly files?: string;
+  /** Run only the test files whose name contains one of these (env CODESPACE_TEST_FILES of the runner). */
+  readonly files?: readonly string[];
 }
 
 /** Reads `.codespace-test.json` from the first workspace folder, or undefined when the launcher wrote none. */
@@ -42,8 +42,10 @@ function findTests(dir: string): string[] {
 
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec' });
-  const only = readRunnerInfo()?.files?.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  for (const file of findTests(__dirname)) if (!only || only.some((p) => path.basename(file).includes(p))) mocha.addFile(file);
+  const only = readRunnerInfo()?.files;
+  for (const file of findTests(__dirname)) {
+    if (only === undefined || only.some((word) => path.basename(file).includes(word))) mocha.addFile(file);
+  }
   return new Promise((resolve, reject) => {
     try {
       mocha.run((failures) => {

@@ -115,4 +115,31 @@ describe('one ledger across a restart', function () {
     assert.deepEqual([cut.state, cut.termination, cut.output_complete], ['exited', 'terminated', false]);
     assert.equal(toolError(await w.call('process_status', { process_id: 'p_0000000000000000' })).code, 'PROCESS_NOT_FOUND');
   });
+
+  it('keeps works and instructions next to patches in the one file; a torn last steering line is skipped', async () => {
+    w = await openPatchWorld({ 'a.txt': 'a\n' }, { profile: 'exec' });
+    const dirs = { tmp: w.tmp, root: w.root, storage: w.storage };
+    const steering = w.assembled.steering;
+    const work = await steering.openWork(WS_ID, 'across a restart');
+    const v = (await w.read('a.txt')).version;
+    await w.apply({ patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch', expected_versions: { 'a.txt': v }, operation_key: 'steer-k', work_id: work.id });
+    const claimed = await steering.createDraft(work.id, 'claimed before the reload', { queue: true });
+    assert.equal((await steering.claimNext(work.id, 'old-session'))?.id, claimed.id);
+    const queued = await steering.createDraft(work.id, 'queued before the reload', { queue: true });
+    await w.close();
+    // A crash while appending the next change: half a line at the end of the shared file.
+    const file = path.join(dirs.storage, 'operations.jsonl');
+    await fsp.appendFile(file, `{"type":"steer_instruction","v":1,"record":{"id":"${queued.id}","status":"cla`);
+
+    w = await openPatchWorld({}, { profile: 'exec', dirs });
+    const again = w.assembled.steering;
+    assert.equal(again.work(work.id)?.status, 'open');
+    assert.deepEqual(again.instructions(work.id).map((i) => [i.id, i.status]), [[claimed.id, 'claimed'], [queued.id, 'queued']]);
+    assert.deepEqual(again.operations(work.id).patches, ['steer-k'], 'the patch ledger kept its record and its work_id');
+    assert.equal((await w.status({ operation_key: 'steer-k' })).status, 'applied');
+    assert.equal((await again.finishWork(work.id)).closed, false, 'still pending after the reload');
+    const text = await fsp.readFile(file, 'utf8');
+    assert.ok(text.endsWith('\n'), 'the start compacted the torn line away');
+    assert.deepEqual([...new Set(text.trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type))].sort(), ['patch_operation', 'steer_instruction', 'steer_work']);
+  });
 });
