@@ -118,8 +118,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: (id) => workspaces.list().find((w) => w.id === id)?.root }));
   const steering = core.steering;
   const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
-  const patchedPaths = (workId: string): string[] => [...new Set(core.ledger.list().filter((r) => r.work_id === workId).flatMap((r) => r.files.flatMap((f) => (f.move_to ? [f.path, f.move_to] : [f.path]))))];
-  const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchedPaths, log });
+  const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);

@@ -20,6 +20,7 @@ export const GIT_TREE_PREFIX = 'git-tree:';
 export const DEFAULT_GIT_TIMEOUT_MS = 60_000;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 const PATHS_PER_CALL = 200;
+const INFO_TTL_MS = 5_000;
 
 interface RepoInfo {
   readonly toplevel: string;
@@ -106,9 +107,16 @@ export class GitWorkTree implements WorkBaseline, WorkTreeRepo {
     return { toplevel, prefix: prefix ?? '', indexFile: path.resolve(root, index), objectFormat: format === 'sha256' ? 'sha256' : 'sha1' };
   }
 
+  /** The repository facts of a root, kept briefly: a commit check asks for them once per file. */
+  private readonly infoCache = new Map<string, { at: number; info: RepoInfo }>();
+
   private async mustInfo(root: string): Promise<RepoInfo> {
+    const cached = this.infoCache.get(root);
+    if (cached && Date.now() - cached.at < INFO_TTL_MS) return cached.info;
     const info = await this.info(root);
     if (!info) throw new Error(`${root} is not inside a git work tree (or git is not installed)`);
+    if (this.infoCache.size > 64) this.infoCache.clear();
+    this.infoCache.set(root, { at: Date.now(), info });
     return info;
   }
 

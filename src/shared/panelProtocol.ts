@@ -115,6 +115,8 @@ export interface PanelInstruction {
   readonly revision: number;
   /** Drafts only: edit, delete, queue. */
   readonly editable: boolean;
+  /** Blocked ones: the developer may put it back in the queue (after answering what blocked it, say). */
+  readonly requeueable: boolean;
 }
 
 export interface PanelSteeringCounts {
@@ -174,6 +176,7 @@ export type PageMessage =
   | { readonly type: 'editDraft'; readonly requestId: string; readonly instructionId: string; readonly text: string; readonly revision: number }
   | { readonly type: 'deleteDraft'; readonly requestId: string; readonly instructionId: string }
   | { readonly type: 'queueDraft'; readonly requestId: string; readonly instructionId: string }
+  | { readonly type: 'requeueInstruction'; readonly requestId: string; readonly instructionId: string }
   | { readonly type: 'reviewWork'; readonly requestId: string; readonly workId: string };
 
 export type PageMessageType = PageMessage['type'];
@@ -211,6 +214,7 @@ const FIELDS: { readonly [K in PageMessageType]: readonly (readonly [string, Fie
   editDraft: [['requestId', 'requestId'], ['instructionId', 'id'], ['text', 'text'], ['revision', 'revision']],
   deleteDraft: [['requestId', 'requestId'], ['instructionId', 'id']],
   queueDraft: [['requestId', 'requestId'], ['instructionId', 'id']],
+  requeueInstruction: [['requestId', 'requestId'], ['instructionId', 'id']],
   reviewWork: [['requestId', 'requestId'], ['workId', 'id']],
 };
 

@@ -8,7 +8,8 @@
 // `select[data-role="work-select"]`, its `textarea[data-role="instruction-text"]` and the buttons
 // `button[data-action="queue-instruction"|"save-draft"]`; each work is `.work[data-work-id]` with
 // `button[data-action="review-work"]`, each instruction `.instruction[data-instruction-id][data-status]` with its
-// `.instruction-text`, `.instruction-note` and, for a draft, `button[data-action="edit-draft"|"delete-draft"|"queue-draft"]`.
+// `.instruction-text`, `.instruction-note` and, for a draft, `button[data-action="edit-draft"|"delete-draft"|"queue-draft"]` (a blocked one:
+// `button[data-action="requeue"]`).
 import type { HostMessage, PageMessage, PanelActivity, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../shared/panelProtocol';
 import { MAX_INSTRUCTION_BYTES, utf8Bytes } from '../shared/panelProtocol';
 import { visiblePieces } from '../shared/visibleText';
@@ -365,6 +366,11 @@ function buildInstruction(i: PanelInstruction): HTMLElement {
     const queue = el('button', { className: 'small', attrs: { type: 'button', 'data-action': 'queue-draft' }, text: 'Queue' });
     queue.addEventListener('click', () => request(i.id, i.id, 'queueDraft', (requestId) => ({ type: 'queueDraft', requestId, instructionId: i.id })));
     root.append(el('div', { className: 'actions' }, queue, edit, del));
+  }
+  if (i.requeueable) {
+    const again = el('button', { className: 'secondary small', attrs: { type: 'button', 'data-action': 'requeue', title: 'Put it back in the queue for the agent' }, text: 'Requeue' });
+    again.addEventListener('click', () => request(i.id, i.id, 'requeueInstruction', (requestId) => ({ type: 'requeueInstruction', requestId, instructionId: i.id })));
+    root.append(el('div', { className: 'actions' }, again));
   }
   root.append(el('p', { className: 'error', attrs: { 'data-role': 'error', role: 'alert' } }));
   return root;

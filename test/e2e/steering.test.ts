@@ -88,6 +88,8 @@ describe('steering from the panel', function () {
     const first = readme.split('\n')[0] as string;
     const patch = ['*** Begin Patch', '*** Update File: README.md', '@@', `-${first}`, `+${first} (tidied)`, '*** End Patch'].join('\n');
     await call(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: { 'README.md': sha256(readme) }, operation_key: 'e2e-steer-1', work_id: workId });
+    // A change made outside the patch tools (as a command would) is part of the work's changes too.
+    await fsp.writeFile(path.join(wb.workspaceDir, 'notes', 'steering.md'), '# Steering notes\n\n- README tidied\n');
     await call(client, 'steer_complete', { instruction_id: claimed.instruction?.id, status: 'done', note: 'Typo fixed; 12 tests pass.' });
     await item.locator('[data-role="status"]', { hasText: 'done' }).waitFor({ timeout: 30_000 });
     assert.equal(await item.locator('.instruction-note').innerText(), 'Typo fixed; 12 tests pass.');
@@ -99,7 +101,7 @@ describe('steering from the panel', function () {
     const workNode = frame.locator(`.work[data-work-id="${workId}"][data-status="finished"]`);
     await workNode.waitFor({ timeout: 30_000 });
     await workNode.locator('button[data-action="review-work"]').click();
-    const tab = wb.page.locator('.tab', { hasText: 'CodeSpace work review: Tidy the README' });
+    const tab = wb.page.locator('.tab', { hasText: 'CodeSpace work review: Tidy the README (2 files)' });
     await tab.first().waitFor({ timeout: 30_000 });
     await wb.page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
     await sleep(1500);

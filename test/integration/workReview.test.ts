@@ -52,7 +52,7 @@ describe('work review and reviewed commit (git)', function () {
   let client: Client;
   let wsId: string;
   let root: string;
-  let createdGit = false;
+  let setAside = false;
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
   const gitBytes = (...args: string[]): Buffer => execFileSync('git', args, { cwd: root, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
   const file = (rel: string): string => path.join(root, ...rel.split('/'));
@@ -64,10 +64,13 @@ describe('work review and reviewed commit (git)', function () {
   before(async () => {
     ({ client, wsId } = await connectToFirstFolder());
     root = folder(0).uri.fsPath;
-    if (!fs.existsSync(path.join(root, '.git'))) {
-      git('init', '-q');
-      createdGit = true;
+    // Earlier suites may have patched files under .git/ (a sensitive path) without it being a repository: set that aside.
+    const dotGit = path.join(root, '.git');
+    if (fs.existsSync(dotGit)) {
+      fs.renameSync(dotGit, `${dotGit}-before-work-review`);
+      setAside = true;
     }
+    git('init', '-q');
     git('config', 'user.email', 'reviewer@example.invalid');
     git('config', 'user.name', 'Reviewer');
     git('config', 'commit.gpgsign', 'false');
@@ -81,7 +84,8 @@ describe('work review and reviewed commit (git)', function () {
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await client?.close();
-    if (createdGit) fs.rmSync(path.join(root, '.git'), { recursive: true, force: true });
+    fs.rmSync(path.join(root, '.git'), { recursive: true, force: true });
+    if (setAside) fs.renameSync(path.join(root, '.git-before-work-review'), path.join(root, '.git'));
   });
 
   async function openWork(title: string): Promise<string> {
@@ -183,6 +187,26 @@ describe('work review and reviewed commit (git)', function () {
     const ok = await vscode.commands.executeCommand<ReviewResult>('codespace.commitReviewedWork', workId, 'Reviewed later.txt');
     assert.equal(ok.ok, true, ok.message);
     assert.equal(gitBytes('show', 'HEAD:review/later.txt').toString(), 'changed after the review opened\n');
+  });
+
+  it('without git, a work has no baseline: the review lists the files patched under it and offers no diff', async () => {
+    const info = await call<{ workspaces: { id: string; name: string }[] }>(client, 'workspace_info', {});
+    const second = info.workspaces.find((w) => w.name === folder(1).name);
+    assert.ok(second, 'the second folder is served');
+    assert.equal(fs.existsSync(path.join(folder(1).uri.fsPath, '.git')), false, 'the second folder is no git repository');
+    const { work_id: workId } = await call<{ work_id: string }>(client, 'work_open', { workspace_id: second.id, title: 'no git' });
+    const rel = 'docs/no-git.txt';
+    fs.mkdirSync(path.join(folder(1).uri.fsPath, 'docs'), { recursive: true });
+    fs.writeFileSync(path.join(folder(1).uri.fsPath, rel), 'one\n');
+    const p = ['*** Begin Patch', `*** Update File: ${rel}`, '@@', '-one', '+two', '*** End Patch'].join('\n');
+    await call(client, 'apply_patch', { workspace_id: second.id, patch: p, expected_versions: { [rel]: sha('one\n') }, operation_key: 'wr-nogit', work_id: workId });
+    const r = await vscode.commands.executeCommand<ReviewResult & { patched?: string[] }>('codespace.reviewWork', workId);
+    assert.equal(r.ok, false);
+    assert.equal(r.code, 'NO_BASELINE');
+    assert.deepEqual(r.patched, [rel]);
+    const c = await vscode.commands.executeCommand<ReviewResult>('codespace.commitReviewedWork', workId, 'x');
+    assert.equal(c.code, 'NOT_REVIEWED');
+    fs.rmSync(path.join(folder(1).uri.fsPath, rel));
   });
 
   it('says when nothing changed, and refuses a commit without a review', async () => {

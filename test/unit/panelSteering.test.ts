@@ -37,6 +37,7 @@ describe('panel steering: composer messages', () => {
       { type: 'editDraft', requestId: 'r1', instructionId: 'i1', text: 'y', revision: 3 },
       { type: 'deleteDraft', requestId: 'r1', instructionId: 'i1' },
       { type: 'queueDraft', requestId: 'r1', instructionId: 'i1' },
+      { type: 'requeueInstruction', requestId: 'r1', instructionId: 'i1' },
       { type: 'reviewWork', requestId: 'r1', workId: 'w1' },
     ];
     for (const m of ok) assert.deepEqual(parsePageMessage(m), { ok: true, message: m }, JSON.stringify(m));
@@ -207,6 +208,19 @@ describe('panel steering: the host', () => {
     const second = steering.instructions(w.id).find((x) => x.text === 'to delete');
     assert.deepEqual(await send({ type: 'deleteDraft', requestId: 'r7', instructionId: second?.id }), { type: 'reply', requestId: 'r7', ok: true });
     assert.equal(steering.instructions(w.id).length, 1);
+  });
+
+  it('requeues a blocked instruction, and nothing else', async () => {
+    const w = await steering.openWork('ws', 'w');
+    const i = await steering.createDraft(w.id, 'try it', { queue: true });
+    const early = await send({ type: 'requeueInstruction', requestId: 'r0', instructionId: i.id });
+    assert.ok(early?.type === 'reply' && !early.ok, 'a queued instruction is not requeued');
+    await steering.claimNext(w.id);
+    await steering.complete(i.id, 'blocked', 'which branch?');
+    await sleep(30);
+    assert.equal(lastState().works?.[0]?.instructions[0]?.requeueable, true);
+    assert.deepEqual(await send({ type: 'requeueInstruction', requestId: 'r1', instructionId: i.id }), { type: 'reply', requestId: 'r1', ok: true });
+    assert.equal(steering.instructions(w.id)[0]?.status, 'queued');
   });
 
   it('refuses instructions for unknown and finished works, and a review of an unknown work', async () => {

@@ -199,6 +199,11 @@ export class PanelController implements Disposable {
         await this.deps.steering.queue(m.instructionId);
         return undefined;
       }
+      case 'requeueInstruction': {
+        if (!this.deps.steering) return 'steering is not available in this window';
+        await this.deps.steering.requeue(m.instructionId);
+        return undefined;
+      }
       case 'reviewWork': {
         if (!this.deps.steering?.work(m.workId)) return `no work ${m.workId}`;
         await this.deps.executeCommand(COMMANDS.reviewWork, m.workId);

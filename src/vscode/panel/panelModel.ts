@@ -207,6 +207,7 @@ function toPanelInstruction(i: InstructionView): PanelInstruction {
     ...(i.note !== undefined ? { note: i.note } : {}),
     revision: i.revision,
     editable: i.status === 'draft',
+    requeueable: i.status === 'blocked',
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { OperationRecord } from '../../core/ledger/operationRecord';
 import type { Logger } from '../../core/ports/logger';
 import type { WorkTreeChangeKind, WorkTreeRepo } from '../../core/ports/workTree';
 import type { Steering, WorkView } from '../../core/steering/steering';
@@ -87,8 +88,8 @@ export interface WorkReviewDeps {
   readonly steering: Pick<Steering, 'work' | 'works'>;
   readonly tree: WorkTreeRepo;
   readonly workspaceRoot: (workspaceId: string) => string | undefined;
-  /** Workspace-relative paths of the files patched under a work (from the patch ledger): the list shown without a baseline. */
-  readonly patchedPaths: (workId: string) => string[];
+  /** The patch ledger's records: the files patched under a work are the list shown when it has no baseline. */
+  readonly patchRecords: () => readonly Pick<OperationRecord, 'work_id' | 'files'>[];
   readonly log: Logger;
 }
 
@@ -227,7 +228,7 @@ export function registerWorkReview(deps: WorkReviewDeps): { disposables: vscode.
     const root = deps.workspaceRoot(work.workspace_id);
     if (!root) return refuse('NOT_FOUND', `the workspace ${work.workspace_id} of this work is not open in this window.`, { work_id: work.id });
     if (!tree.readable(work.baseline)) {
-      const patched = deps.patchedPaths(work.id);
+      const patched = [...new Set(deps.patchRecords().filter((r) => r.work_id === work.id).flatMap((r) => r.files.flatMap((f) => (f.move_to ? [f.path, f.move_to] : [f.path]))))];
       const list = patched.length === 0 ? 'no file was patched under it' : `files patched under it: ${names(patched)}`;
       const text = `this work has no git baseline (its folder is not a git repository, or git was not found when it opened), so its changes cannot be shown as one diff; ${list}.`;
       void vscode.window.showWarningMessage(`CodeSpace: ${text}`);
