@@ -5,19 +5,22 @@
 // process CodeSpace starts does not.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { execFile } from 'node:child_process';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Page } from 'playwright-core';
 import type { FoundRecord } from '../../src/core/discovery/record';
-import { readRecords } from '../../src/node/discovery/discoveryFiles';
+import { readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
 import { REPO_ROOT, startWorkbench } from './index';
 import type { Workbench } from './index';
 import { call } from './mcpClient';
 
 const BRIDGE = path.join(REPO_ROOT, 'dist', 'stdio.js');
+const execFileP = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('connecting an agent to the right window', function () {
@@ -166,26 +169,24 @@ describe('connecting an agent to the right window', function () {
     assert.equal((await call<{ content: string }>(client, 'read', { workspace_id: id, path: 'README.md' })).content.length > 0, true);
 
     // A reload while another program takes the port the moment it is free: the window gets another port.
-    const squatter = http.createServer((_req, res) => res.writeHead(404).end());
-    let squatting = false;
+    let squatter: http.Server | undefined;
     let stop = false;
     const grab = (async () => {
-      while (!stop && !squatting) {
-        await new Promise<void>((resolve) => {
-          squatter.once('error', () => resolve());
-          squatter.listen(again.record.port, '127.0.0.1', () => {
-            squatting = true;
-            resolve();
-          });
+      while (!stop && !squatter) {
+        const candidate = http.createServer((_req, res) => res.writeHead(404).end());
+        const ok = await new Promise<boolean>((resolve) => {
+          candidate.once('error', () => resolve(false));
+          candidate.listen(again.record.port, '127.0.0.1', () => resolve(true));
         });
-        if (!squatting) await sleep(5);
+        if (ok) squatter = candidate;
+        else await sleep(5);
       }
     })();
     try {
       const moved = await reloadAndWait(wb.page, root1, again.record.createdAt);
       stop = true;
       await grab;
-      assert.ok(squatting, 'the old port was taken during the reload');
+      assert.ok(squatter, 'the old port was taken during the reload');
       assert.notEqual(moved.record.port, again.record.port, 'the reloaded window listens elsewhere');
       assert.equal(readRecords(dir).filter((f) => f.record.workspaceFolders.includes(root1)).length, 1, 'the old record is gone');
       const read = await call<{ content: string }>(client, 'read', { workspace_id: id, path: 'README.md' });
@@ -193,9 +194,72 @@ describe('connecting an agent to the right window', function () {
       assert.match(bridgeLog.join(''), /session re-initialized/);
     } finally {
       stop = true;
-      if (squatting) await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      const s = squatter;
+      if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
     }
   });
+
+  it('clients nobody here wrote: inspector-cli over HTTP and over the bridge; mcp-remote and the bridge each run read → patch → run', async () => {
+    const found = recordOf(root1) as FoundRecord;
+    const token = readToken(found) as string;
+    assert.ok(token, 'the window publishes its token file');
+    const inspector = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');
+    // The inspector CLI looks for its package.json relative to the working directory but imports it relative to
+    // itself, so it fails from any other folder (modelcontextprotocol/inspector#1334): run it from its build folder,
+    // as that issue's workaround says. The bridge finds its window by --workspace, not by that directory.
+    const runInspector = async (target: string[], args: string[]): Promise<unknown> => {
+      const { stdout } = await execFileP(process.execPath, [inspector, ...target, ...args], { cwd: path.dirname(inspector), env: { ...process.env, XDG_RUNTIME_DIR: runtime }, timeout: 120_000 });
+      return JSON.parse(stdout) as unknown;
+    };
+    const overHttp = [found.record.url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`];
+    const overBridge = [process.execPath, BRIDGE, '--workspace', root1];
+    for (const target of [overHttp, overBridge]) {
+      const listed = (await runInspector(target, ['--method', 'tools/list'])) as { tools: { name: string }[] };
+      assert.ok(listed.tools.some((t) => t.name === 'read') && listed.tools.some((t) => t.name === 'apply_patch'), `tools listed via ${target[0]}`);
+      const info = (await runInspector(target, ['--method', 'tools/call', '--tool-name', 'workspace_info'])) as { structuredContent: { workspaces: { id: string }[] } };
+      const id = info.structuredContent.workspaces[0]?.id as string;
+      const read = (await runInspector(target, ['--method', 'tools/call', '--tool-name', 'read', '--tool-arg', `workspace_id=${id}`, '--tool-arg', 'path=README.md'])) as { structuredContent: { content: string } };
+      assert.equal(read.structuredContent.content, fs.readFileSync(path.join(root1, 'README.md'), 'utf8'));
+    }
+
+    const remote = new Client({ name: 'e2e-mcp-remote', version: '1' });
+    const remoteTransport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(REPO_ROOT, 'node_modules', 'mcp-remote', 'dist', 'proxy.js'), found.record.url, '--header', `Authorization:Bearer ${token}`],
+      env: { PATH: process.env.PATH ?? '', HOME: fs.mkdtempSync(path.join(runtime, 'home-')) },
+      stderr: 'pipe',
+    });
+    await remote.connect(remoteTransport);
+    clients.push(remote);
+    await readPatchRun(remote, 'mcp-remote');
+    await readPatchRun(await bridge(['--workspace', root1]), 'bridge');
+  });
+
+  /** The loop an agent runs: read a file, patch it with the version read, run a command that sees the change. */
+  async function readPatchRun(client: Client, who: string): Promise<void> {
+    const id = await workspaceOf(client);
+    const file = `loop-${who}.txt`;
+    fs.writeFileSync(path.join(root1, file), 'one\n');
+    const before = await call<{ content: string; version: string }>(client, 'read', { workspace_id: id, path: file });
+    assert.equal(before.content, 'one\n');
+    const patched = await call<{ status: string }>(client, 'apply_patch', {
+      workspace_id: id,
+      patch: `*** Begin Patch\n*** Update File: ${file}\n@@\n-one\n+two by ${who}\n*** End Patch\n`,
+      expected_versions: { [file]: before.version },
+      operation_key: `loop-${who}`,
+    });
+    assert.equal(patched.status, 'applied');
+    const started = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: id, command: ['cat', file] });
+    let output = '';
+    let cursor = 0;
+    for (let i = 0; i < 50; i++) {
+      const r = await call<{ chunk: string; cursor: number; eof: boolean }>(client, 'read_process', { process_id: started.process_id, cursor, wait_ms: 2000 });
+      output += r.chunk;
+      cursor = r.cursor;
+      if (r.eof) break;
+    }
+    assert.match(output, new RegExp(`two by ${who}`), `${who}: the command sees the patched file`);
+  }
 
   it('closing a window removes its record', async () => {
     assert.ok(recordOf(root2), 'the second window is published');

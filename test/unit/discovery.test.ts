@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DiscoveryRecord, FoundRecord } from '../../src/core/discovery/record';
 import { endpointUrlFor, parseRecord, pathContains, selectByWorkspace, selectSameFolders } from '../../src/core/discovery/record';
-import { DiscoveryDirError, DiscoveryEntry, checkDiscoveryDir, discoveryDir, readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
+import { DiscoveryDirError, DiscoveryEntry, checkDiscoveryDir, discoveryDir, ownPidStart, readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
 
 function record(port: number, folders: string[], pid = process.pid, createdAt = new Date().toISOString()): DiscoveryRecord {
   return { version: 1, pid, port, url: endpointUrlFor(port), protocol: 'mcp-streamable-http', workspaceFolders: folders, createdAt, serverVersion: 't' };
@@ -157,6 +157,17 @@ describe('discovery records: files on disk', () => {
     assert.equal(fs.existsSync(path.join(dir, `${dead}-aa.json`)), false, 'the stale record is deleted');
     assert.equal(fs.existsSync(path.join(dir, `${dead}-aa.token`)), false, 'and its token file');
     assert.deepEqual(readRecords(path.join(tmp, 'missing')), [], 'no folder: no window');
+
+    // A crashed window's pid reused by another process (here: this one, with another start time) is still stale.
+    if (process.platform === 'linux') {
+      fs.writeFileSync(path.join(dir, `${process.pid}-reused.json`), JSON.stringify({ ...record(7007, [tmp]), pidStart: '1' }), { mode: 0o600 });
+      assert.equal(readRecords(dir).some((f) => f.record.port === 7007), false, 'a reused pid does not keep a record alive');
+      assert.equal(fs.existsSync(path.join(dir, `${process.pid}-reused.json`)), false);
+      const start = ownPidStart();
+      assert.ok(start, 'Linux gives this process a start time');
+      fs.writeFileSync(path.join(dir, `${process.pid}-same.json`), JSON.stringify({ ...record(7008, [tmp]), pidStart: start }), { mode: 0o600 });
+      assert.equal(readRecords(dir).some((f) => f.record.port === 7008), true, 'the same process with the same start time is alive');
+    }
   });
 
   it('never reads through a record swapped for a symlink by a concurrent process', async function () {

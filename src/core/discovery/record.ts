@@ -19,6 +19,8 @@ export interface DiscoveryRecord {
   readonly createdAt: string;
   /** The extension's version. */
   readonly serverVersion: string;
+  /** The process's start time as the OS gives it (Linux: /proc/<pid>/stat), so a reused pid is not taken for it. */
+  readonly pidStart?: string;
 }
 
 export const RECORD_VERSION = 1;
@@ -53,6 +55,7 @@ export function parseRecord(text: string): DiscoveryRecord | undefined {
     workspaceFolders: r.workspaceFolders as string[],
     createdAt: r.createdAt,
     serverVersion: typeof r.serverVersion === 'string' ? r.serverVersion : '',
+    ...(typeof r.pidStart === 'string' && r.pidStart !== '' ? { pidStart: r.pidStart } : {}),
   };
 }
 

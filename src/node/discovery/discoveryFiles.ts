@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DiscoveryRecord, FoundRecord } from '../../core/discovery/record';
 import { RECORD_SUFFIX, TOKEN_SUFFIX, parseRecord } from '../../core/discovery/record';
+import { identify } from '../survivors';
 
 /**
  * Discovery files on disk. One folder per user, mode 0700, never a symlink and never someone else's; in it each
@@ -115,6 +116,20 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * True while the record's process runs: the same pid and, where the record has it and Linux gives it cheaply, the
+ * same start time (a pid reused by another process after a crash does not keep a stale record alive).
+ */
+export function recordAlive(record: DiscoveryRecord): boolean {
+  if (record.pidStart !== undefined && process.platform === 'linux') return identify(record.pid)?.start === record.pidStart;
+  return pidAlive(record.pid);
+}
+
+/** This process's start time for its record (Linux only; elsewhere the pid alone is checked). */
+export function ownPidStart(): string | undefined {
+  return process.platform === 'linux' ? identify(process.pid)?.start : undefined;
+}
+
 /** A regular file of ours, readable by us alone. Anything else in the folder is ignored. */
 function privateFile(file: string): boolean {
   let st: fs.Stats;
@@ -133,7 +148,7 @@ function privateFile(file: string): boolean {
  * files of other users or with loose modes, and malformed records are skipped (never followed, never trusted).
  * A missing folder means no window; a folder we must refuse throws DiscoveryDirError.
  */
-export function readRecords(dir: string, alive: (pid: number) => boolean = pidAlive): FoundRecord[] {
+export function readRecords(dir: string, alive: (record: DiscoveryRecord) => boolean = recordAlive): FoundRecord[] {
   try {
     checkDiscoveryDir(dir, false);
   } catch (err) {
@@ -153,7 +168,7 @@ export function readRecords(dir: string, alive: (pid: number) => boolean = pidAl
     }
     const record = parseRecord(text);
     if (!record) continue;
-    if (!alive(record.pid)) {
+    if (!alive(record)) {
       fs.rmSync(file, { force: true });
       fs.rmSync(file.slice(0, -RECORD_SUFFIX.length) + TOKEN_SUFFIX, { force: true });
       continue;

@@ -2,7 +2,7 @@ import type { DiscoveryRecord } from '../../core/discovery/record';
 import { RECORD_VERSION, endpointUrlFor } from '../../core/discovery/record';
 import type { Logger } from '../../core/ports/logger';
 import type { ServerControl } from '../../core/ports/serverControl';
-import { DiscoveryEntry, discoveryDir } from './discoveryFiles';
+import { DiscoveryEntry, discoveryDir, ownPidStart } from './discoveryFiles';
 
 export interface WindowPublisherOptions {
   readonly server: ServerControl;
@@ -25,6 +25,7 @@ export class WindowPublisher {
   private createdAt: string | undefined;
   private readonly sub: { dispose(): void };
   private disposed = false;
+  private readonly pidStart = ownPidStart();
   readonly dir: string;
 
   constructor(private readonly options: WindowPublisherOptions) {
@@ -59,6 +60,7 @@ export class WindowPublisher {
         workspaceFolders: [...this.options.folders()],
         createdAt: this.createdAt as string,
         serverVersion: this.options.version,
+        ...(this.pidStart !== undefined ? { pidStart: this.pidStart } : {}),
       };
       this.entry.write(record, this.options.publishToken() ? this.options.token() : undefined);
     } catch (err) {
