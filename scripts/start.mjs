@@ -46,7 +46,13 @@ function sampleWorkspace() {
   return dest;
 }
 
-/** Files named CodeSpace.log under `dir` (the extension's log channel), changed since `since` (ms). */
+/** When a file was created (its birth time where the file system keeps one, else its last change). */
+function createdAt(file) {
+  const st = statSync(file);
+  return st.birthtimeMs > 0 ? st.birthtimeMs : st.mtimeMs;
+}
+
+/** Files named CodeSpace.log under `dir` (the extension's log channel) created since `since` (ms): a new window's. */
 function extensionLogs(dir, since) {
   const out = [];
   const walk = (d, depth) => {
@@ -59,7 +65,7 @@ function extensionLogs(dir, since) {
     for (const e of entries) {
       const full = path.join(d, e.name);
       if (e.isDirectory() && depth < 8) walk(full, depth + 1);
-      else if (e.isFile() && e.name === 'CodeSpace.log' && statSync(full).mtimeMs >= since) out.push(full);
+      else if (e.isFile() && e.name === 'CodeSpace.log' && createdAt(full) >= since) out.push(full);
     }
   };
   walk(dir, 0);

@@ -43,16 +43,17 @@ export interface ActivationResult {
   readonly pass: boolean;
 }
 
-const READY = /\[activate\] ready in ([\d.]+) ms \(activate\(\) to listening\)/g;
+const READY = /\[activate\] ready in ([\d.]+) ms \(activate\(\) to listening\)[^\n]*/g;
 
-function readyTimes(logsDir: string): number[] {
-  const out: number[] = [];
+/** Each `ready` line of the extension's logs under `logsDir`: its milliseconds and the line (with its phases). */
+function readyTimes(logsDir: string): { ms: number; line: string }[] {
+  const out: { ms: number; line: string }[] = [];
   const walk = (dir: string): void => {
     if (!fs.existsSync(dir)) return;
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, e.name);
       if (e.isDirectory()) walk(full);
-      else if (e.name === 'CodeSpace.log') for (const m of fs.readFileSync(full, 'utf8').matchAll(READY)) out.push(Number(m[1]));
+      else if (e.name === 'CodeSpace.log') for (const m of fs.readFileSync(full, 'utf8').matchAll(READY)) out.push({ ms: Number(m[1]), line: m[0] });
     }
   };
   walk(logsDir);
@@ -83,6 +84,7 @@ export async function measureActivation(o: { repoRoot: string; rounds: number; l
     const url = host.workbenchUrl({ base: server.base, port: server.port, openPath: fixtures.openPath, kind: fixtures.kind });
     const logsDir = path.join(server.userDataDir, 'logs');
     const samples: number[] = [];
+    const lines: string[] = [];
     for (let i = 0; i < o.rounds; i++) {
       const seen = readyTimes(logsDir).length;
       const t0 = performance.now();
@@ -90,13 +92,15 @@ export async function measureActivation(o: { repoRoot: string; rounds: number; l
       for (;;) {
         const times = readyTimes(logsDir);
         if (times.length > seen) {
-          samples.push(times[times.length - 1] as number);
+          const last = times[times.length - 1] as { ms: number; line: string };
+          samples.push(last.ms);
+          lines.push(last.line);
           break;
         }
         if (performance.now() - t0 > 180_000) throw new Error(`window ${i + 1}: no "[activate] ready" line within 180 s`);
         await sleep(250);
       }
-      o.log(`activation: window ${i + 1}/${o.rounds}: ${samples[samples.length - 1]} ms (page to ready ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      o.log(`activation: window ${i + 1}/${o.rounds}: ${lines[lines.length - 1]} (page to ready ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
       await page.context().close();
     }
     const stats = summarize(samples);
