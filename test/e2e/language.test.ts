@@ -42,7 +42,7 @@ describe('an agent fixing code by diagnostics, and pointed at code by a selectio
     assert.ok(files.includes('src/broken.ts'));
     // The TypeScript server needs a while to load the project the first time: ask until it has answered.
     let errors: Diag[] = [];
-    for (let i = 0; i < 30 && errors.length === 0; i++) {
+    for (let i = 0; i < 120 && errors.length === 0; i++) {
       const d = await call<{ diagnostics: Diag[] }>(client, 'diagnostics', { workspace_id: wsId, paths: files });
       errors = d.diagnostics.filter((x) => x.severity === 'error');
     }

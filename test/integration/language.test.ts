@@ -182,7 +182,9 @@ describe('editor tools inside VS Code (built-in TypeScript)', function () {
     assert.match(preview.patch ?? '', /\*\*\* Update File: .*math\.ts/);
     assert.equal(fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'math.ts'), 'utf8').includes('plus'), false, 'a preview writes nothing');
 
+    const started = Date.now();
     const done = await call<PatchResult>(client, 'rename_symbol', { workspace_id: wsId, path: rel('src/math.ts'), line: 2, character: 17, new_name: 'plus', operation_key: `${dir}-rename` });
+    console.log(`      [measure] rename_symbol over 3 files with diagnostics: ${Date.now() - started} ms, settled: ${String(done.diagnostics?.settled)}`);
     assert.equal(done.status, 'applied', JSON.stringify(done));
     assert.equal(done.files.length, 3);
     const main = fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'main.ts'), 'utf8');

@@ -23,6 +23,8 @@ import type {
 
 /** After the last diagnostics report for the files, this long without another counts as settled. */
 export const QUIET_MS = 800;
+/** Most background tabs one wait opens (the core asks for at most 20 files of a patch). */
+const MAX_BACKGROUND_TABS = 20;
 /** A file opened for checking and still unreported after this long has its tab reopened once. */
 const NUDGE_MS = 3000;
 
@@ -202,18 +204,23 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
       const mustSee = new Set<string>();
       const syncing: { uri: vscode.Uri; path: string }[] = [];
       const tabbed = tabUris();
+      // Languages some server has reported on in this window (an empty report counts): a file of another language
+      // (Markdown, plain text) will never be reported, and only the quiet period decides for it.
+      const reported = new Set(vscode.languages.getDiagnostics().map(([u]) => u.toString()));
+      const reporting = new Set(vscode.workspace.textDocuments.filter((d) => reported.has(d.uri.toString())).map((d) => d.languageId));
       for (const [i, uri] of uris.entries()) {
         const key = uri.toString();
         const open = openDocument(uri);
-        if (!tabbed.has(key)) {
+        if (!tabbed.has(key) && opened.length < MAX_BACKGROUND_TABS) {
           try {
             // The document first, then its tab: the TypeScript extension asks for diagnostics when a tab opens for a
             // document it already syncs; the other order can leave the file unchecked.
             await vscode.workspace.openTextDocument(uri);
             await vscode.commands.executeCommand('vscode.open', uri, { background: true, preview: false, preserveFocus: true });
             opened.push(uri);
-            // A file newly analysed is always reported, even without problems.
-            mustSee.add(key);
+            // A file newly checked is reported even without problems, by a language whose server reports at all.
+            const doc = openDocument(uri);
+            if (doc && reporting.has(doc.languageId)) mustSee.add(key);
           } catch {
             // Not a text document the editor can open (binary, too large): no language server will report it.
           }
@@ -232,7 +239,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
           await wait(Math.min(100, deadline - Date.now()));
         }
       }
-      if (mustSee.size === 0 && !options.requireChange) return true;
+      if (mustSee.size === 0 && !options.requireChange && opened.length === 0) return true;
       // The quiet period counts from when the documents show the new content.
       lastReport = Math.max(lastReport, Date.now());
       let nudgeAt = Date.now() + NUDGE_MS;
