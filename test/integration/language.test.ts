@@ -104,6 +104,9 @@ describe('editor tools inside VS Code (built-in TypeScript)', function () {
     assert.equal(first.range.start.character, "export const half: number = scale(".length + 1);
     const clean = await call<{ diagnostics: Diag[]; settled: boolean }>(client, 'diagnostics', { workspace_id: wsId, paths: [rel('src/main.ts')] });
     assert.deepEqual(clean.diagnostics, []);
+    // The developer has the broken file open: the workspace view includes it.
+    await vscode.window.showTextDocument(vscode.Uri.file(path.join(folder(0).uri.fsPath, dir, 'src', 'broken.ts')), { preview: false });
+    await diagnosticsUntil([rel('src/broken.ts')], (x) => x.length >= 2);
     const whole = await call<{ diagnostics: Diag[]; counts: { error: number } }>(client, 'diagnostics', { workspace_id: wsId });
     assert.ok(whole.diagnostics.some((x) => x.path === rel('src/broken.ts')), 'the workspace view includes the open broken file');
     assert.ok(whole.counts.error >= 2);
@@ -130,14 +133,15 @@ describe('editor tools inside VS Code (built-in TypeScript)', function () {
 
   it('hover, symbols and workspace_symbols', async () => {
     const hover = await call<{ contents: string; truncated: boolean }>(client, 'hover', { workspace_id: wsId, path: rel('src/main.ts'), line: 3, character: 16 });
-    assert.match(hover.contents, /function add\(a: number, b: number\): number/);
+    assert.match(hover.contents, /add\(a: number, b: number\): number/);
     assert.match(hover.contents, /Adds two numbers/);
     const syms = await call<{ symbols: { name: string; kind: string; selection_range: Range }[] }>(client, 'symbols', { workspace_id: wsId, path: rel('src/math.ts') });
     const add = syms.symbols.find((s) => s.name === 'add');
     assert.equal(add?.kind, 'Function');
     assert.deepEqual(add?.selection_range.start, { line: 2, character: 17 });
     const ws = await call<{ symbols: { name: string; location: Loc }[] }>(client, 'workspace_symbols', { workspace_id: wsId, query: 'scale' });
-    assert.ok(ws.symbols.some((s) => s.name === 'scale' && s.location.path === rel('src/math.ts')), JSON.stringify(ws));
+    // The TypeScript server names functions "scale()" here.
+    assert.ok(ws.symbols.some((s) => s.name.startsWith('scale') && s.location.path === rel('src/math.ts')), JSON.stringify(ws));
   });
 
   it('positions past the file or line are INVALID_ARGUMENTS naming the field', async () => {
@@ -178,7 +182,9 @@ describe('editor tools inside VS Code (built-in TypeScript)', function () {
     assert.match(preview.patch ?? '', /\*\*\* Update File: .*math\.ts/);
     assert.equal(fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'math.ts'), 'utf8').includes('plus'), false, 'a preview writes nothing');
 
+    const started = Date.now();
     const done = await call<PatchResult>(client, 'rename_symbol', { workspace_id: wsId, path: rel('src/math.ts'), line: 2, character: 17, new_name: 'plus', operation_key: `${dir}-rename` });
+    console.log(`      [measure] rename_symbol over 3 files with diagnostics: ${Date.now() - started} ms, settled: ${String(done.diagnostics?.settled)}`);
     assert.equal(done.status, 'applied', JSON.stringify(done));
     assert.equal(done.files.length, 3);
     const main = fs.readFileSync(path.join(folder(0).uri.fsPath, dir, 'src', 'main.ts'), 'utf8');

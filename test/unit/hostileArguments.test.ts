@@ -76,6 +76,15 @@ describe('every tool with hostile arguments', function () {
       steer_claim_next: { work_id: work.id },
       steer_complete: { instruction_id: 'ins_0000000000000000', status: 'done', note: 'n' },
       work_finish: { work_id: work.id },
+      // The editor tools: without an editor in this host they answer UNAVAILABLE once the arguments pass.
+      diagnostics: { workspace_id: WS_ID, paths: ['src/b.ts'] },
+      symbols: { workspace_id: WS_ID, path: 'src/b.ts' },
+      workspace_symbols: { workspace_id: WS_ID, query: 'b' },
+      definition: { workspace_id: WS_ID, path: 'src/b.ts', line: 1, character: 1 },
+      references: { workspace_id: WS_ID, path: 'src/b.ts', line: 1, character: 1 },
+      hover: { workspace_id: WS_ID, path: 'src/b.ts', line: 1, character: 1 },
+      editor_context: {},
+      rename_symbol: { workspace_id: WS_ID, path: 'src/b.ts', line: 1, character: 1, new_name: 'c', operation_key: 'hostile-rename', check_only: true },
     };
   });
   after(async () => {

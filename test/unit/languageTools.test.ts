@@ -167,6 +167,43 @@ describe('editor tools (language features port)', () => {
     }
   });
 
+  it('answers hostile arguments with specific errors, never INTERNAL (with a language server behind)', async () => {
+    fake.locations = [{ path: at('src/math.ts'), range: range(1, 1) }];
+    const base: Record<string, Record<string, unknown>> = {
+      diagnostics: { workspace_id: 'proj', paths: ['src/main.ts'] },
+      symbols: { workspace_id: 'proj', path: 'src/main.ts' },
+      workspace_symbols: { workspace_id: 'proj', query: 'a' },
+      definition: { workspace_id: 'proj', path: 'src/main.ts', line: 3, character: 15 },
+      references: { workspace_id: 'proj', path: 'src/main.ts', line: 3, character: 15 },
+      hover: { workspace_id: 'proj', path: 'src/main.ts', line: 3, character: 15 },
+      rename_symbol: { workspace_id: 'proj', path: 'src/main.ts', line: 3, character: 15, new_name: 'x', operation_key: 'h', check_only: true },
+    };
+    const hostile: Record<string, unknown[]> = {
+      workspace_id: ['', 'nope', 42, null],
+      path: ['../outside/lib.d.ts', '/etc/passwd', 'a\u0000b', 'linked/lib.d.ts', 'bin.dat', 'src', 'x'.repeat(5000), '%2e%2e/x'],
+      paths: [[], ['../x'], Array.from({ length: 101 }, () => 'a'), ['linked/lib.d.ts'], 'src/main.ts'],
+      line: [0, -1, 1.5, 1e308, Number.MAX_SAFE_INTEGER + 2, '3'],
+      character: [0, -1, 2.5, 1e308, 10_000],
+      query: ['', 'q'.repeat(201)],
+      new_name: ['', 'a\nb', 'n'.repeat(1001)],
+      operation_key: ['', 'k'.repeat(201)],
+    };
+    let calls = 0;
+    for (const [tool, valid] of Object.entries(base)) {
+      for (const field of Object.keys(valid)) {
+        for (const value of hostile[field] ?? []) {
+          const r = await h.call(tool, { ...valid, [field]: value });
+          calls++;
+          if (!r.isError) continue;
+          const e = toolError(r);
+          assert.notEqual(e.code, 'INTERNAL', `${tool} ${field}=${JSON.stringify(value).slice(0, 50)}: ${e.message}`);
+        }
+      }
+    }
+    assert.ok(calls > 100);
+    assert.ok(!fake.calls.some((c) => c.includes('passwd') || c.includes('outside')), 'no refused path reached the language server');
+  });
+
   describe('definition and references', () => {
     it('keep locations inside the workspace with a context line; count the others; sort and dedupe', async () => {
       fake.locations = [
@@ -330,6 +367,14 @@ describe('editor tools (language features port)', () => {
       // The ledger's record is the patch's result, without diagnostics.
       const status = ok<Record<string, unknown>>(await h.call('operation_status', { operation_key: 'break' }));
       assert.equal('diagnostics' in status, false);
+    });
+
+    it('waits for at most 20 files of a large patch and says how many it left unchecked', async () => {
+      const files = Array.from({ length: 25 }, (_, i) => `*** Add File: gen/f${String(i).padStart(2, '0')}.ts\n+export const v${i} = ${i};`).join('\n');
+      const r = ok<{ status: string; diagnostics?: { unchecked?: number } }>(await h.call('apply_patch', { workspace_id: 'proj', patch: `*** Begin Patch\n${files}\n*** End Patch\n`, expected_versions: {}, operation_key: 'big' }));
+      assert.equal(r.status, 'applied');
+      assert.equal(r.diagnostics?.unchecked, 5);
+      assert.equal(fake.settleCalls[0]?.paths.length, 20);
     });
 
     it('a settle that times out says settled: false; check_only, failures and settleMs 0 get none', async () => {

@@ -24,7 +24,11 @@ export const diagnosticsReportSchema = z.object({
   items: z.array(diagnosticSchema),
   counts: z.object({ error: z.number(), warning: z.number(), information: z.number(), hint: z.number() }),
   truncated: z.boolean(),
+  unchecked: z.number().optional().describe('Files the patch wrote beyond the first ones checked (a large patch): not waited for; call diagnostics for them.'),
 });
+
+/** Most files of one patch whose diagnostics are waited for: opening a tab each for a 1000-file patch would swamp the editor. */
+export const MAX_SETTLE_FILES = 20;
 
 export type DiagnosticView = z.infer<typeof diagnosticSchema>;
 export type DiagnosticsReport = z.infer<typeof diagnosticsReportSchema>;
@@ -81,8 +85,9 @@ export async function patchDiagnostics(services: CoreServices, workspaceId: stri
   if (!services.language || timeoutMs <= 0 || rels.length === 0) return undefined;
   try {
     const ws = services.workspaces.get(workspaceId);
-    const abs = rels.map((rel) => path.join(ws.root, ...rel.split('/')));
-    return await settledDiagnostics(services, services.language, ws, abs, { timeoutMs, requireChange: true, ...(signal ? { signal } : {}) });
+    const abs = rels.slice(0, MAX_SETTLE_FILES).map((rel) => path.join(ws.root, ...rel.split('/')));
+    const report = await settledDiagnostics(services, services.language, ws, abs, { timeoutMs, requireChange: true, ...(signal ? { signal } : {}) });
+    return rels.length > MAX_SETTLE_FILES ? { ...report, unchecked: rels.length - MAX_SETTLE_FILES } : report;
   } catch (err) {
     services.logger.error('[diagnostics] collecting diagnostics after a patch failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
     return undefined;
