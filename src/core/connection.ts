@@ -145,7 +145,7 @@ export function agentConnections(info: { url: string; token: string; serverName:
     {
       id: 'claude-http',
       label: 'Claude Code (HTTP)',
-      detail: `Direct HTTP with the header; the token is expanded from ${TOKEN_ENV_VAR} when Claude Code starts.`,
+      detail: `Direct HTTP with the header, expanded from ${TOKEN_ENV_VAR} by Claude Code (some versions do not: prefer the bridge).`,
       text: `claude mcp add --transport http ${name} ${url} --header 'Authorization: Bearer \${${TOKEN_ENV_VAR}}'`,
     },
     {

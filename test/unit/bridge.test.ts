@@ -35,9 +35,9 @@ describe('codespace-mcp bridge', function () {
   const clients: Client[] = [];
   const stderr: string[] = [];
 
-  async function openWindow(root: string, port = 0): Promise<Window> {
+  async function openWindow(root: string, port = 0, publishToken = true): Promise<Window> {
     const host = await startHost(root, port);
-    const publisher = new WindowPublisher({ server: host.host, folders: () => [root], token: () => host.token.value, publishToken: () => true, version: 't', logger: silentLogger, dir });
+    const publisher = new WindowPublisher({ server: host.host, folders: () => [root], token: () => host.token.value, publishToken: () => publishToken, version: 't', logger: silentLogger, dir });
     publisher.refresh();
     const w: Window = {
       host,
@@ -122,6 +122,14 @@ describe('codespace-mcp bridge', function () {
     await assert.rejects(bridgeClient(['--workspace', rootB]), (e: unknown) => e instanceof McpError && /No VS Code window with CodeSpace has a workspace folder containing .*beta/.test(e.message));
     await openWindow(rootA);
     await assert.rejects(bridgeClient(['--workspace', rootA]), (e: unknown) => e instanceof McpError && /2 VS Code windows have a workspace folder containing/.test(e.message));
+  });
+
+  it('without a token file, only a client with the terminal environment gets in', async () => {
+    const w = await openWindow(rootA, 0, false);
+    assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith('.token')), [], 'no token file published');
+    await assert.rejects(bridgeClient(['--workspace', rootA]), (e: unknown) => e instanceof McpError && /publishes no token file .*CODESPACE_MCP_TOKEN is not set/.test(e.message));
+    const withEnv = await bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: `http://127.0.0.1:${w.host.port}/mcp`, CODESPACE_MCP_TOKEN: w.host.token.value } });
+    assert.equal(await readText(withEnv, 'which.txt'), 'alpha');
   });
 
   it('keeps the client session across a window reload that changes the port, and across a token rotation', async () => {
