@@ -53,16 +53,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(log);
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
-  // SecretStorage is a round trip to the editor, slow while the window is still starting (about 200 ms in the
-  // offline VS Code): the services are assembled meanwhile. Nothing they log holds the token.
-  let tokenMs = 0;
-  const tokenLoad = tokens.load().then((t) => {
-    tokenMs = performance.now() - activationStarted;
-    return t;
-  });
+  log.addSecret(await tokens.load());
+  phase('token');
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
-  const assembling = assembleServices({
+  const core = await assembleServices({
     workspaces,
     fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),
     logger: log,
@@ -78,12 +73,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
   });
-  let servicesMs = 0;
-  const [token, core] = await Promise.all([tokenLoad, assembling.then((c) => ((servicesMs = performance.now() - activationStarted), c))]);
-  log.addSecret(token);
   shutdown = core.shutdown;
-  phases.push(`token ${tokenMs.toFixed(1)} and services ${servicesMs.toFixed(1)} in parallel`);
-  lastMark = performance.now();
+  phase('services');
   const secret = core.supervisor.addSecret(tokens.get() as string);
   const terminals = new ProcessTerminals(core.supervisor, log);
   context.subscriptions.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
