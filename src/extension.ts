@@ -68,20 +68,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(log);
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
-  // SecretStorage is a round trip to the editor, slow while the window is still starting (about 200 ms in the
-  // offline VS Code): the services are assembled meanwhile. Nothing they log holds the token.
-  let tokenMs = 0;
-  const tokenLoad = tokens.load().then((t) => {
-    tokenMs = performance.now() - activationStarted;
-    return t;
-  });
+  log.addSecret(await tokens.load());
   // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse.
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
-  const inboxTokenLoad = inboxTokens.load();
+  log.addSecret(await inboxTokens.load());
+  phase('token');
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
-  const assembling = assembleServices({
+  const core = await assembleServices({
     workspaces,
     fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),
     logger: log,
@@ -101,13 +96,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     language: new VsCodeLanguageFeatures(),
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
   });
-  let servicesMs = 0;
-  const [token, inboxToken, core] = await Promise.all([tokenLoad, inboxTokenLoad, assembling.then((c) => ((servicesMs = performance.now() - activationStarted), c))]);
-  log.addSecret(token);
-  log.addSecret(inboxToken);
   shutdown = core.shutdown;
-  phases.push(`token ${tokenMs.toFixed(1)} and services ${servicesMs.toFixed(1)} in parallel`);
-  lastMark = performance.now();
+  phase('services');
   const secret = core.supervisor.addSecret(tokens.get() as string);
   const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
   const terminals = new ProcessTerminals(core.supervisor, log);

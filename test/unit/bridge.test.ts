@@ -174,6 +174,12 @@ describe('codespace-mcp bridge', function () {
         const body = Buffer.concat(chunks);
         const tool = /"name":"([a-z_]+)"/.exec(body.toString('utf8'))?.[1];
         const up = http.request({ host: '127.0.0.1', port: w.host.port, method: req.method, path: req.url, headers: { ...req.headers, host: `127.0.0.1:${w.host.port}` } }, (ures) => {
+          if (req.method === 'GET') {
+            // The session's event stream (server-sent events) never ends: relay it as it comes.
+            res.writeHead(ures.statusCode ?? 500, ures.headers);
+            ures.pipe(res);
+            return;
+          }
           const out: Buffer[] = [];
           ures.on('data', (c: Buffer) => out.push(c));
           ures.on('end', () => {
@@ -213,6 +219,7 @@ describe('codespace-mcp bridge', function () {
       assert.equal(await readText(client, 'which.txt'), 'alpha', 'the session goes on');
     } finally {
       relayed.dispose();
+      relay.closeAllConnections();
       await new Promise<void>((resolve) => relay.close(() => resolve()));
     }
   });

@@ -8,6 +8,16 @@ import { SpawnError } from '../../src/core/ports/processBackend';
 import { InMemoryLogger } from '../../src/core/ports/logger';
 import { NodePtyBackend } from '../../src/node/nodePtyBackend';
 import { loadNodePty, nodePtyCandidates, vscodeNodePtyDirs } from '../../src/node/nodePtyLoader';
+import { z } from 'zod';
+import { ToolError } from '../../src/core/errors';
+import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
+import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
+import type { AnyTool, CoreServices } from '../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import { execCommandTool } from '../../src/core/tools/execCommand';
+import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
+import { assembleServices } from '../../src/node/assembleServices';
+import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import type { NodePtyCandidate } from '../../src/node/nodePtyLoader';
 
 const realPtyDir = path.dirname(require.resolve('node-pty/package.json'));
@@ -125,5 +135,61 @@ describe('node-pty loader', () => {
       (e: unknown) => SpawnError.is(e, 'unavailable') && /no binary for this platform/.test(e.message),
     );
     assert.equal(log.lines.filter((l) => l.startsWith('[warn] [pty] node-pty could not be loaded')).length, 1);
+  });
+
+  describe('through the assembled services, as the extension wires it', () => {
+    /** Services on a workspace `proj` whose terminal backend looks for node-pty in `candidates`. */
+    async function assemble(candidates: NodePtyCandidate[]) {
+      const root = path.join(tmp, 'proj');
+      fs.mkdirSync(root, { recursive: true });
+      return assembleServices({
+        workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
+        fs: new NodeWorkspaceFs(),
+        logger: new InMemoryLogger(),
+        limits: () => DEFAULT_LIMITS,
+        storageDir: path.join(tmp, 'storage'),
+        env: () => baseEnv,
+        timeoutMs: () => 0,
+        lifetime: 'unit-test',
+        nodePty: candidates,
+      });
+    }
+    async function call(tool: AnyTool, args: Record<string, unknown>, services: CoreServices): Promise<Record<string, unknown>> {
+      const result = (await tool.handler(z.object(tool.input).strict().parse(args), { services, signal: new AbortController().signal })) as Record<string, unknown>;
+      z.object(tool.output).strict().parse(result);
+      return result;
+    }
+    const ptyOf = (info: Record<string, unknown>) => (info.execution as { process: { pty?: unknown; capabilities: { pty: boolean } } }).process;
+
+    it("workspace_info names VS Code's copy when it loads", async () => {
+      const appRoot = path.join(tmp, 'app');
+      fs.mkdirSync(path.join(appRoot, 'node_modules'), { recursive: true });
+      fs.symlinkSync(realPtyDir, path.join(appRoot, 'node_modules', 'node-pty'));
+      const a = await assemble(nodePtyCandidates({ appRoot, extensionRoot: path.join(tmp, 'none') }));
+      try {
+        const p = ptyOf(await call(workspaceInfoTool, { workspace_id: 'proj' }, a.services));
+        assert.deepEqual(p.pty, { available: true, source: 'vscode', version: realVersion });
+        assert.equal(p.capabilities.pty, true);
+      } finally {
+        await a.shutdown();
+      }
+    });
+
+    it('workspace_info says why no copy loaded, a tty command is refused and pipes still run', async () => {
+      const a = await assemble([{ source: 'vscode', dir: path.join(tmp, 'nothing') }]);
+      try {
+        const p = ptyOf(await call(workspaceInfoTool, { workspace_id: 'proj' }, a.services));
+        const pty = p.pty as { available: boolean; source: string; reason: string };
+        assert.equal(pty.available, false);
+        assert.equal(pty.source, 'none');
+        assert.match(pty.reason, /nothing: no node-pty package there/);
+        assert.equal(p.capabilities.pty, false);
+        await assert.rejects(call(execCommandTool, { workspace_id: 'proj', command: ['true'], tty: true }, a.services), (e: unknown) => ToolError.is(e, 'EXEC_DISABLED'));
+        const started = await call(execCommandTool, { workspace_id: 'proj', command: ['true'] }, a.services);
+        assert.equal(started.dispatch_status, 'confirmed');
+      } finally {
+        await a.shutdown();
+      }
+    });
   });
 });
