@@ -9,7 +9,7 @@ import { LINE_TYPES } from '../../src/core/ledger/schemas';
 import { InMemoryJournal } from '../../src/core/ports/journal';
 import { silentLogger } from '../../src/core/ports/logger';
 import type { SteeringChange } from '../../src/core/steering/steering';
-import { MAX_INSTRUCTION_BYTES } from '../../src/core/steering/steering';
+import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES } from '../../src/core/steering/steering';
 import { SteeringService } from '../../src/core/steering/steeringService';
 import type { SteeringServiceOptions } from '../../src/core/steering/steeringService';
 import { ToolError, InvalidArgumentsError } from '../../src/core/errors';
@@ -159,6 +159,32 @@ describe('steering service', () => {
       if (closed) assert.equal(queued.status, 'rejected', 'a closed work has nothing queued');
       else assert.equal(queued.status, 'fulfilled');
     }
+  });
+
+  it('bounds a work: deleted drafts are forgotten (unless kept for a key); the instruction limit holds', async function () {
+    this.timeout(120_000);
+    const { s, file } = await service();
+    const w = await s.openWork('ws', 't');
+    for (let i = 0; i < MAX_INSTRUCTIONS_PER_WORK + 10; i++) await s.deleteDraft((await s.createDraft(w.id, `d${i}`)).id);
+    assert.deepEqual(s.instructions(w.id), [], 'more drafts than the limit came and went: none of them counts');
+    for (let i = 0; i < MAX_INSTRUCTIONS_PER_WORK; i++) await s.createDraft(w.id, `k${i}`, { idempotencyKey: `key-${i}` });
+    await rejectsWith(s.createDraft(w.id, 'one too many'), 'INVALID_ARGUMENTS', 'too_many_instructions');
+    await s.deleteDraft(s.instructions(w.id)[0]?.id as string);
+    await rejectsWith(s.createDraft(w.id, 'still too many'), 'INVALID_ARGUMENTS', 'too_many_instructions');
+    s.dispose();
+    const { s: again } = await service(file);
+    assert.equal(again.instructions(w.id).length, MAX_INSTRUCTIONS_PER_WORK - 1);
+  });
+
+  it('an empty note is no note, and repeating that completion returns it', async () => {
+    const { s } = await service();
+    const w = await s.openWork('ws', 't');
+    const a = await s.createDraft(w.id, 'a', { queue: true });
+    await s.claimNext(w.id);
+    const done = await s.complete(a.id, 'done', '');
+    assert.equal(done.note, undefined);
+    assert.deepEqual(await s.complete(a.id, 'done', ''), done);
+    assert.deepEqual(await s.complete(a.id, 'done'), done);
   });
 
   it('requeues a claimed instruction whose agent went away', async () => {

@@ -94,7 +94,8 @@ export class SteeringService implements Steering, Disposable {
       this.options.logger.warn('[steering] skipped a journal line that is not a steering record');
     }
     for (const r of [...this.instructionMap.values()]) {
-      if (!this.workMap.has(r.work_id)) {
+      // A deleted draft is kept only for its idempotency key.
+      if (!this.workMap.has(r.work_id) || (r.deleted_at !== undefined && r.idempotency_key === undefined)) {
         this.instructionMap.delete(r.id);
         continue;
       }
@@ -179,7 +180,8 @@ export class SteeringService implements Steering, Disposable {
     }
     checkText(text);
     assertWorkOpen(work);
-    if (this.live(workId).length >= MAX_INSTRUCTIONS_PER_WORK) {
+    // Deleted drafts kept for their idempotency key count too, so create-and-delete cannot grow without bound.
+    if ((this.byWork.get(workId)?.length ?? 0) >= MAX_INSTRUCTIONS_PER_WORK) {
       throw new InvalidArgumentsError(`Work ${workId} already has ${MAX_INSTRUCTIONS_PER_WORK} instructions, the most one work keeps.`, {
         hint: 'Delete drafts you no longer need, or ask the agent to finish this work and open a new one.',
         details: { reason: 'too_many_instructions' },
@@ -223,7 +225,14 @@ export class SteeringService implements Steering, Disposable {
     const r = this.requireInstruction(instructionId);
     this.assertDraft(r, 'deleted');
     const gone: InstructionRecord = { ...r, deleted_at: this.timestamp(), revision: r.revision + 1 };
-    this.instructionMap.set(r.id, gone);
+    if (r.idempotency_key !== undefined) {
+      this.instructionMap.set(r.id, gone);
+    } else {
+      // Nothing to remember it for: forget it now (the journal's tombstone line goes at the next compaction).
+      this.instructionMap.delete(r.id);
+      const list = this.byWork.get(r.work_id);
+      if (list) list.splice(list.indexOf(r.id), 1);
+    }
     this.events.emit({ kind: 'instruction_deleted', id: r.id, work_id: r.work_id });
     await this.persistInstruction(gone);
   }
@@ -327,7 +336,8 @@ export class SteeringService implements Steering, Disposable {
     if (note !== undefined && utf8.encode(note).length > MAX_NOTE_BYTES) {
       throw new InvalidArgumentsError(`note has ${utf8.encode(note).length} bytes; at most ${MAX_NOTE_BYTES}.`, { field: 'note' });
     }
-    if ((r.status === 'done' || r.status === 'blocked') && r.status === status && r.note === note) {
+    const kept = note === '' ? undefined : note;
+    if ((r.status === 'done' || r.status === 'blocked') && r.status === status && r.note === kept) {
       await this.chain;
       return instructionView(r);
     }
@@ -337,7 +347,7 @@ export class SteeringService implements Steering, Disposable {
         details: { reason: 'invalid_state', instruction_id: r.id, status: r.status },
       });
     }
-    return this.update(r, { status, completed_at: this.timestamp(), ...(note !== undefined && note !== '' ? { note } : {}) });
+    return this.update(r, { status, completed_at: this.timestamp(), ...(kept !== undefined ? { note: kept } : {}) });
   }
 
   /** The work a session has open (opened or adopted), if it is still open. */
