@@ -910,6 +910,9 @@ function makeWorkspace(tmpRoot: string, controlFile: string): { wsFile: string; 
 function writeSettings(userDataDir: string): void {
   const settings = {
     'codespace.limits.findResults': FIND_MAX_RESULTS,
+    // apply_patch is compared with `git apply`: the write path alone, without waiting for the language servers'
+    // diagnostics afterwards (that wait is bounded by this setting and measured by test/integration/language.test.ts).
+    'codespace.diagnostics.settleMs': 0,
     'workbench.startupEditor': 'none',
     'telemetry.telemetryLevel': 'off',
     'extensions.autoCheckUpdates': false,

@@ -109,8 +109,11 @@ describe('an agent working in VS Code over MCP', function () {
     assert.equal(busy.code, 'WORKSPACE_BUSY');
     // The developer sees the agent's process live in the terminal panel, next to the file it patched.
     const explorer = wb.page.locator('.explorer-folders-view');
-    await explorer.locator('.monaco-list-row', { hasText: /^src$/ }).first().click();
-    await explorer.locator('.monaco-list-row', { hasText: 'hello.ts' }).first().click();
+    // src/ may already be expanded: apply_patch opened hello.ts in a background tab to collect its diagnostics, and
+    // in an empty editor area that tab was the active one for a moment, which the explorer reveals.
+    const hello = explorer.locator('.monaco-list-row', { hasText: 'hello.ts' }).first();
+    if (!(await hello.isVisible())) await explorer.locator('.monaco-list-row', { hasText: /^src$/ }).first().click();
+    await hello.click();
     await wb.page.locator('.view-lines', { hasText: 'edited by the e2e agent' }).first().waitFor({ timeout: 30_000 });
     // The terminal list names the process after its command.
     await wb.page.locator('.terminal-tabs-entry, .tabs-list .monaco-list-row, .single-terminal-tab', { hasText: 'CodeSpace' }).first().waitFor({ timeout: 30_000 });

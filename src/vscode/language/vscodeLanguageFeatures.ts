@@ -218,9 +218,11 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
             await vscode.workspace.openTextDocument(uri);
             await vscode.commands.executeCommand('vscode.open', uri, { background: true, preview: false, preserveFocus: true });
             opened.push(uri);
-            // A file newly checked is reported even without problems, by a language whose server reports at all.
+            // A file checked for the first time is reported even without problems (by a language whose server
+            // reports at all); one reported before is reported again only when it had or now has problems.
             const doc = openDocument(uri);
-            if (doc && reporting.has(doc.languageId)) mustSee.add(key);
+            const firstTime = !reported.has(key) && doc !== undefined && reporting.has(doc.languageId);
+            if (firstTime || vscode.languages.getDiagnostics(uri).length > 0) mustSee.add(key);
           } catch {
             // Not a text document the editor can open (binary, too large): no language server will report it.
           }
