@@ -48,7 +48,7 @@ async function runIntegration() {
   const fixtures = copyFixtures({
     workspace: 'multi.code-workspace',
     tmpRoot,
-    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR },
+    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR, ...(process.env.CODESPACE_TEST_GREP ? { grep: process.env.CODESPACE_TEST_GREP } : {}) },
   });
   log(`workspace copy: ${fixtures.openPath}`);
 

@@ -17,6 +17,8 @@ export interface RunnerInfo {
   readonly runner: string;
   /** Absolute directory where screenshots and other artifacts may be written. */
   readonly screenshotDir?: string;
+  /** Only tests whose title matches (CODESPACE_TEST_GREP of the launcher), for running one part of the suite. */
+  readonly grep?: string;
 }
 
 /** Reads `.codespace-test.json` from the first workspace folder, or undefined when the launcher wrote none. */
@@ -39,7 +41,8 @@ function findTests(dir: string): string[] {
 }
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec' });
+  const grep = readRunnerInfo()?.grep;
+  const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
   for (const file of findTests(__dirname)) mocha.addFile(file);
   return new Promise((resolve, reject) => {
     try {
