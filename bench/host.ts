@@ -18,6 +18,7 @@ import { createToolServer } from '../src/mcp/toolServer';
 import { NodeWorkspaceFs } from '../src/node/nodeWorkspaceFs';
 import type { AssembledServices } from '../src/node/assembleServices';
 import { assembleServices } from '../src/node/assembleServices';
+import { RipgrepContentSearch } from '../src/node/ripgrepContentSearch';
 
 export const WORKSPACE_ID = 'bench';
 
@@ -45,6 +46,8 @@ export async function benchServices(root: string, limits: Partial<Limits> = {}):
     env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
     timeoutMs: () => 0,
     lifetime: 'bench',
+    // Plain-Node host: the system's ripgrep, given explicitly (the extension uses VS Code's own).
+    contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
   });
   return {
     ...assembled,

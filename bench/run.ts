@@ -15,6 +15,7 @@ import { processThroughput } from './processThroughput';
 import { readLatency } from './readLatency';
 import { sandboxStartup } from './sandboxStartup';
 import { sessionTransport } from './sessionTransport';
+import { searchThroughput } from './searchThroughput';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
@@ -23,6 +24,7 @@ const GROUPS: Record<string, BenchGroup> = {
   process: processThroughput,
   session: sessionTransport,
   sandbox: sandboxStartup,
+  search: searchThroughput,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

@@ -48,8 +48,14 @@ async function runIntegration() {
   const fixtures = copyFixtures({
     workspace: 'multi.code-workspace',
     tmpRoot,
-    // CODESPACE_TEST_FILES=steering,panel runs only the test files whose name contains one of the words.
-    runnerInfo: { runner: 'code-server', screenshotDir: RESULTS_DIR, ...(process.env.CODESPACE_TEST_FILES ? { files: process.env.CODESPACE_TEST_FILES.split(',') } : {}) },
+    // CODESPACE_TEST_FILES=steering,panel runs only the test files whose name contains one of the words;
+    // CODESPACE_TEST_GREP only the tests whose title matches.
+    runnerInfo: {
+      runner: 'code-server',
+      screenshotDir: RESULTS_DIR,
+      ...(process.env.CODESPACE_TEST_FILES ? { files: process.env.CODESPACE_TEST_FILES.split(',') } : {}),
+      ...(process.env.CODESPACE_TEST_GREP ? { grep: process.env.CODESPACE_TEST_GREP } : {}),
+    },
   });
   log(`workspace copy: ${fixtures.openPath}`);
 

@@ -32,6 +32,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
 import { TREE_DIR, ensureTree, runRg } from '../findThroughput';
+import { SEARCH_QUERY, runRgSearch } from '../searchThroughput';
 import type { Contender, GroupResult, Row, Stats } from '../lib';
 import { Resources, fmtMs, interleave, markdownTable, renderGroup, summarize } from '../lib';
 import type { Case } from '../patchApply';
@@ -807,6 +808,45 @@ async function activationGroup(rig: Rig): Promise<GroupOutput> {
   };
 }
 
+async function searchGroup(rig: Rig): Promise<GroupOutput> {
+  const { sizes, mcp } = rig;
+  let engine = '';
+  const ours = async (): Promise<number> => {
+    const r = await call<{ matches: unknown[]; engine: { source: string; path?: string } }>(mcp.client, 'search', { workspace_id: rig.treeId, query: SEARCH_QUERY, max_results: 1000 }, 300_000);
+    engine = `${r.engine.source} ${r.engine.path ?? ''}`;
+    return r.matches.length;
+  };
+  const oursCount = await ours();
+  const rgCount = await runRgSearch(rig.treeDir);
+  const NAMES = { ours: 'ours: SDK client → extension `search`', rg: `rg -F -i ${SEARCH_QUERY} (child process, spawn included)` } as const;
+  const { value: samples, report } = await rig.control.sample(() =>
+    interleave(
+      [
+        { name: NAMES.ours, run: ours },
+        { name: NAMES.rg, run: () => runRgSearch(rig.treeDir) },
+      ],
+      { warmupRounds: sizes.findWarmupRounds, rounds: sizes.findRounds + 4, perRound: 1, onRound: (r, total) => log(`search: round ${r}/${total}`) },
+    ),
+  );
+  const s = (k: keyof typeof NAMES): Stats => summarize(samples.get(NAMES[k]) ?? []);
+  return {
+    group: {
+      title: `search: literal "${SEARCH_QUERY}" over 50,000 files`,
+      description: 'Time of one complete search, client to client. Lower is better.',
+      rows: [
+        { contender: NAMES.ours, stats: s('ours'), note: `${oursCount} matching lines; engine: ${engine}` },
+        { contender: NAMES.rg, stats: s('rg'), note: `${rgCount} matching lines (the system's rg)` },
+      ],
+      ratios: [{ label: 'ours / rg', value: s('ours').median / s('rg').median }],
+      notes: [
+        oursCount === rgCount ? `Both find the same ${oursCount} lines.` : `WARNING: ours ${oursCount} lines, rg ${rgCount}.`,
+        `Extension host during the search rounds: event-loop delay max ${report.loopMaxMs.toFixed(1)} ms; RSS ${mib(report.rssBaselineBytes)} → peak ${mib(report.rssPeakBytes)}.`,
+      ],
+    },
+    verdicts: [ratioVerdict(`\`search\` for a literal over 50,000 files`, '`rg -F` run directly', s('ours'), s('rg'), 1.5)],
+  };
+}
+
 /**
  * In this order: activation first (its own code-server; it rebuilds dist/ as the VSIX's production build), the PTY
  * groups last, since a flood leaves the extension host busy and large for a while.
@@ -815,6 +855,7 @@ const GROUPS: Record<string, (rig: Rig) => Promise<GroupOutput>> = {
   activation: activationGroup,
   read: readGroup,
   find: findGroup,
+  search: searchGroup,
   patch: patchGroup,
   sessions: sessionsGroup,
   pty: ptyGroup,

@@ -31,8 +31,10 @@ export const MAX_BATCH = 100;
  * notifications and responses only; DELETE ends the session; GET (Accept: text/event-stream) opens the one
  * standalone SSE stream of the session, which carries what the server sends unprompted (notifications/resources/
  * updated for a subscribed steering queue); a second GET while it is open is 409, as in the SDK's transport.
- * Messages the server sends about a request while it runs (progress, logging) have no stream to go to and are
- * dropped, exactly as the SDK's JSON mode does.
+ * Progress notifications about a request (sent only when the client gave a progress token) turn that one POST's
+ * answer into an SSE stream when the client accepts `text/event-stream`: the notifications, then the response, then
+ * the end of the stream. Any other message about a request while it runs (logging) has no stream to go to and is
+ * dropped, as the SDK's JSON mode does.
  * Sessions, the Host/Origin/token guards and body parsing belong to the HTTP host, which calls `handle`.
  */
 export class JsonSessionTransport implements Transport {
@@ -124,7 +126,7 @@ export class JsonSessionTransport implements Transport {
       for (const m of messages) this.onmessage?.(m, extra);
       return;
     }
-    const exchange = new Exchange(res, requests.map((r) => r.id), batch);
+    const exchange = new Exchange(res, requests.map((r) => r.id), batch, !batch && /text\/event-stream/.test(accept));
     for (const id of exchange.ids) this.waiting.set(id, exchange);
     // A client that hangs up no longer waits: forget its requests so nothing is kept for it.
     res.once('close', () => {
@@ -164,8 +166,12 @@ export class JsonSessionTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) {
-      // About a request: no stream carries it (see above). Unprompted: the standalone stream, when one is open.
-      if (options?.relatedRequestId !== undefined) return;
+      if (options?.relatedRequestId !== undefined) {
+        // Progress about a request in flight goes on its own response, as a stream (see above); nothing else does.
+        if ('method' in message && message.method === 'notifications/progress') this.waiting.get(options.relatedRequestId)?.progress(message);
+        return;
+      }
+      // Unprompted: the standalone stream, when one is open.
       const stream = this.stream;
       if (stream && !stream.destroyed && !stream.writableEnded) stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
       return;
@@ -195,20 +201,45 @@ export class JsonSessionTransport implements Transport {
 class Exchange {
   private readonly responses = new Map<RequestId, JSONRPCMessage>();
 
+  /** Whether this answer became an event stream (a progress notification came first). */
+  private streaming = false;
+
   constructor(
     private readonly res: ServerResponse,
     readonly ids: readonly RequestId[],
     private readonly batch: boolean,
+    /** One request, and its client accepts text/event-stream: progress may be streamed. */
+    private readonly mayStream: boolean,
   ) {}
+
+  progress(message: JSONRPCMessage): void {
+    if (!this.mayStream || this.res.destroyed) return;
+    if (!this.streaming) {
+      if (this.res.headersSent) return;
+      this.streaming = true;
+      this.res.statusCode = 200;
+      this.res.setHeader('content-type', 'text/event-stream');
+      this.res.setHeader('cache-control', 'no-cache');
+    }
+    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
 
   settle(id: RequestId, message: JSONRPCMessage): void {
     this.responses.set(id, message);
     if (this.responses.size < this.ids.length) return;
     const ordered = this.ids.map((i) => this.responses.get(i));
+    if (this.streaming) {
+      if (!this.res.destroyed) this.res.end(`event: message\ndata: ${JSON.stringify(ordered[0])}\n\n`);
+      return;
+    }
     reply(this.res, 200, this.batch ? ordered : ordered[0]);
   }
 
   abandon(): void {
+    if (this.streaming) {
+      if (!this.res.destroyed) this.res.end();
+      return;
+    }
     if (this.res.headersSent) return;
     reply(this.res, 404, rpcError(-32001, 'Session closed before the request finished: initialize a new session.'));
   }

@@ -19,6 +19,8 @@ export interface RunnerInfo {
   readonly screenshotDir?: string;
   /** Run only the test files whose name contains one of these (env CODESPACE_TEST_FILES of the runner). */
   readonly files?: readonly string[];
+  /** Only tests whose title matches (CODESPACE_TEST_GREP of the launcher), for running one part of the suite. */
+  readonly grep?: string;
 }
 
 /** Reads `.codespace-test.json` from the first workspace folder, or undefined when the launcher wrote none. */
@@ -41,8 +43,10 @@ function findTests(dir: string): string[] {
 }
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec' });
-  const only = readRunnerInfo()?.files;
+  const info = readRunnerInfo();
+  const grep = info?.grep;
+  const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
+  const only = info?.files;
   for (const file of findTests(__dirname)) {
     if (only === undefined || only.some((word) => path.basename(file).includes(word))) mocha.addFile(file);
   }

@@ -11,6 +11,7 @@ import { McpHttpHost } from '../../../src/mcp/httpHost';
 import { createToolServer } from '../../../src/mcp/toolServer';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import { assembleServices } from '../../../src/node/assembleServices';
+import type { ContentSearch } from '../../../src/core/ports/contentSearch';
 
 export interface RawResponse {
   status: number;
@@ -55,7 +56,7 @@ export interface RunningHost {
 }
 
 /** A real host on 127.0.0.1 serving `root` as workspace "demo". */
-export async function startHost(root: string, preferredPort = 0): Promise<RunningHost> {
+export async function startHost(root: string, preferredPort = 0, options: { contentSearch?: ContentSearch } = {}): Promise<RunningHost> {
   const token = { value: 'T'.repeat(43) };
   const inboxToken = { value: 'I'.repeat(43) };
   const storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
@@ -68,6 +69,7 @@ export async function startHost(root: string, preferredPort = 0): Promise<Runnin
     env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
     timeoutMs: () => 0,
     lifetime: 'unit-test',
+    ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
   });
   const services = assembled.services;
   const host = new McpHttpHost({
