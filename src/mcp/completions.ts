@@ -1,3 +1,5 @@
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import { z } from 'zod';
 import type { ToolDispatcher } from '../core/runner/dispatch';
 
 /** Most suggestions one completion returns (MCP allows at most 100 values per response). */
@@ -46,4 +48,17 @@ export async function completePath(dispatcher: ToolDispatcher, workspaceId: stri
     if (seen.size >= MAX_COMPLETIONS) break;
   }
   return [...seen].sort();
+}
+
+/**
+ * A prompt argument that names a workspace, completing to the open folders' ids: use it in a prompt's argsSchema
+ * (`{ workspace_id: workspaceIdArgument(dispatcher) }`) and `completion/complete` for that argument answers.
+ */
+export function workspaceIdArgument(dispatcher: ToolDispatcher, description = 'Workspace id from workspace_info.'): ReturnType<typeof completable<z.ZodString>> {
+  return completable(z.string().describe(description), (value) => completeWorkspaceId(dispatcher, value ?? ''));
+}
+
+/** A prompt argument that names a workspace-relative path, completing one level at a time (see completePath). */
+export function pathArgument(dispatcher: ToolDispatcher, description = 'Path relative to the workspace root.'): ReturnType<typeof completable<z.ZodString>> {
+  return completable(z.string().describe(description), async (value, context) => completePath(dispatcher, await contextWorkspace(dispatcher, context), value ?? ''));
 }

@@ -3,6 +3,12 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ToolDispatcher } from '../../src/core/runner/dispatch';
+import { toolCatalogue } from '../../src/core/tools/catalogue';
+import { pathArgument, workspaceIdArgument } from '../../src/mcp/completions';
+import { createToolServer } from '../../src/mcp/toolServer';
 import { WORKSPACE_FILE_TEMPLATE } from '../../src/mcp/workspaceResources';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, removeTree } from './helpers/workspaceFixture';
@@ -121,5 +127,24 @@ describe('MCP surface: workspace files as resources, completion', () => {
     assert.deepEqual(await complete('src/*', 'proj'), []);
     assert.deepEqual(await complete('', 'nope'), []);
     assert.deepEqual(await complete('', undefined), [], 'two workspaces and none named: nothing to complete');
+  });
+
+  it('prompt arguments built with workspaceIdArgument / pathArgument complete the same way', async () => {
+    const dispatcher = new ToolDispatcher(toolCatalogue(), h.services, h.services.logger);
+    const server = createToolServer({ dispatcher, version: '0' });
+    server.registerPrompt('test_prompt', { argsSchema: { workspace_id: workspaceIdArgument(dispatcher), path: pathArgument(dispatcher) } }, () => ({ messages: [] }));
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'prompt-test', version: '1' });
+    await server.connect(b);
+    await client.connect(a);
+    try {
+      const ids = await client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt' }, argument: { name: 'workspace_id', value: 'p' } });
+      assert.deepEqual(ids.completion.values, ['proj']);
+      const paths = await client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt' }, argument: { name: 'path', value: 'src/c' }, context: { arguments: { workspace_id: 'proj' } } });
+      assert.deepEqual(paths.completion.values, ['src/components/', 'src/config.json']);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 });

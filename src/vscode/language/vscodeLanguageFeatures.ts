@@ -23,6 +23,8 @@ import type {
 
 /** After the last diagnostics report for the files, this long without another counts as settled. */
 export const QUIET_MS = 800;
+/** The quiet period when a file was just opened for checking: its first check takes longer to arrive. */
+export const FIRST_CHECK_QUIET_MS = 1600;
 /** Most background tabs one wait opens (the core asks for at most 20 files of a patch). */
 const MAX_BACKGROUND_TABS = 20;
 /** A file opened for checking and still unreported after this long has its tab reopened once. */
@@ -163,7 +165,8 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
    * the active editor and focus stay as they are) for the wait, and that tab is closed again afterwards.
    *
    * Then: wait until an open document shows what is on disk (the editor reloads it after a write), until every file
-   * that must be re-reported has been, and then QUIET_MS without another report. A file that had no problems and
+   * that had problems has been reported again, and then QUIET_MS (FIRST_CHECK_QUIET_MS after opening a tab) without
+   * another report. A file that had no problems and
    * still has none is never re-reported (the TypeScript extension skips an empty report over an empty one), which is
    * why a quiet period, not only the reports, decides.
    */
@@ -204,10 +207,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
       const mustSee = new Set<string>();
       const syncing: { uri: vscode.Uri; path: string }[] = [];
       const tabbed = tabUris();
-      // Languages some server has reported on in this window (an empty report counts): a file of another language
-      // (Markdown, plain text) will never be reported, and only the quiet period decides for it.
-      const reported = new Set(vscode.languages.getDiagnostics().map(([u]) => u.toString()));
-      const reporting = new Set(vscode.workspace.textDocuments.filter((d) => reported.has(d.uri.toString())).map((d) => d.languageId));
+      let firstCheck = false;
       for (const [i, uri] of uris.entries()) {
         const key = uri.toString();
         const open = openDocument(uri);
@@ -218,11 +218,11 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
             await vscode.workspace.openTextDocument(uri);
             await vscode.commands.executeCommand('vscode.open', uri, { background: true, preview: false, preserveFocus: true });
             opened.push(uri);
-            // A file checked for the first time is reported even without problems (by a language whose server
-            // reports at all); one reported before is reported again only when it had or now has problems.
-            const doc = openDocument(uri);
-            const firstTime = !reported.has(key) && doc !== undefined && reporting.has(doc.languageId);
-            if (firstTime || vscode.languages.getDiagnostics(uri).length > 0) mustSee.add(key);
+            // A file with problems is reported again. A clean one is not reported at all when it stays clean (also
+            // on its first check, as measured with the TypeScript server): a longer quiet period covers its first
+            // check instead.
+            if (vscode.languages.getDiagnostics(uri).length > 0) mustSee.add(key);
+            else firstCheck = true;
           } catch {
             // Not a text document the editor can open (binary, too large): no language server will report it.
           }
@@ -245,6 +245,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
       // The quiet period counts from when the documents show the new content.
       lastReport = Math.max(lastReport, Date.now());
       let nudgeAt = Date.now() + NUDGE_MS;
+      const quietMs = firstCheck ? FIRST_CHECK_QUIET_MS : QUIET_MS;
       for (;;) {
         if (options.signal?.aborted) return false;
         const now = Date.now();
@@ -257,9 +258,9 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
           for (const u of late) await vscode.commands.executeCommand('vscode.open', u, { background: true, preview: false, preserveFocus: true }).then(undefined, () => undefined);
           continue;
         }
-        if (allSeen && now - lastReport >= QUIET_MS) return true;
+        if (allSeen && now - lastReport >= quietMs) return true;
         if (now >= deadline) return false;
-        await wait(Math.max(1, Math.min(deadline - now, allSeen ? QUIET_MS - (now - lastReport) : 100)));
+        await wait(Math.max(1, Math.min(deadline - now, allSeen ? quietMs - (now - lastReport) : 100)));
       }
     };
     try {
