@@ -1,6 +1,8 @@
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Logger } from '../core/ports/logger';
 import type { SteeringChange } from '../core/steering/steering';
 import type { SteeringService } from '../core/steering/steeringService';
@@ -31,7 +33,20 @@ const AGENT_LOOP = [
  * sessions subscribed to it), and the prompt codespace_agent_loop. Clients that do neither (most agents today)
  * still learn of queued instructions from `coordination` on every tool result (src/core/runner/dispatch.ts).
  */
-export function registerSteeringResources(server: McpServer, steering: SteeringService, logger: Logger): void {
+/** The loop text, opened for one workspace and task when the client gives them (both optional). */
+export function agentLoopText(args: { workspace_id?: string | undefined; task?: string | undefined }): string {
+  const lines = [AGENT_LOOP];
+  const ws = args.workspace_id?.trim();
+  const task = args.task?.trim();
+  if (ws || task) lines.push('', `Start with: work_open { workspace_id: ${JSON.stringify(ws || '<from workspace_info>')}, title: ${JSON.stringify(task || '<the task>')} }.`);
+  return lines.join('\n');
+}
+
+/**
+ * `completeWorkspace` answers completion/complete for the prompt's `workspace_id` (the window's folder ids); absent,
+ * the argument is offered without completion.
+ */
+export function registerSteeringResources(server: McpServer, steering: SteeringService, logger: Logger, completeWorkspace?: (prefix: string) => Promise<string[]>): void {
   const subscribed = new Set<string>();
 
   server.registerResource(
@@ -81,8 +96,17 @@ export function registerSteeringResources(server: McpServer, steering: SteeringS
 
   server.registerPrompt(
     AGENT_LOOP_PROMPT,
-    { title: 'CodeSpace agent loop', description: 'How to use this server: read → preview → apply → run → judge by process_status → check steering → finish.' },
-    () => ({ messages: [{ role: 'user', content: { type: 'text', text: AGENT_LOOP } }] }),
+    {
+      title: 'CodeSpace agent loop',
+      description: 'How to use this server: read → preview → apply → run → judge by process_status → check steering → finish.',
+      argsSchema: {
+        workspace_id: completable(z.string().max(200).optional().describe('The workspace to work in (from workspace_info); completes to the open folders.'), (value) =>
+          completeWorkspace ? completeWorkspace(value ?? '') : Promise.resolve([]),
+        ),
+        task: z.string().max(200).optional().describe('A short title of the task, used as the work title.'),
+      },
+    },
+    (args) => ({ messages: [{ role: 'user', content: { type: 'text', text: agentLoopText(args) } }] }),
   );
 
   const notify = (change: SteeringChange): void => {

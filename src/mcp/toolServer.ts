@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/type
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/runner/dispatch';
 import { kindFlags } from '../core/toolKinds';
+import { completeWorkspaceId } from './completions';
 import { progressReporter } from './progress';
 import { registerSteeringResources } from './steeringResources';
 import { registerWorkspaceResources } from './workspaceResources';
@@ -74,7 +75,7 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
   server.server.registerCapabilities({ tools: { listChanged: false } });
   // Workspace files (a read-only template) and the steering queues (subscribable, listed per open work).
   registerWorkspaceResources(server, dispatcher);
-  registerSteeringResources(server, dispatcher.services.steering, dispatcher.services.logger);
+  registerSteeringResources(server, dispatcher.services.steering, dispatcher.services.logger, (prefix) => completeWorkspaceId(dispatcher, prefix));
 
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);

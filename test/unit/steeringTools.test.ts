@@ -60,6 +60,12 @@ describe('steering tools over MCP (real SDK clients, real port)', function () {
     assert.deepEqual(prompts.map((p) => p.name), ['codespace_agent_loop']);
     const text = JSON.stringify((await client.getPrompt({ name: 'codespace_agent_loop' })).messages);
     for (const word of ['work_open', 'check_only', 'process_status', 'steer_claim_next', 'work_finish']) assert.match(text, new RegExp(word));
+    // Its arguments: both optional; workspace_id completes to the window's folders; given, the loop starts there.
+    assert.deepEqual(prompts[0]?.arguments?.map((a) => [a.name, a.required ?? false]), [['workspace_id', false], ['task', false]]);
+    const completed = await client.complete({ ref: { type: 'ref/prompt', name: 'codespace_agent_loop' }, argument: { name: 'workspace_id', value: 'de' } });
+    assert.deepEqual(completed.completion.values, ['demo']);
+    const opened = JSON.stringify((await client.getPrompt({ name: 'codespace_agent_loop', arguments: { workspace_id: 'demo', task: 'Fix the parser' } })).messages);
+    assert.match(opened, /work_open \{ workspace_id: \\"demo\\", title: \\"Fix the parser\\" \}/);
   });
 
   it('coordination rides on every result of the session with the open work, errors included, and on no other session', async () => {
