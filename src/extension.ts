@@ -68,10 +68,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(log);
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
-  log.addSecret(await tokens.load());
-  // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse.
+  // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse. Both are
+  // read at once: each is a SecretStorage round trip to the window, the slowest step of activation.
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
-  log.addSecret(await inboxTokens.load());
+  for (const t of await Promise.all([tokens.load(), inboxTokens.load()])) log.addSecret(t);
   phase('token');
 
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
