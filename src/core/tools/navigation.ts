@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LANGUAGE_LIMITS, LocationMapper, boundedText, checkPosition, featuresOf, locationSchema, positionInput, rangeSchema, readWorkspaceFile, sortLocations } from './language';
 import { defineTool } from './tool';
+import type { CoreServices } from './tool';
 
 const target = {
   workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
@@ -16,6 +17,21 @@ const locationsOutput = {
 
 const positionNote = 'line and character are 1-based (character in UTF-16 code units, as read\'s start_column); a position past the end of its line or file is INVALID_ARGUMENTS.';
 
+/** Definition and references share one path: check the position, ask the editor, confine and bound what it says. */
+async function locationsAt(
+  services: CoreServices,
+  args: { workspace_id: string; path: string; line: number; character: number },
+  which: 'definition' | 'references',
+): Promise<{ locations: z.infer<typeof locationSchema>[]; outside: number; truncated: boolean }> {
+  const features = featuresOf(services);
+  const ws = services.workspaces.get(args.workspace_id);
+  const file = await readWorkspaceFile(services, ws, args.path);
+  const pos = checkPosition(file, args.line, args.character);
+  const mapper = new LocationMapper(services);
+  const { locations, truncated } = await mapper.mapAll(sortLocations(await features[which](file.abs, pos)), LANGUAGE_LIMITS.maxLocations);
+  return { locations, outside: mapper.outside, truncated };
+}
+
 export const definitionTool = defineTool({
   name: 'definition',
   title: 'Go to definition',
@@ -25,15 +41,7 @@ export const definitionTool = defineTool({
   kind: 'inspect',
   input: target,
   output: locationsOutput,
-  async handler(args, { services }) {
-    const features = featuresOf(services);
-    const ws = services.workspaces.get(args.workspace_id);
-    const file = await readWorkspaceFile(services, ws, args.path);
-    const pos = checkPosition(file, args.line, args.character);
-    const mapper = new LocationMapper(services);
-    const { locations, truncated } = await mapper.mapAll(sortLocations(await features.definition(file.abs, pos)), LANGUAGE_LIMITS.maxLocations);
-    return { locations, outside: mapper.outside, truncated };
-  },
+  handler: (args, { services }) => locationsAt(services, args, 'definition'),
 });
 
 export const referencesTool = defineTool({
@@ -45,15 +53,7 @@ export const referencesTool = defineTool({
   kind: 'inspect',
   input: target,
   output: locationsOutput,
-  async handler(args, { services }) {
-    const features = featuresOf(services);
-    const ws = services.workspaces.get(args.workspace_id);
-    const file = await readWorkspaceFile(services, ws, args.path);
-    const pos = checkPosition(file, args.line, args.character);
-    const mapper = new LocationMapper(services);
-    const { locations, truncated } = await mapper.mapAll(sortLocations(await features.references(file.abs, pos)), LANGUAGE_LIMITS.maxLocations);
-    return { locations, outside: mapper.outside, truncated };
-  },
+  handler: (args, { services }) => locationsAt(services, args, 'references'),
 });
 
 export const hoverTool = defineTool({
