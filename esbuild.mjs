@@ -17,7 +17,9 @@ const builds = [
     target: 'node20',
     external: ['vscode', 'node-pty'],
     // express's body parsing needs a few decoders, not iconv-lite's code tables (half the bundle): src/node/iconvLite.ts.
-    alias: { 'iconv-lite': './src/node/iconvLite.ts' },
+    // express looks up only the content types this server sends or parses, not all of mime-db's 150 KB:
+    // src/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
+    alias: { 'iconv-lite': './src/node/iconvLite.ts', 'mime-db': './src/node/mimeDbSubset.json' },
     sourcemap: !production,
     minify: production,
     logLevel: 'info',
