@@ -1,5 +1,5 @@
 // End to end: an MCP client fixes a deliberately broken TypeScript file (test/fixtures/lang-project/src/broken.ts)
-// using only the editor's diagnostics, find, read and apply_patch, and sees what the developer selects in the
+// using only the editor's diagnostics, search, read and apply_patch, and sees what the developer selects in the
 // editor (a selection made with the mouse and keyboard in the browser) through editor_context.
 import * as assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -38,8 +38,11 @@ describe('an agent fixing code by diagnostics, and pointed at code by a selectio
   });
 
   it('finds the errors with diagnostics and fixes them with patches until none are left', async () => {
-    const files = (await call<{ paths: string[] }>(client, 'find', { workspace_id: wsId, pattern: 'src/**/*.ts' })).paths;
-    assert.ok(files.includes('src/broken.ts'));
+    // Which files use the math module? Content search (VS Code's own ripgrep), as an agent starts on an unknown tree.
+    const found = await call<{ matches: { path: string; line: number }[]; engine: { source: string } }>(client, 'search', { workspace_id: wsId, query: "from './math'", include: ['src/**'] });
+    assert.equal(found.engine.source, 'vscode');
+    const files = [...new Set(found.matches.map((m) => m.path))].sort();
+    assert.deepEqual(files, ['src/broken.ts', 'src/main.ts', 'src/report.ts']);
     // The TypeScript server needs a while to load the project the first time: ask until it has answered.
     let errors: Diag[] = [];
     for (let i = 0; i < 120 && errors.length === 0; i++) {
