@@ -105,14 +105,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   // The editor's view of approvals and of what agents do: the panel, the diff review and the status bar read these.
   const approvals = core.approvals;
   const activity = core.runner;
-  context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: (id) => workspaces.list().find((w) => w.id === id)?.root }));
-  const steering = core.steering;
   const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
+  context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot }));
+  const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
-  context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => context.subscriptions.push(core.supervisor.addSecret(t))));
+  context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {
+    log.addSecret(t);
+    context.subscriptions.push(core.supervisor.addSecret(t));
+  }));
   context.subscriptions.push(secret, tokens.onDidChange((t) => {
     log.addSecret(t);
     // Older tokens stay masked too; every registration is released when the extension deactivates.
