@@ -25,7 +25,9 @@ export class RipgrepContentSearch implements ContentSearch {
   private readonly info: SearchEngineInfo;
 
   constructor(options: {
-    readonly rgPath: string | undefined;
+    /** The binary to run; or, without it, the first executable of `candidates` (VS Code's possible locations). */
+    readonly rgPath?: string | undefined;
+    readonly candidates?: readonly string[];
     readonly source: 'vscode' | 'explicit';
     /** Settings per folder root (default: VS Code's defaults). */
     readonly settings?: (root: string) => SearchSettings;
@@ -36,11 +38,12 @@ export class RipgrepContentSearch implements ContentSearch {
   }) {
     this.maxTimeoutMs = options.maxTimeoutMs ?? Infinity;
     this.settingsOf = options.settings ?? (() => DEFAULT_SEARCH_SETTINGS);
-    if (options.rgPath !== undefined && isExecutableFile(options.rgPath)) {
-      this.rg = new RipgrepSearch(options.rgPath);
-      this.info = { available: true, kind: 'ripgrep', path: options.rgPath, source: options.source };
+    const rgPath = options.rgPath ?? options.candidates?.find(isExecutableFile);
+    if (rgPath !== undefined && isExecutableFile(rgPath)) {
+      this.rg = new RipgrepSearch(rgPath);
+      this.info = { available: true, kind: 'ripgrep', path: rgPath, source: options.source };
     } else {
-      const reason = options.rgPath === undefined ? (options.missingReason ?? 'No ripgrep path was given.') : `No executable ripgrep at ${options.rgPath}.`;
+      const reason = rgPath === undefined ? (options.missingReason ?? 'No ripgrep path was given.') : `No executable ripgrep at ${rgPath}.`;
       this.info = { available: false, kind: 'ripgrep', source: 'none', reason };
     }
   }

@@ -349,6 +349,14 @@ describe('search: the engine and its bounds', () => {
     }
   });
 
+  it('from candidate locations, runs the first executable one; with none, says where it looked', () => {
+    const found = new RipgrepContentSearch({ candidates: [path.join(base, 'no-such-rg'), SYSTEM_RG], source: 'vscode' });
+    assert.deepEqual(found.engine(), { available: true, kind: 'ripgrep', path: SYSTEM_RG, source: 'vscode' });
+    const none = new RipgrepContentSearch({ candidates: [path.join(base, 'no-such-rg')], source: 'vscode', missingReason: 'looked in one place' });
+    assert.equal(none.engine().available, false);
+    assert.equal(none.engine().reason, 'looked in one place');
+  });
+
   it('without an engine: SEARCH_UNAVAILABLE at once, naming why (never a slow fallback)', async () => {
     const missing = new RipgrepContentSearch({ rgPath: path.join(base, 'no-such-rg'), source: 'explicit' });
     assert.equal(missing.engine().available, false);

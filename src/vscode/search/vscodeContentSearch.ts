@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SearchSettings } from '../../core/ports/contentSearch';
@@ -33,24 +32,15 @@ export function editorSearchSettings(root: string): SearchSettings {
   };
 }
 
-function isExecutableFile(p: string): boolean {
-  try {
-    if (!fs.statSync(p).isFile()) return false;
-    fs.accessSync(p, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * What content search runs on in the editor: VS Code's own ripgrep (undefined when it is missing, with the reason)
- * and the folder's search settings. The composition root hands this to the Node ripgrep adapter.
+ * What content search runs on in the editor: where VS Code's own ripgrep may be (the Node adapter runs the first
+ * executable one, or reports the reason) and the folder's search settings. The composition root hands this to the
+ * Node ripgrep adapter.
  */
-export function editorRipgrep(): { rgPath: string | undefined; source: 'vscode'; settings: (root: string) => SearchSettings; missingReason: string } {
+export function editorRipgrep(): { candidates: string[]; source: 'vscode'; settings: (root: string) => SearchSettings; missingReason: string } {
   const candidates = bundledRipgrepCandidates(vscode.env.appRoot);
   return {
-    rgPath: candidates.find(isExecutableFile),
+    candidates,
     source: 'vscode',
     settings: editorSearchSettings,
     missingReason: `VS Code's ripgrep was not found (looked for ${candidates.join(' and ')}).`,
