@@ -21,7 +21,7 @@ import type { FolderInfo } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
 import { LANGUAGE_LIMITS } from '../../src/core/tools/language';
-import type { AssembledServices } from '../../src/node/assembleServices';
+import type { AssembleOptions, AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import type { Harness } from './helpers/workspaceFixture';
 import { SpyWorkspaceFs, connectHarness, makeTree, ok, removeTree, toolError } from './helpers/workspaceFixture';
@@ -88,6 +88,21 @@ describe('editor tools (language features port)', () => {
   let h: Harness;
   let settleMs = 1500;
   let source: InMemoryWorkspaceSource;
+  /** The services of these tests: the fake language port, the settle of `settleMs`, and what a test adds. */
+  const assembleWith = (fs: SpyWorkspaceFs, extra: Partial<AssembleOptions> = {}): Promise<AssembledServices> =>
+    assembleServices({
+      workspaces: new WorkspaceRegistry(source),
+      fs,
+      logger: silentLogger,
+      limits: () => DEFAULT_LIMITS,
+      storageDir: storage,
+      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+      timeoutMs: () => 0,
+      lifetime: 'unit-test',
+      language: fake,
+      diagnosticsSettleMs: () => settleMs,
+      ...extra,
+    });
   const folders = (): FolderInfo[] => [
     { root, name: 'proj', profile: 'exec' },
     { root: root2, name: 'other', profile: 'read-only' },
@@ -114,18 +129,7 @@ describe('editor tools (language features port)', () => {
     storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-lang-storage-'));
     source = new InMemoryWorkspaceSource(folders());
     const fs = new SpyWorkspaceFs();
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(source),
-      fs,
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      language: fake,
-      diagnosticsSettleMs: () => settleMs,
-    });
+    assembled = await assembleWith(fs);
     h = await connectHarness(folders(), { assembled, source, fs });
   });
   afterEach(async () => {
@@ -511,19 +515,7 @@ describe('editor tools (language features port)', () => {
       await fsp.rm(storage, { recursive: true, force: true });
       storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-lang-storage-'));
       const fs = new SpyWorkspaceFs();
-      assembled = await assembleServices({
-        workspaces: new WorkspaceRegistry(source),
-        fs,
-        logger: silentLogger,
-        limits: () => DEFAULT_LIMITS,
-        storageDir: storage,
-        env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-        timeoutMs: () => 0,
-        lifetime: 'unit-test',
-        language: fake,
-        diagnosticsSettleMs: () => settleMs,
-        approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }),
-      });
+      assembled = await assembleWith(fs, { approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }) });
       h = await connectHarness(folders(), { assembled, source, fs });
       renameAdd();
       const held = toolError(await h.call('rename_symbol', args('held')));
