@@ -87,7 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     envChanges: settings.execEnv,
     timeoutMs: settings.execTimeoutMs,
     approvalPolicy: settings.approvals,
-    isolation: { mode: settings.execIsolation, network: settings.execNetwork },
+    isolation: { mode: settings.execIsolation, network: settings.execNetwork, gitWrites: settings.execGitWrites, maxProcesses: settings.execMaxProcesses },
     lifetime: 'vscode-window',
     workBaseline: workTree,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.

@@ -5,7 +5,7 @@ import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../c
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';
 import type { OpenedDirectory } from './processTable';
-import type { CommandSandbox } from './sandbox/commandSandbox';
+import type { CommandSandbox, SandboxedLaunch } from './sandbox/commandSandbox';
 import { checkPathLength, checkSpawnLimits, openWorkingDirectory, resolveExecutable, sendSignal, terminateTree } from './processTable';
 
 export interface ChildProcessBackendOptions {
@@ -47,12 +47,13 @@ export class ChildProcessBackend implements ProcessBackend {
   async spawn(options: SpawnOptions): Promise<ProcessHandle> {
     if (options.tty) throw new SpawnError('failed', 'ChildProcessBackend runs processes on pipes, not terminals.');
     let dir: OpenedDirectory | undefined;
+    let launch: SandboxedLaunch | undefined;
     try {
       checkPathLength('The program name', options.file);
       const file = resolveExecutable(options.file, options.cwd, options.env);
       checkSpawnLimits(file, options.args, options.env, options.cwd);
       // Decided before anything is opened: a sandbox that cannot be set up refuses the command (never runs it bare).
-      const launch = await this.sandbox?.launch({ file, args: options.args, cwd: options.cwd, root: options.root, env: options.env, tty: false });
+      launch = await this.sandbox?.launch({ file, argv0: options.file, args: options.args, cwd: options.cwd, root: options.root, env: options.env, tty: false });
       if (launch) checkSpawnLimits(launch.file, launch.args, options.env, options.cwd);
       dir = await openWorkingDirectory(options.cwd, options.root);
       const child = spawnChild(launch?.file ?? file, launch ? launch.args : [...options.args], {
@@ -73,12 +74,18 @@ export class ChildProcessBackend implements ProcessBackend {
         };
         const onSpawn = (): void => {
           child.off('error', onError);
-          resolve(new PipeHandle(child, this.graceMs, this.sweepOnExit, this.drainMs));
+          const handle = new PipeHandle(child, this.graceMs, this.sweepOnExit, this.drainMs);
+          const sandboxed = launch;
+          launch = undefined;
+          // The sandbox's placeholders are given back once the command tree has ended.
+          if (sandboxed) handle.onExit(() => sandboxed.release());
+          resolve(handle);
         };
         child.once('error', onError);
         child.once('spawn', onSpawn);
       });
     } catch (err) {
+      launch?.release();
       if (SpawnError.is(err)) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'E2BIG' || code === 'ENAMETOOLONG') {

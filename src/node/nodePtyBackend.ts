@@ -129,9 +129,15 @@ export class NodePtyBackend implements ProcessBackend {
     const file = resolveExecutable(options.file, options.cwd, options.env);
     checkSpawnLimits(file, options.args, options.env, options.cwd);
     // Decided before anything is opened: a sandbox that cannot be set up refuses the command (never runs it bare).
-    const launch = await this.sandbox?.launch({ file, args: options.args, cwd: options.cwd, root: options.root, env: options.env, tty: true });
-    if (launch) checkSpawnLimits(launch.file, launch.args, options.env, options.cwd);
-    const dir = await openWorkingDirectory(options.cwd, options.root);
+    const launch = await this.sandbox?.launch({ file, argv0: options.file, args: options.args, cwd: options.cwd, root: options.root, env: options.env, tty: true });
+    let dir: Awaited<ReturnType<typeof openWorkingDirectory>>;
+    try {
+      if (launch) checkSpawnLimits(launch.file, launch.args, options.env, options.cwd);
+      dir = await openWorkingDirectory(options.cwd, options.root);
+    } catch (err) {
+      launch?.release();
+      throw err;
+    }
     // node-pty sets the child's PWD to the cwd it was given, here /proc/self/fd/<n>. A shell in between puts
     // the logical path back before it execs the program, when there is one to do it (in the sandbox, bwrap's
     // --chdir sets PWD to the logical path).
@@ -149,7 +155,10 @@ export class NodePtyBackend implements ProcessBackend {
       });
       // In the same tick as the spawn: the handle takes hold of the terminal before the event loop reads it.
       handle = new PtyHandle(term, this.graceMs, this.sweepOnExit, this.drainMs);
+      // The sandbox's placeholders are given back once the command tree has ended.
+      if (launch) handle.onExit(() => launch.release());
     } catch (err) {
+      launch?.release();
       throw new SpawnError('failed', `The terminal process could not be started: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       // The forked child holds its own copy of the descriptor until it execs (chdir happens before).

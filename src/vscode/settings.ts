@@ -48,6 +48,15 @@ export const settings = {
   execNetwork(): 'block' | 'allow' {
     return userValue('exec.network', ['block', 'allow'], 'block');
   },
+  /** `codespace.exec.gitWrites`, from user settings only. */
+  execGitWrites(): 'none' | 'commit' {
+    return userValue('exec.gitWrites', ['none', 'commit'], 'none');
+  },
+  /** `codespace.exec.maxProcesses`, from user settings only (0: no bound). */
+  execMaxProcesses(): number {
+    const v = vscode.workspace.getConfiguration(SECTION).inspect<number>('exec.maxProcesses')?.globalValue;
+    return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 512;
+  },
   port(): number {
     const p = read<number>('server.port', 0);
     return Number.isInteger(p) && p >= 0 && p <= 65535 ? p : 0;

@@ -32,6 +32,7 @@ const plan = (over: Partial<SandboxPlan> = {}): SandboxPlan => ({
   tty: false,
   protect: [],
   hide: [],
+  emptyFile: '/run/cs/empty',
   ...over,
 });
 

@@ -13,11 +13,29 @@ export interface IsolationStatus {
   readonly network: 'blocked' | 'allowed' | 'unknown';
   /** Isolation is required but unavailable: every command is refused (EXEC_DISABLED). */
   readonly refusing: boolean;
+  /**
+   * With a sandbox and a workspace root asked about: the workspace entries the next command cannot change, relative
+   * to the root. `read-only-dir` / `read-only-file`: exists, mounted read-only; `masked-missing`: does not exist and
+   * cannot be created; `writable-pinned`: writable but cannot be moved or removed (`.git` when commands may commit).
+   */
+  readonly protected?: readonly ProtectedPath[];
+  /** With a sandbox: what commands may write in `.git` (`codespace.exec.gitWrites`). */
+  readonly git_writes?: 'none' | 'commit';
+  /** With a sandbox: the bound on processes of one command tree, or null with the reason there is none. */
+  readonly max_processes?: { readonly limit: number | null; readonly reason?: string };
+}
+
+export interface ProtectedPath {
+  readonly path: string;
+  readonly kind: 'read-only-dir' | 'read-only-file' | 'masked-missing' | 'writable-pinned';
 }
 
 export interface CommandIsolation {
-  /** The state for the next command (probes the sandbox first when the settings call for one not yet probed). */
-  status(): Promise<IsolationStatus>;
+  /**
+   * The state for the next command (probes the sandbox first when the settings call for one not yet probed); with
+   * `root` (a workspace folder's path) also what is protected there.
+   */
+  status(root?: string): Promise<IsolationStatus>;
 }
 
 /** No sandbox at all (plain-Node tests, platforms without one). */

@@ -21,7 +21,13 @@ const execution = z.object({
       .object({ available: z.boolean(), source: z.enum(['vscode', 'bundled', 'none']), version: z.string().optional(), reason: z.string().optional() })
       .optional(),
   }),
-  isolation: z.object({ command_sandbox: z.object({ enabled: z.boolean(), kind: z.enum(['bubblewrap', 'none']), reason: z.string().optional() }) }),
+  isolation: z.object({
+    command_sandbox: z.object({ enabled: z.boolean(), kind: z.enum(['bubblewrap', 'none']), reason: z.string().optional() }),
+    // With a sandbox: what the next command in this folder cannot change, what it may write in .git, its process bound.
+    protected: z.array(z.object({ path: z.string(), kind: z.enum(['read-only-dir', 'read-only-file', 'masked-missing', 'writable-pinned']) })).optional(),
+    git_writes: z.enum(['none', 'commit']).optional(),
+    max_processes: z.object({ limit: z.number().nullable(), reason: z.string().optional() }).optional(),
+  }),
   network: z.enum(['allowed', 'blocked', 'unknown']),
   approvals: z.object({
     patches: z.enum(['off', 'sensitive', 'confirm']),
@@ -64,7 +70,7 @@ export const workspaceInfoTool = defineTool({
     const limits = services.limits();
     const proc = services.processCapabilities();
     const policy = services.approvals.policy();
-    const isolation = await services.isolation.status();
+    const isolation = await services.isolation.status(ws.canExec ? ws.root : undefined);
     const processAvailable = proc.available && ws.canExec && !isolation.refusing;
     const notes: string[] = [];
     if (!ws.trusted) notes.push('Restricted Mode: the developer has not trusted this workspace, so agents may only read. No patch is written and no process starts.');
@@ -84,7 +90,12 @@ export const workspaceInfoTool = defineTool({
           capabilities: { pty: proc.pty && processAvailable, resize: proc.resize && processAvailable, lifetime: proc.lifetime },
           ...(proc.ptyOrigin ? { pty: { available: proc.pty, ...proc.ptyOrigin } } : {}),
         },
-        isolation: { command_sandbox: { ...isolation.command_sandbox } },
+        isolation: {
+          command_sandbox: { ...isolation.command_sandbox },
+          ...(isolation.protected ? { protected: isolation.protected.map((p) => ({ ...p })) } : {}),
+          ...(isolation.git_writes ? { git_writes: isolation.git_writes } : {}),
+          ...(isolation.max_processes ? { max_processes: { ...isolation.max_processes } } : {}),
+        },
         network: isolation.network,
         approvals: { patches: policy.patches, commands: policy.commands, agent_may_resolve: policy.agentMayResolve },
       },

@@ -14,19 +14,23 @@ export interface SandboxPlan {
   readonly tty: boolean;
   /** Entries of the workspace the command may not change (`.vscode`, `.git/config`...), present or not. */
   readonly protect: readonly ProtectedEntry[];
-  /** The user's secrets that exist: hidden behind an empty folder, or /dev/null for a file or socket. */
+  /** The user's secrets that exist: hidden behind an empty folder, or an empty file for a file or socket. */
   readonly hide: readonly HiddenEntry[];
+  /**
+   * An empty regular file outside the workspace, bound read-only over hidden files so that they read as empty (a bind of /dev/null fails with EACCES: bwrap mounts /dev nodev).
+   */
+  readonly emptyFile: string;
 }
 
 export interface ProtectedEntry {
   /** Absolute path inside `root`. */
   readonly path: string;
   /**
-   * `dir` / `file`: exists, re-bound read-only. `missing-dir`: an empty read-only folder is mounted there (bwrap
-   * creates the empty folder on disk as the mount point), so the command cannot create it. `missing-file`: the
-   * same with an empty read-only file (/dev/null). `pinned-dir`: stays writable but becomes a mount point, so it
-   * cannot be renamed or removed (a `.git` folder: moving it aside and building a new one would shed the
-   * read-only `hooks` and `config` inside it).
+   * `dir` / `file`: exists, re-bound read-only. `missing-dir`: an empty read-only folder is mounted there, so the
+   * command cannot create it (bwrap needs a mount point on disk: the launcher creates it and removes it again
+   * when the last command using it has ended, see placeholders.ts). `missing-file`: the same with an empty
+   * read-only file. `pinned-dir`: stays writable but becomes a mount point, so it cannot be renamed or removed
+   * (a `.git` folder when commands may commit: moving it aside would shed the read-only entries inside it).
    */
   readonly state: 'dir' | 'file' | 'missing-dir' | 'missing-file' | 'pinned-dir';
 }
@@ -74,7 +78,8 @@ export function bubblewrapArgs(plan: SandboxPlan): string[] {
   if (!plan.tty) args.push('--new-session');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
 
-  const hideOne = (h: HiddenEntry): string[] => (h.kind === 'dir' ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]);
+  checkPath('The empty file', plan.emptyFile);
+  const hideOne = (h: HiddenEntry): string[] => (h.kind === 'dir' ? ['--tmpfs', h.path] : ['--ro-bind', plan.emptyFile, h.path]);
   const before: string[] = [];
   const after: string[] = [];
   for (const h of plan.hide) {
@@ -98,7 +103,9 @@ export function bubblewrapArgs(plan: SandboxPlan): string[] {
         args.push('--perms', '0555', '--tmpfs', e.path, '--remount-ro', e.path);
         break;
       case 'missing-file':
-        args.push('--ro-bind', '/dev/null', e.path);
+        // The placeholder the launcher put there (empty, or a harmless content such as `commondir`'s "."), re-bound
+        // read-only onto itself.
+        args.push('--ro-bind', e.path, e.path);
         break;
       case 'pinned-dir':
         args.push('--bind', e.path, e.path);

@@ -2,11 +2,14 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { CommandIsolation, IsolationStatus } from '../../core/ports/commandIsolation';
+import type { CommandIsolation, IsolationStatus, ProtectedPath } from '../../core/ports/commandIsolation';
 import type { Logger } from '../../core/ports/logger';
 import { SpawnError } from '../../core/ports/processBackend';
 import type { SpawnOptions } from '../../core/ports/processBackend';
 import { SandboxPlanError, bubblewrapArgs } from './bubblewrapArgs';
+import type { ProtectedEntry } from './bubblewrapArgs';
+import { holdPlaceholders } from './placeholders';
+import type { GitWrites } from './sandboxInventory';
 import { hiddenEntries, protectedEntries } from './sandboxInventory';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
@@ -17,6 +20,10 @@ export interface IsolationSettings {
   readonly mode: () => IsolationMode;
   /** `codespace.exec.network`, read fresh for every command. */
   readonly network: () => NetworkMode;
+  /** `codespace.exec.gitWrites`, read fresh for every command (default `none`: the whole `.git` read-only). */
+  readonly gitWrites?: () => GitWrites;
+  /** `codespace.exec.maxProcesses`, read fresh for every command: processes of one sandboxed command tree (0: no bound). */
+  readonly maxProcesses?: () => number;
   /** The bwrap binary. Default: the first of /usr/bin, /usr/local/bin, /bin (never the workspace's PATH). */
   readonly bwrapPath?: string;
 }
@@ -29,11 +36,15 @@ export interface CommandSandboxOptions extends IsolationSettings {
 export interface SandboxedLaunch {
   readonly file: string;
   readonly args: string[];
+  /** Call once the process has ended, or when it could not be started (idempotent): gives back placeholders. */
+  readonly release: () => void;
 }
 
 /** A backend's spawn request (`file` resolved to an absolute path), and whether it runs on a terminal. */
 export interface LaunchRequest extends Pick<SpawnOptions, 'file' | 'args' | 'cwd' | 'root' | 'env'> {
   readonly tty: boolean;
+  /** argv[0] the command gets (what the caller named it); default `file`. */
+  readonly argv0?: string;
 }
 
 interface ProbeResult {
@@ -47,16 +58,27 @@ const ENV_LOCATIONS = ['/usr/bin/env', '/bin/env'];
 const PROBE_TIMEOUT_MS = 10_000;
 
 /**
- * Outside the sandbox, in the folder the backend opened and verified: keep it open as fd 3 for the check inside.
+ * Outside the sandbox, in the folder the backend opened and verified: keep it open as fd 3 for the check inside;
+ * open bwrap's own arguments ($1) as fd 4 and the command line ($2) as fd 5, and delete both files (the open
+ * descriptors keep them readable). Neither list ever passes through an argv: bwrap refuses more than 9000
+ * arguments, and every byte a wrapper adds to the command line is one the command can no longer have.
  * On a terminal also ignore the keyboard's signals, which would otherwise kill bwrap itself (it shares the
  * terminal's foreground process group with the command, and a dead bwrap takes the sandbox with it); inside,
  * env(1) gives the command the default handling back.
  */
-const OUTER_PIPES = 'exec 3<. && exec "$@"';
+const OUTER_PIPES = 'exec 3<. 4<"$1" 5<"$2" && rm -f -- "$1" "$2" && shift 2 && exec "$@"';
 const OUTER_TTY = `trap '' INT QUIT TSTP; ${OUTER_PIPES}`;
-/** Inside: bwrap changed to the logical path; run only if that is the very folder verified outside. */
+/**
+ * Inside (bash): bwrap changed to the logical path; run only if that is the very folder verified outside. Then
+ * read the command line (NUL-separated: argv[0], the program, its arguments) from fd 5, bound the processes of the
+ * tree when $1 says so, and exec it with exactly that argv.
+ */
 export const INNER_CHECK =
-  '[ . -ef /proc/self/fd/3 ] || { echo "CodeSpace: the working directory was replaced while the sandbox started; the command did not run." >&2; exit 126; }; exec 3<&-; exec "$@"';
+  '[ . -ef /proc/self/fd/3 ] || { echo "CodeSpace: the working directory was replaced while the sandbox started; the command did not run." >&2; exit 126; }; ' +
+  'exec 3<&- 4<&-; mapfile -d "" -t argv <&5 && exec 5<&- && [ "${#argv[@]}" -ge 2 ] || { echo "CodeSpace: the command line could not be read in the sandbox; the command did not run." >&2; exit 126; }; ' +
+  'if [ -n "$1" ]; then ulimit -u "$1" || { echo "CodeSpace: the process limit could not be set; the command did not run." >&2; exit 126; }; fi; ' +
+  'exec -a "${argv[0]}" "${argv[@]:1}"';
+const BASH_LOCATIONS = ['/bin/bash', '/usr/bin/bash'];
 const TTY_SIGNALS = '--default-signal=INT,QUIT,TSTP';
 
 function firstExisting(candidates: readonly string[]): string | undefined {
@@ -100,6 +122,8 @@ export class CommandSandbox implements CommandIsolation {
   private probes = new Map<NetworkMode, Promise<ProbeResult>>();
   private lastMode: IsolationMode | undefined;
   private readonly logged = new Set<string>();
+  private runDir: string | undefined;
+  private sequence = 0;
 
   constructor(private readonly options: CommandSandboxOptions) {
     this.logger = options.logger;
@@ -125,19 +149,43 @@ export class CommandSandbox implements CommandIsolation {
     return this.options.network() === 'allow' ? 'allow' : 'block';
   }
 
+  private gitWrites(): GitWrites {
+    return this.options.gitWrites?.() === 'commit' ? 'commit' : 'none';
+  }
+
+  /** The process bound for the next command, or null with the reason. */
+  processLimit(): { limit: number | null; reason?: string } {
+    const n = this.options.maxProcesses?.() ?? DEFAULT_MAX_PROCESSES;
+    if (!Number.isInteger(n) || n <= 0) return { limit: null, reason: 'codespace.exec.maxProcesses is 0 (no bound).' };
+    if (!processCountPerNamespace()) {
+      return { limit: null, reason: 'this kernel (before Linux 5.14) counts RLIMIT_NPROC over all of the user\'s processes, so a bound would also count the desktop\'s own processes.' };
+    }
+    return { limit: Math.max(MIN_MAX_PROCESSES, n) };
+  }
+
   /** Starts the probe for the current settings (at start-up), without waiting for it. */
   warmUp(): Promise<IsolationStatus> {
     return this.status();
   }
 
-  async status(): Promise<IsolationStatus> {
+  async status(root?: string): Promise<IsolationStatus> {
     const mode = this.mode();
     if (mode === 'off') {
       return { command_sandbox: { enabled: false, kind: 'none', reason: 'codespace.exec.isolation is "off".' }, network: 'unknown', refusing: false };
     }
     const network = this.network();
     const probe = await this.probe(network);
-    if (probe.ok) return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: network === 'block' ? 'blocked' : 'allowed', refusing: false };
+    if (probe.ok) {
+      const gitWrites = this.gitWrites();
+      return {
+        command_sandbox: { enabled: true, kind: 'bubblewrap' },
+        network: network === 'block' ? 'blocked' : 'allowed',
+        refusing: false,
+        ...(root !== undefined ? { protected: describeProtected(root, gitWrites) } : {}),
+        git_writes: gitWrites,
+        max_processes: this.processLimit(),
+      };
+    }
     const reason = probe.reason ?? 'the sandbox is unavailable';
     if (mode === 'required') {
       return { command_sandbox: { enabled: false, kind: 'none', reason: `codespace.exec.isolation is "required" and ${reason}` }, network: 'unknown', refusing: true };
@@ -148,8 +196,9 @@ export class CommandSandbox implements CommandIsolation {
 
   /**
    * How to start one command: undefined means without a sandbox (isolation off, or `auto` with none available);
-   * otherwise the argv to spawn, in the directory the backend opened and verified. Throws SpawnError('isolation')
-   * when the command must not run.
+   * otherwise the argv to spawn, in the directory the backend opened and verified, and `release`, which the
+   * backend calls once the process has ended (or failed to start). Throws SpawnError('isolation') when the
+   * command must not run.
    */
   async launch(request: LaunchRequest): Promise<SandboxedLaunch | undefined> {
     const status = await this.status();
@@ -160,23 +209,70 @@ export class CommandSandbox implements CommandIsolation {
       if (!bwrap) throw new SandboxPlanError('bwrap is no longer installed.');
       if (request.root === undefined) throw new SandboxPlanError('no workspace root was given.');
       const root = fs.realpathSync(request.root);
-      return this.build(bwrap, { root, cwd: request.cwd, file: request.file, args: request.args, env: request.env, tty: request.tty, network: status.network === 'allowed' ? 'allow' : 'block' });
+      return this.build(bwrap, {
+        root,
+        cwd: request.cwd,
+        argv0: request.argv0 ?? request.file,
+        file: request.file,
+        args: request.args,
+        env: request.env,
+        tty: request.tty,
+        network: status.network === 'allowed' ? 'allow' : 'block',
+        gitWrites: status.git_writes ?? 'none',
+        maxProcesses: status.max_processes?.limit ?? null,
+      });
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw new SpawnError('isolation', `The command sandbox could not be set up, so the command did not run: ${why}`, { cause: err });
     }
   }
 
-  private build(
-    bwrap: string,
-    o: { root: string; cwd: string; file: string; args: readonly string[]; env: Readonly<Record<string, string>>; tty: boolean; network: NetworkMode },
-  ): SandboxedLaunch {
-    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, tty: o.tty, protect: protectedEntries(o.root), hide: hiddenEntries(o.env) });
-    const inner = [SH, '-c', INNER_CHECK, 'sh', o.file, ...o.args];
-    if (!o.tty) return { file: SH, args: ['-c', OUTER_PIPES, 'sh', bwrap, ...flags, ...inner] };
+  /** This extension host's private folder for the argument files and the empty file (made on first use, 0700). */
+  private privateDir(): string {
+    if (this.runDir === undefined || !fs.existsSync(this.runDir)) {
+      this.runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-sandbox-'));
+      fs.chmodSync(this.runDir, 0o700);
+    }
+    const empty = path.join(this.runDir, 'empty');
+    if (!fs.existsSync(empty)) fs.writeFileSync(empty, '', { mode: 0o444 });
+    return this.runDir;
+  }
+
+  private build(bwrap: string, o: BuildRequest): SandboxedLaunch {
+    const bash = firstExisting(BASH_LOCATIONS);
+    if (!bash) throw new SandboxPlanError('bash was not found in /bin or /usr/bin (the sandbox reads the command line with it).');
+    const dir = this.privateDir();
+    const protect = protectedEntries(o.root, o.gitWrites);
+    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, tty: o.tty, protect, hide: hiddenEntries(o.env), emptyFile: path.join(dir, 'empty') });
+    // bubblewrapArgs ends with `--`: that stays on the command line, after `--args`.
+    const own = flags.slice(0, -1);
+    const id = `${process.pid}-${++this.sequence}`;
+    const argsFile = path.join(dir, `bwrap-${id}`);
+    const cmdFile = path.join(dir, `command-${id}`);
+    const nul = (list: readonly string[]): Buffer => Buffer.concat(list.map((a) => Buffer.from(`${a}\0`, 'utf8')));
+    const release = holdPlaceholders(protect);
+    try {
+      fs.writeFileSync(argsFile, nul(own), { mode: 0o600 });
+      fs.writeFileSync(cmdFile, nul([o.argv0, o.file, ...o.args]), { mode: 0o600 });
+    } catch (err) {
+      release();
+      throw err;
+    }
+    const discard = (): void => {
+      // The outer shell deletes both files once open; this is for a process that never started.
+      for (const f of [argsFile, cmdFile]) fs.rmSync(f, { force: true });
+      release();
+    };
+    // --norc: bash would read ~/.bashrc when its stdin is a socket (Node's pipes are), taking it for a remote shell.
+    const inner = [bash, '--norc', '--noprofile', '-c', INNER_CHECK, 'bash', o.maxProcesses === null ? '' : String(o.maxProcesses)];
+    const head = ['-c', o.tty ? OUTER_TTY : OUTER_PIPES, 'sh', argsFile, cmdFile, bwrap, '--args', '4', '--'];
+    if (!o.tty) return { file: SH, args: [...head, ...inner], release: discard };
     const env = firstExisting(ENV_LOCATIONS);
-    if (!env) throw new SandboxPlanError('env(1) was not found in /usr/bin or /bin.');
-    return { file: SH, args: ['-c', OUTER_TTY, 'sh', bwrap, ...flags, env, TTY_SIGNALS, ...inner] };
+    if (!env) {
+      discard();
+      throw new SandboxPlanError('env(1) was not found in /usr/bin or /bin.');
+    }
+    return { file: SH, args: [...head, env, TTY_SIGNALS, ...inner], release: discard };
   }
 
   private probe(network: NetworkMode): Promise<ProbeResult> {
@@ -193,12 +289,14 @@ export class CommandSandbox implements CommandIsolation {
     const bwrap = this.bwrap();
     if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) is not installed (looked in /usr/bin, /usr/local/bin, /bin); install the "bubblewrap" package.' };
     if (!fs.existsSync(SH)) return { ok: false, reason: `${SH} is missing.` };
+    if (!firstExisting(BASH_LOCATIONS)) return { ok: false, reason: 'bash is missing (looked in /bin and /usr/bin); the sandbox needs it.' };
     const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-sandbox-probe-')));
     try {
       const env: Record<string, string> = { PATH: '/usr/bin:/bin', ...(process.env.HOME ? { HOME: process.env.HOME } : {}) };
       for (const tty of [false, true]) {
-        const launch = this.build(bwrap, { root: dir, cwd: dir, file: SH, args: ['-c', 'exit 0'], env, tty, network });
+        const launch = this.build(bwrap, { root: dir, cwd: dir, argv0: SH, file: SH, args: ['-c', 'exit 0'], env, tty, network, gitWrites: 'none', maxProcesses: this.processLimit().limit });
         const r = await run(launch, dir, env);
+        launch.release();
         if (r.code !== 0) {
           const reason = explainProbeFailure(r.stderr, r.code, r.signal);
           this.logger.warn(`[sandbox] probe (${tty ? 'terminal' : 'pipes'}, network ${network}) failed: ${r.stderr.trim() || `exit ${String(r.code)}`}`);
@@ -219,6 +317,50 @@ export class CommandSandbox implements CommandIsolation {
     this.logged.add(key);
     fn();
   }
+}
+
+interface BuildRequest {
+  readonly root: string;
+  readonly cwd: string;
+  readonly argv0: string;
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly tty: boolean;
+  readonly network: NetworkMode;
+  readonly gitWrites: GitWrites;
+  readonly maxProcesses: number | null;
+}
+
+/** Default of `codespace.exec.maxProcesses`, and the least it can be set to (a shell, a build tool and its workers). */
+export const DEFAULT_MAX_PROCESSES = 512;
+export const MIN_MAX_PROCESSES = 16;
+
+/**
+ * Whether RLIMIT_NPROC counts per user namespace (Linux 5.14 and later, where it moved into the namespace's
+ * ucounts): set inside the sandbox's fresh user namespace, it then bounds that command's processes only.
+ */
+export function processCountPerNamespace(release = os.release()): boolean {
+  if (process.platform !== 'linux') return false;
+  const m = /^(\d+)\.(\d+)/.exec(release);
+  if (!m) return false;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major > 5 || (major === 5 && minor >= 14);
+}
+
+/** The protected entries of `root` as workspace_info lists them (relative paths; empty when they cannot be listed). */
+function describeProtected(root: string, gitWrites: GitWrites): ProtectedPath[] {
+  let real: string;
+  let entries: ProtectedEntry[];
+  try {
+    real = fs.realpathSync(root);
+    entries = protectedEntries(real, gitWrites);
+  } catch {
+    return [];
+  }
+  const kind = (e: ProtectedEntry): ProtectedPath['kind'] =>
+    e.state === 'dir' ? 'read-only-dir' : e.state === 'file' ? 'read-only-file' : e.state === 'pinned-dir' ? 'writable-pinned' : 'masked-missing';
+  return entries.map((e) => ({ path: path.relative(real, e.path), kind: kind(e) }));
 }
 
 function run(launch: SandboxedLaunch, cwd: string, env: Record<string, string>): Promise<{ code: number | null; signal: string | null; stderr: string }> {

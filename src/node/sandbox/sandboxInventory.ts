@@ -4,14 +4,48 @@ import * as path from 'node:path';
 import type { HiddenEntry, ProtectedEntry } from './bubblewrapArgs';
 import { SandboxPlanError } from './bubblewrapArgs';
 
-/** Folders of the workspace through which a command could make the editor or an agent run code outside the sandbox. */
+/**
+ * Folders of the workspace through which a command could make the editor or an agent run code outside the sandbox,
+ * protected whether they exist or not: VS Code applies `.vscode/` (settings naming programs, tasks, launch and
+ * MCP configurations) by itself; agents that drive CodeSpace from outside read `.codex/` and `.claude/` (hooks,
+ * MCP servers) at their next start. README's security model lists the entries considered and why.
+ */
 export const PROTECTED_FOLDERS = ['.vscode', '.codex', '.claude'] as const;
 
-/** Secrets under a home folder: never mounted into the sandbox (folders hidden by an empty tmpfs, files by /dev/null). */
+/** Other agents' configuration: protected when present (a new one needs the developer's approval on first use). */
+export const PROTECTED_WHEN_PRESENT = ['.mcp.json', '.cursor', '.gemini'] as const;
+
+/** Secrets under a home folder: never mounted into the sandbox (folders hidden by an empty tmpfs, files read as empty). */
 export const HOME_SECRETS: readonly { readonly rel: string }[] = [
   ...['.ssh', '.aws', '.azure', '.config', '.gnupg', '.docker', '.kube', '.password-store', '.local/share/keyrings', '.claude', '.codex'],
   ...['.netrc', '.npmrc', '.gitconfig', '.git-credentials', '.pypirc', '.cargo/credentials', '.cargo/credentials.toml', '.m2/settings.xml'],
 ].map((rel) => ({ rel }));
+
+/** What commands may do in the workspace's `.git` (`codespace.exec.gitWrites`). */
+export type GitWrites = 'none' | 'commit';
+
+/**
+ * With `commit`, the `.git` folder stays writable (objects, refs, index, logs, HEAD and the lock files next to
+ * them) except these, which git reads as configuration, runs, or follows to another repository.
+ */
+export const GIT_READ_ONLY: readonly { readonly name: string; readonly kind: 'dir' | 'file' }[] = [
+  { name: 'config', kind: 'file' },
+  { name: 'config.worktree', kind: 'file' },
+  { name: 'commondir', kind: 'file' },
+  { name: 'hooks', kind: 'dir' },
+  { name: 'info', kind: 'dir' },
+  { name: 'modules', kind: 'dir' },
+  { name: 'worktrees', kind: 'dir' },
+];
+
+/** Bounds of the search for nested repositories (`.git` folders or files below the workspace root). */
+export const NESTED_SCAN = { maxDepth: 6, maxDirectories: 20_000 } as const;
+
+/** Folders not searched for nested repositories: they hold no repository git or the editor would open. */
+const SCAN_SKIP = new Set(['.git', 'node_modules']);
+
+/** Content of a missing `commondir` while it is covered: "." names the folder itself, which git accepts. */
+export const COMMONDIR_PLACEHOLDER = '.\n';
 
 function lstat(p: string): fs.Stats | undefined {
   try {
@@ -20,6 +54,10 @@ function lstat(p: string): fs.Stats | undefined {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw err;
   }
+}
+
+function within(root: string, p: string): boolean {
+  return p === root || p.startsWith(root + '/');
 }
 
 function entry(p: string, missing: 'missing-dir' | 'missing-file'): ProtectedEntry {
@@ -32,24 +70,114 @@ function entry(p: string, missing: 'missing-dir' | 'missing-file'): ProtectedEnt
   return { path: p, state: st.isDirectory() ? 'dir' : 'file' };
 }
 
+/** The folder a `gitdir: <path>` file or a `commondir` file names, resolved against `base`; undefined if unreadable. */
+function redirection(file: string, base: string, prefix: string): string | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const line = text.split('\n')[0]?.trim() ?? '';
+  const target = prefix ? (line.startsWith(prefix) ? line.slice(prefix.length).trim() : '') : line;
+  if (!target) return undefined;
+  try {
+    return fs.realpathSync(path.resolve(base, target));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The workspace entries to keep read-only: `.vscode/`, `.codex/`, `.claude/` and, in a `.git` folder, `hooks/`
- * and `config` (a `.git` file, as in a linked worktree, is kept as it is; a missing `.git` is covered by an
- * empty read-only folder, so `git init` cannot plant a config the editor's git would run). Missing ones are
- * covered too, so the command cannot create them: bwrap leaves the empty folder (or file) it mounted on in the
- * workspace, which git ignores.
+ * Where a repository at `gitPath` (a `.git` folder or file) sends git elsewhere inside the workspace: a `.git`
+ * file's `gitdir:`, and the `commondir` of the folder it names (or of the `.git` folder itself). Those folders are
+ * read by git outside as this repository's configuration, so they are kept read-only too.
  */
-export function protectedEntries(root: string): ProtectedEntry[] {
-  const out = PROTECTED_FOLDERS.map((name) => entry(path.join(root, name), 'missing-dir'));
-  const git = entry(path.join(root, '.git'), 'missing-dir');
-  // A `.git` folder without HEAD is no repository (for example the empty folder an earlier sandbox mounted over
-  // a missing `.git`): kept read-only whole, rather than filled with mount points.
-  if (git.state === 'dir' && lstat(path.join(root, '.git', 'HEAD'))) {
-    out.push({ path: git.path, state: 'pinned-dir' }, entry(path.join(root, '.git', 'hooks'), 'missing-dir'), entry(path.join(root, '.git', 'config'), 'missing-file'));
+function redirections(root: string, gitPath: string, isFile: boolean): string[] {
+  const out: string[] = [];
+  const gitDir = isFile ? redirection(gitPath, path.dirname(gitPath), 'gitdir:') : gitPath;
+  if (gitDir === undefined) return out;
+  if (isFile && within(root, gitDir) && gitDir !== root) out.push(gitDir);
+  const common = redirection(path.join(gitDir, 'commondir'), gitDir, '');
+  if (common !== undefined && within(root, common) && common !== root) out.push(common);
+  return out;
+}
+
+/**
+ * The workspace entries to keep read-only, in mount order (a folder before what lies inside it):
+ * - `.vscode/`, `.codex/`, `.claude/`, existing or not (missing ones cannot be created);
+ * - `.mcp.json`, `.cursor/`, `.gemini/` when present;
+ * - the `.git` of the root, existing or not: with `gitWrites` `none` the whole of it read-only; with `commit` it
+ *   stays writable but {@link GIT_READ_ONLY} are read-only (missing ones covered); a `.git` *file* read-only with
+ *   the folder it names, when that lies in the workspace, and its `commondir`;
+ * - every nested repository found within {@link NESTED_SCAN} (submodule checkouts, vendored clones): its `.git`
+ *   read-only whole, with its redirections.
+ */
+export function protectedEntries(root: string, gitWrites: GitWrites = 'none'): ProtectedEntry[] {
+  const out: ProtectedEntry[] = PROTECTED_FOLDERS.map((name) => entry(path.join(root, name), 'missing-dir'));
+  for (const name of PROTECTED_WHEN_PRESENT) {
+    const e = entry(path.join(root, name), 'missing-file');
+    if (e.state !== 'missing-file') out.push(e);
+  }
+  const gitPath = path.join(root, '.git');
+  const git = entry(gitPath, 'missing-dir');
+  // A `.git` folder without HEAD is no repository (an empty folder, say): kept read-only whole.
+  if (git.state === 'dir' && gitWrites === 'commit' && lstat(path.join(gitPath, 'HEAD'))) {
+    out.push({ path: gitPath, state: 'pinned-dir' });
+    for (const g of GIT_READ_ONLY) out.push(entry(path.join(gitPath, g.name), g.kind === 'dir' ? 'missing-dir' : 'missing-file'));
   } else {
     out.push(git);
   }
-  return out;
+  const redirected = new Set<string>();
+  if (git.state === 'dir' || git.state === 'file') for (const r of redirections(root, gitPath, git.state === 'file')) redirected.add(r);
+  for (const nested of nestedRepositories(root)) {
+    out.push({ path: nested.path, state: nested.isFile ? 'file' : 'dir' });
+    for (const r of redirections(root, nested.path, nested.isFile)) redirected.add(r);
+  }
+  for (const r of redirected) if (!out.some((e) => e.path === r)) out.push({ path: r, state: 'dir' });
+  // Mount order: shorter paths first, so a folder is bound before anything re-bound inside it.
+  return out.sort((a, b) => a.path.split('/').length - b.path.split('/').length);
+}
+
+/**
+ * `.git` folders and files below the root (not the root's own), breadth first within {@link NESTED_SCAN}, never
+ * following links. A `.git` link is resolved: its target is protected when it lies in the workspace.
+ */
+export function nestedRepositories(root: string): { path: string; isFile: boolean }[] {
+  const found: { path: string; isFile: boolean }[] = [];
+  let level = [root];
+  let seen = 0;
+  for (let depth = 0; depth < NESTED_SCAN.maxDepth && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const dir of level) {
+      if (++seen > NESTED_SCAN.maxDirectories) return found;
+      let names: fs.Dirent[];
+      try {
+        names = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const d of names) {
+        const p = path.join(dir, d.name);
+        if (d.name === '.git' && dir !== root) {
+          if (d.isDirectory()) found.push({ path: p, isFile: false });
+          else if (d.isFile()) found.push({ path: p, isFile: true });
+          else if (d.isSymbolicLink()) {
+            try {
+              const real = fs.realpathSync(p);
+              if (within(root, real) && real !== root) found.push({ path: real, isFile: !fs.statSync(real).isDirectory() });
+            } catch {
+              // dangling: nothing git could read
+            }
+          }
+        } else if (d.isDirectory() && !SCAN_SKIP.has(d.name)) {
+          next.push(p);
+        }
+      }
+    }
+    level = next;
+  }
+  return found;
 }
 
 /**
@@ -75,7 +203,7 @@ export function hiddenEntries(env: Readonly<Record<string, string>>): HiddenEntr
       }
     }
     if (real === '/') return;
-    // Hidden as what it is: a folder behind an empty tmpfs, anything else (file, socket) behind /dev/null.
+    // Hidden as what it is: a folder behind an empty tmpfs, anything else (file, socket) behind an empty file.
     out.set(real, { path: real, kind: isDir ? 'dir' : 'file' });
   };
   for (const home of homes) for (const s of HOME_SECRETS) add(path.join(home, s.rel));
