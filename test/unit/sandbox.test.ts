@@ -77,7 +77,8 @@ describe('bubblewrap argv (pure)', () => {
     const ro = (p: string): number => args.findIndex((a, i) => a === '--ro-bind' && args[i + 2] === p);
     assert.ok(ro('/w/proj/.vscode') > bind && args[ro('/w/proj/.vscode') + 1] === '/w/proj/.vscode');
     assert.ok(ro('/w/proj/.git/config') > bind);
-    assert.equal(args[ro('/w/proj/.git/x') + 1], '/dev/null');
+    // A missing file: the launcher's placeholder, bound read-only onto itself.
+    assert.equal(args[ro('/w/proj/.git/x') + 1], '/w/proj/.git/x');
     for (const p of ['/w/proj/.codex', '/w/proj/.git/hooks']) {
       const t = args.findIndex((a, i) => a === '--tmpfs' && args[i + 1] === p);
       assert.ok(t > bind, p);
@@ -95,7 +96,8 @@ describe('bubblewrap argv (pure)', () => {
     assert.ok(tmpfs('/home/u/.config') < bind);
     assert.ok(tmpfs('/home/u/.ssh') > bind);
     const netrc = args.findIndex((a, i) => a === '--ro-bind' && args[i + 2] === '/home/u/.netrc');
-    assert.ok(netrc > bind && args[netrc + 1] === '/dev/null');
+    // An empty regular file (a /dev/null bind fails to open: bwrap mounts /dev nodev).
+    assert.ok(netrc > bind && args[netrc + 1] === '/run/cs/empty');
   });
 
   it('fails closed on anything it cannot express', () => {

@@ -8,7 +8,7 @@ import { SpawnError } from '../../core/ports/processBackend';
 import type { SpawnOptions } from '../../core/ports/processBackend';
 import { SandboxPlanError, bubblewrapArgs } from './bubblewrapArgs';
 import type { ProtectedEntry } from './bubblewrapArgs';
-import { holdPlaceholders } from './placeholders';
+import { heldPlaceholders, holdPlaceholders } from './placeholders';
 import type { GitWrites } from './sandboxInventory';
 import { hiddenEntries, protectedEntries } from './sandboxInventory';
 
@@ -157,6 +157,7 @@ export class CommandSandbox implements CommandIsolation {
   processLimit(): { limit: number | null; reason?: string } {
     const n = this.options.maxProcesses?.() ?? DEFAULT_MAX_PROCESSES;
     if (!Number.isInteger(n) || n <= 0) return { limit: null, reason: 'codespace.exec.maxProcesses is 0 (no bound).' };
+    if (process.getuid?.() === 0) return { limit: null, reason: 'CodeSpace runs as root, and the kernel applies no process limit (RLIMIT_NPROC) to root.' };
     if (!processCountPerNamespace()) {
       return { limit: null, reason: 'this kernel (before Linux 5.14) counts RLIMIT_NPROC over all of the user\'s processes, so a bound would also count the desktop\'s own processes.' };
     }
@@ -242,7 +243,7 @@ export class CommandSandbox implements CommandIsolation {
     const bash = firstExisting(BASH_LOCATIONS);
     if (!bash) throw new SandboxPlanError('bash was not found in /bin or /usr/bin (the sandbox reads the command line with it).');
     const dir = this.privateDir();
-    const protect = protectedEntries(o.root, o.gitWrites);
+    const protect = currentProtected(o.root, o.gitWrites);
     const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, tty: o.tty, protect, hide: hiddenEntries(o.env), emptyFile: path.join(dir, 'empty') });
     // bubblewrapArgs ends with `--`: that stays on the command line, after `--args`.
     const own = flags.slice(0, -1);
@@ -348,13 +349,24 @@ export function processCountPerNamespace(release = os.release()): boolean {
   return major > 5 || (major === 5 && minor >= 14);
 }
 
+/**
+ * The entries to protect in `root` now. One that exists only as another running command's placeholder is still a
+ * missing one (held again, so that it stays until both commands have ended).
+ */
+function currentProtected(root: string, gitWrites: GitWrites): ProtectedEntry[] {
+  const held = new Set(heldPlaceholders());
+  return protectedEntries(root, gitWrites).map((e): ProtectedEntry =>
+    held.has(e.path) && (e.state === 'dir' || e.state === 'file') ? { path: e.path, state: e.state === 'dir' ? 'missing-dir' : 'missing-file' } : e,
+  );
+}
+
 /** The protected entries of `root` as workspace_info lists them (relative paths; empty when they cannot be listed). */
 function describeProtected(root: string, gitWrites: GitWrites): ProtectedPath[] {
   let real: string;
   let entries: ProtectedEntry[];
   try {
     real = fs.realpathSync(root);
-    entries = protectedEntries(real, gitWrites);
+    entries = currentProtected(real, gitWrites);
   } catch {
     return [];
   }
