@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import * as vscode from 'vscode';
 import { call, connectToFirstFolder, folder } from './helpers';
 
 interface Info {
@@ -51,5 +53,72 @@ describe('Command sandbox inside VS Code', () => {
     assert.equal(fs.existsSync(path.join(root, '.vscode', name)), false);
     assert.equal(fs.readFileSync(path.join(root, `${name}.txt`), 'utf8'), 'ok\n');
     fs.rmSync(path.join(root, `${name}.txt`), { force: true });
+  });
+
+  /** The parts of the built-in git extension's API (v1) this test uses. */
+  interface GitApi {
+    openRepository(root: vscode.Uri): Promise<{ status(): Promise<void>; rootUri: vscode.Uri } | null>;
+  }
+
+  async function run(command: string[]): Promise<string> {
+    const { process_id } = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command, occupancy: 'shared' });
+    let cursor = 0;
+    let out = '';
+    for (let i = 0; i < 120; i++) {
+      const r = await call<{ chunk: string; cursor: number; eof: boolean }>(client, 'read_process', { process_id, cursor, wait_ms: 1000 });
+      out += r.chunk;
+      cursor = r.cursor;
+      if (r.eof) return out;
+    }
+    throw new Error(`the command did not end: ${out}`);
+  }
+
+  function repo(dir: string): void {
+    const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+    for (const args of [['init', '-q', dir], ['-C', dir, 'commit', '-q', '--allow-empty', '-m', 'first']]) {
+      const r = spawnSync('git', args, { encoding: 'utf8', env });
+      assert.equal(r.status, 0, r.stderr);
+    }
+  }
+
+  it("VS Code's git extension runs nothing a sandboxed command planted (core.fsmonitor, directly and through commondir)", async function () {
+    this.timeout(120_000);
+    const root = folder(0).uri.fsPath;
+    const stamp = `${Date.now()}`;
+    const probe = path.join(root, `gitprobe-${stamp}`);
+    const control = path.join(root, `gitcontrol-${stamp}`);
+    const marker = path.join(root, `PWNED-${stamp}`);
+    const controlMarker = path.join(root, `CONTROL-${stamp}`);
+    const gitExt = vscode.extensions.getExtension<{ getAPI(v: 1): GitApi }>('vscode.git');
+    assert.ok(gitExt, 'the built-in git extension is present');
+    const git = (await gitExt.activate()).getAPI(1);
+    try {
+      repo(probe);
+      repo(control);
+      const name = path.basename(probe);
+      const out = await run([
+        'sh',
+        '-c',
+        [
+          `(printf '[core]\\n\\tfsmonitor = "touch ${marker}"\\n' >> ${name}/.git/config) 2>/dev/null && echo PLANTED-config`,
+          `(mkdir -p evil-${stamp} && cp -r ${name}/.git/objects ${name}/.git/refs evil-${stamp}/ && printf '[core]\\n\\tfsmonitor = "touch ${marker}"\\n' > evil-${stamp}/config && echo ../../evil-${stamp} > ${name}/.git/commondir) 2>/dev/null && echo PLANTED-commondir`,
+          'echo done',
+        ].join('; '),
+      ]);
+      assert.match(out, /done/);
+      assert.doesNotMatch(out, /PLANTED/);
+      // The control: the same configuration written outside the sandbox does run, so the extension did act.
+      fs.appendFileSync(path.join(control, '.git', 'config'), `[core]\n\tfsmonitor = "touch ${controlMarker}"\n`);
+      for (const dir of [probe, control]) {
+        const r = await git.openRepository(vscode.Uri.file(dir));
+        assert.ok(r, `git opened ${dir}`);
+        await r.status();
+      }
+      await vscode.commands.executeCommand('git.refresh');
+      assert.equal(fs.existsSync(controlMarker), true, 'the control repository\'s fsmonitor did not run: the git extension did not act');
+      assert.equal(fs.existsSync(marker), false, 'a command planted by the sandboxed command ran outside the sandbox');
+    } finally {
+      for (const p of [probe, control, marker, controlMarker, path.join(root, `evil-${stamp}`)]) fs.rmSync(p, { recursive: true, force: true });
+    }
   });
 });

@@ -97,6 +97,15 @@ describe('sandbox containment (real bwrap, real git)', function () {
 
   const evil = (): string => `touch ${marker}`;
 
+  /** The control: the same configuration written outside the sandbox does run with git status (the test can fail). */
+  function controlRuns(repoDir: string): void {
+    assert.equal(fs.existsSync(marker), false);
+    fs.appendFileSync(path.join(repoDir, '.git', 'config'), `[core]\n\tfsmonitor = "${evil()}"\n`);
+    gitOutside(f, ['status'], repoDir);
+    assert.equal(fs.existsSync(marker), true, 'the control did not run: the test could not see an attack');
+    fs.rmSync(marker);
+  }
+
   it('.git/config, config.worktree, commondir, hooks, info, modules: nothing planted, real git outside runs nothing', async () => {
     makeRepo(f);
     fs.mkdirSync(path.join(f.root, '.git', 'modules', 'sub'), { recursive: true });
@@ -121,6 +130,7 @@ describe('sandbox containment (real bwrap, real git)', function () {
     assert.equal(gitOutside(f, ['-C', path.join(f.root), 'config', '--get', 'core.fsmonitor']).status, 1);
     assert.equal(fs.existsSync(marker), false, 'a planted command ran outside the sandbox');
     assert.equal(fs.existsSync(path.join(f.root, '.git', 'commondir')), false);
+    controlRuns(f.root);
   });
 
   it('inside, git reads work with the whole .git read-only, and writing it fails with a clear error', async () => {
@@ -181,6 +191,7 @@ describe('sandbox containment (real bwrap, real git)', function () {
     assert.doesNotMatch(out, /PLANTED/);
     assert.equal(gitOutside(f, ['status'], path.join(f.root, 'vendor', 'lib')).status, 0);
     assert.equal(fs.existsSync(marker), false);
+    controlRuns(path.join(f.root, 'vendor', 'lib'));
   });
 
   it('gitWrites commit: commands commit, but config, hooks and redirections stay read-only (also when missing)', async () => {
