@@ -374,15 +374,23 @@ describe('command sandbox (real bwrap)', function () {
     fs.mkdirSync(path.join(f.root, 'a'));
     fs.mkdirSync(path.join(f.root, 'b'));
     const sandbox = new CommandSandbox({ ...settingsOf({ mode: 'required', network: 'block' }), logger: silentLogger });
-    const launch = await sandbox.launch({ file: '/bin/sh', args: ['-c', 'echo RAN; pwd'], cwd: path.join(f.root, 'a'), root: f.root, env: { PATH: '/usr/bin:/bin' }, tty: false });
-    assert.ok(launch);
+    // Each launch is for one start: its argument files are consumed (opened, then deleted) by the start.
+    const launchOnce = async (): Promise<NonNullable<Awaited<ReturnType<CommandSandbox['launch']>>>> => {
+      const l = await sandbox.launch({ file: '/bin/sh', args: ['-c', 'echo RAN; pwd'], cwd: path.join(f.root, 'a'), root: f.root, env: { PATH: '/usr/bin:/bin' }, tty: false });
+      assert.ok(l);
+      return l;
+    };
+    const launch = await launchOnce();
     assert.ok(launch.args.includes(INNER_CHECK));
     // What the backend does, but started in `b` (as if `a` had been swapped after the check): refused.
     const wrong = await collect(launch.file, launch.args, path.join(f.root, 'b'));
+    launch.release();
     assert.equal(wrong.code, 126);
     assert.doesNotMatch(wrong.out, /RAN/);
     assert.match(wrong.out, /working directory was replaced/);
-    const right = await collect(launch.file, launch.args, path.join(f.root, 'a'));
+    const again = await launchOnce();
+    const right = await collect(again.file, again.args, path.join(f.root, 'a'));
+    again.release();
     assert.equal(right.code, 0);
     assert.match(right.out, new RegExp(`RAN\\n${path.join(f.root, 'a')}\\n`));
   });
