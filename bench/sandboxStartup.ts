@@ -92,7 +92,7 @@ export const sandboxStartup: BenchGroup = async (log): Promise<GroupResult> => {
       notes: [
         `Pipes: ${fmtMs(s(names.pipesBox).median)} ms sandboxed against ${fmtMs(s(names.pipes).median)} ms, ${fmtMs(added(names.pipesBox, names.pipes))} ms added: ${verdict(names.pipesBox, names.pipes)}.`,
         `PTY: ${fmtMs(s(names.ptyBox).median)} ms sandboxed against ${fmtMs(s(names.pty).median)} ms, ${fmtMs(added(names.ptyBox, names.pty))} ms added: ${verdict(names.ptyBox, names.pty)}.`,
-        'The sandbox adds two /bin/sh execs (holding the verified folder, checking it inside), bwrap setting up its namespaces and mounts, and the look-ups of protected and secret paths.',
+        'The sandbox adds a /bin/sh exec outside (holding the verified folder, opening the argument files) and a bash inside (checking the folder, reading the command line, setting the process bound), bwrap setting up its namespaces and mounts, writing two small argument files, the look-ups of protected and secret paths and the bounded search for nested repositories.',
       ],
     };
   } finally {

@@ -160,7 +160,7 @@ describe('sandbox containment (real bwrap, real git)', function () {
     makeRepo(f, path.join(f.root, 'admin-src'));
     assert.equal(gitOutside(f, ['-C', path.join(f.root, 'admin-src'), 'worktree', 'add', '-q', path.join(f.root, 'work')]).status, 0);
     const link = fs.readFileSync(path.join(f.root, 'work', '.git'), 'utf8');
-    const names = protectedEntries(f.root).map((e) => path.relative(f.root, e.path));
+    const names = protectedEntries(f.root, 'none', await nestedRepositories(f.root)).map((e) => path.relative(f.root, e.path));
     for (const p of ['work/.git', 'admin-src/.git']) assert.ok(names.includes(p), `${p} not protected: ${names.join(', ')}`);
     const out = await attempt({
       'rewrite link': `echo "gitdir: ../evil" > work/.git`,
@@ -180,7 +180,7 @@ describe('sandbox containment (real bwrap, real git)', function () {
     fs.mkdirSync(path.join(f.root, 'deep', 'a', 'b'), { recursive: true });
     fs.writeFileSync(path.join(f.root, 'deep', 'a', 'b', '.git'), 'gitdir: ../../../.git/modules/x\n');
     assert.deepEqual(
-      nestedRepositories(f.root).map((n) => path.relative(f.root, n.path)).sort(),
+      (await nestedRepositories(f.root)).map((n) => path.relative(f.root, n.path)).sort(),
       ['deep/a/b/.git', 'vendor/lib/.git'],
     );
     const out = await attempt({

@@ -9,8 +9,8 @@ import type { SpawnOptions } from '../../core/ports/processBackend';
 import { SandboxPlanError, bubblewrapArgs } from './bubblewrapArgs';
 import type { ProtectedEntry } from './bubblewrapArgs';
 import { heldPlaceholders, holdPlaceholders } from './placeholders';
-import type { GitWrites } from './sandboxInventory';
-import { hiddenEntries, protectedEntries } from './sandboxInventory';
+import type { GitWrites, NestedRepository } from './sandboxInventory';
+import { hiddenEntries, nestedRepositories, protectedEntries } from './sandboxInventory';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
 export type NetworkMode = 'block' | 'allow';
@@ -182,7 +182,7 @@ export class CommandSandbox implements CommandIsolation {
         command_sandbox: { enabled: true, kind: 'bubblewrap' },
         network: network === 'block' ? 'blocked' : 'allowed',
         refusing: false,
-        ...(root !== undefined ? { protected: describeProtected(root, gitWrites) } : {}),
+        ...(root !== undefined ? { protected: await describeProtected(root, gitWrites) } : {}),
         git_writes: gitWrites,
         max_processes: this.processLimit(),
       };
@@ -210,8 +210,10 @@ export class CommandSandbox implements CommandIsolation {
       if (!bwrap) throw new SandboxPlanError('bwrap is no longer installed.');
       if (request.root === undefined) throw new SandboxPlanError('no workspace root was given.');
       const root = fs.realpathSync(request.root);
+      const nested = await nestedRepositories(root);
       return this.build(bwrap, {
         root,
+        nested,
         cwd: request.cwd,
         argv0: request.argv0 ?? request.file,
         file: request.file,
@@ -243,7 +245,7 @@ export class CommandSandbox implements CommandIsolation {
     const bash = firstExisting(BASH_LOCATIONS);
     if (!bash) throw new SandboxPlanError('bash was not found in /bin or /usr/bin (the sandbox reads the command line with it).');
     const dir = this.privateDir();
-    const protect = currentProtected(o.root, o.gitWrites);
+    const protect = currentProtected(o.root, o.gitWrites, o.nested);
     const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, tty: o.tty, protect, hide: hiddenEntries(o.env), emptyFile: path.join(dir, 'empty') });
     // bubblewrapArgs ends with `--`: that stays on the command line, after `--args`.
     const own = flags.slice(0, -1);
@@ -295,7 +297,7 @@ export class CommandSandbox implements CommandIsolation {
     try {
       const env: Record<string, string> = { PATH: '/usr/bin:/bin', ...(process.env.HOME ? { HOME: process.env.HOME } : {}) };
       for (const tty of [false, true]) {
-        const launch = this.build(bwrap, { root: dir, cwd: dir, argv0: SH, file: SH, args: ['-c', 'exit 0'], env, tty, network, gitWrites: 'none', maxProcesses: this.processLimit().limit });
+        const launch = this.build(bwrap, { root: dir, nested: [], cwd: dir, argv0: SH, file: SH, args: ['-c', 'exit 0'], env, tty, network, gitWrites: 'none', maxProcesses: this.processLimit().limit });
         const r = await run(launch, dir, env);
         launch.release();
         if (r.code !== 0) {
@@ -322,6 +324,7 @@ export class CommandSandbox implements CommandIsolation {
 
 interface BuildRequest {
   readonly root: string;
+  readonly nested: readonly NestedRepository[];
   readonly cwd: string;
   readonly argv0: string;
   readonly file: string;
@@ -353,20 +356,20 @@ export function processCountPerNamespace(release = os.release()): boolean {
  * The entries to protect in `root` now. One that exists only as another running command's placeholder is still a
  * missing one (held again, so that it stays until both commands have ended).
  */
-function currentProtected(root: string, gitWrites: GitWrites): ProtectedEntry[] {
+function currentProtected(root: string, gitWrites: GitWrites, nested: readonly NestedRepository[]): ProtectedEntry[] {
   const held = new Set(heldPlaceholders());
-  return protectedEntries(root, gitWrites).map((e): ProtectedEntry =>
+  return protectedEntries(root, gitWrites, nested).map((e): ProtectedEntry =>
     held.has(e.path) && (e.state === 'dir' || e.state === 'file') ? { path: e.path, state: e.state === 'dir' ? 'missing-dir' : 'missing-file' } : e,
   );
 }
 
 /** The protected entries of `root` as workspace_info lists them (relative paths; empty when they cannot be listed). */
-function describeProtected(root: string, gitWrites: GitWrites): ProtectedPath[] {
+async function describeProtected(root: string, gitWrites: GitWrites): Promise<ProtectedPath[]> {
   let real: string;
   let entries: ProtectedEntry[];
   try {
     real = fs.realpathSync(root);
-    entries = currentProtected(real, gitWrites);
+    entries = currentProtected(real, gitWrites, await nestedRepositories(real));
   } catch {
     return [];
   }

@@ -39,7 +39,7 @@ export const GIT_READ_ONLY: readonly { readonly name: string; readonly kind: 'di
 ];
 
 /** Bounds of the search for nested repositories (`.git` folders or files below the workspace root). */
-export const NESTED_SCAN = { maxDepth: 6, maxDirectories: 20_000 } as const;
+export const NESTED_SCAN = { maxDepth: 5, maxDirectories: 5_000 } as const;
 
 /** Folders not searched for nested repositories: they hold no repository git or the editor would open. */
 const SCAN_SKIP = new Set(['.git', 'node_modules']);
@@ -110,10 +110,10 @@ function redirections(root: string, gitPath: string, isFile: boolean): string[] 
  * - the `.git` of the root, existing or not: with `gitWrites` `none` the whole of it read-only; with `commit` it
  *   stays writable but {@link GIT_READ_ONLY} are read-only (missing ones covered); a `.git` *file* read-only with
  *   the folder it names, when that lies in the workspace, and its `commondir`;
- * - every nested repository found within {@link NESTED_SCAN} (submodule checkouts, vendored clones): its `.git`
+ * - the `nested` repositories (see {@link nestedRepositories}: submodule checkouts, vendored clones): each `.git`
  *   read-only whole, with its redirections.
  */
-export function protectedEntries(root: string, gitWrites: GitWrites = 'none'): ProtectedEntry[] {
+export function protectedEntries(root: string, gitWrites: GitWrites = 'none', nested: readonly NestedRepository[] = []): ProtectedEntry[] {
   const out: ProtectedEntry[] = PROTECTED_FOLDERS.map((name) => entry(path.join(root, name), 'missing-dir'));
   for (const name of PROTECTED_WHEN_PRESENT) {
     const e = entry(path.join(root, name), 'missing-file');
@@ -130,21 +130,28 @@ export function protectedEntries(root: string, gitWrites: GitWrites = 'none'): P
   }
   const redirected = new Set<string>();
   if (git.state === 'dir' || git.state === 'file') for (const r of redirections(root, gitPath, git.state === 'file')) redirected.add(r);
-  for (const nested of nestedRepositories(root)) {
-    out.push({ path: nested.path, state: nested.isFile ? 'file' : 'dir' });
-    for (const r of redirections(root, nested.path, nested.isFile)) redirected.add(r);
+  for (const n of nested) {
+    if (!within(root, n.path) || n.path === root) continue;
+    out.push({ path: n.path, state: n.isFile ? 'file' : 'dir' });
+    for (const r of redirections(root, n.path, n.isFile)) redirected.add(r);
   }
   for (const r of redirected) if (!out.some((e) => e.path === r)) out.push({ path: r, state: 'dir' });
   // Mount order: shorter paths first, so a folder is bound before anything re-bound inside it.
   return out.sort((a, b) => a.path.split('/').length - b.path.split('/').length);
 }
 
+export interface NestedRepository {
+  readonly path: string;
+  readonly isFile: boolean;
+}
+
 /**
  * `.git` folders and files below the root (not the root's own), breadth first within {@link NESTED_SCAN}, never
- * following links. A `.git` link is resolved: its target is protected when it lies in the workspace.
+ * following links (a `.git` link is resolved: its target is protected when it lies in the workspace). Asynchronous:
+ * a large tree must not hold up the extension host's event loop.
  */
-export function nestedRepositories(root: string): { path: string; isFile: boolean }[] {
-  const found: { path: string; isFile: boolean }[] = [];
+export async function nestedRepositories(root: string): Promise<NestedRepository[]> {
+  const found: NestedRepository[] = [];
   let level = [root];
   let seen = 0;
   for (let depth = 0; depth < NESTED_SCAN.maxDepth && level.length > 0; depth++) {
@@ -153,7 +160,7 @@ export function nestedRepositories(root: string): { path: string; isFile: boolea
       if (++seen > NESTED_SCAN.maxDirectories) return found;
       let names: fs.Dirent[];
       try {
-        names = fs.readdirSync(dir, { withFileTypes: true });
+        names = await fs.promises.readdir(dir, { withFileTypes: true });
       } catch {
         continue;
       }
@@ -164,8 +171,8 @@ export function nestedRepositories(root: string): { path: string; isFile: boolea
           else if (d.isFile()) found.push({ path: p, isFile: true });
           else if (d.isSymbolicLink()) {
             try {
-              const real = fs.realpathSync(p);
-              if (within(root, real) && real !== root) found.push({ path: real, isFile: !fs.statSync(real).isDirectory() });
+              const real = await fs.promises.realpath(p);
+              if (within(root, real) && real !== root) found.push({ path: real, isFile: !(await fs.promises.stat(real)).isDirectory() });
             } catch {
               // dangling: nothing git could read
             }
