@@ -22,7 +22,9 @@ const execution = z.object({
       .optional(),
   }),
   isolation: z.object({ command_sandbox: z.object({ enabled: z.boolean(), kind: z.enum(['bubblewrap', 'none']), reason: z.string().optional() }) }),
-  network: z.enum(['allowed', 'blocked', 'unknown']),
+  network: z.enum(['allowed', 'blocked', 'domains', 'unknown']),
+  // With `domains`: the domain patterns sandboxed commands may reach through the network proxy.
+  allowed_domains: z.array(z.string()).optional(),
   approvals: z.object({
     patches: z.enum(['off', 'sensitive', 'confirm']),
     commands: z.enum(['off', 'confirm']),
@@ -86,6 +88,7 @@ export const workspaceInfoTool = defineTool({
         },
         isolation: { command_sandbox: { ...isolation.command_sandbox } },
         network: isolation.network,
+        ...(isolation.allowed_domains ? { allowed_domains: [...isolation.allowed_domains] } : {}),
         approvals: { patches: policy.patches, commands: policy.commands, agent_may_resolve: policy.agentMayResolve },
       },
       limits: { read_bytes: limits.readBytes, find_results: limits.findResults, retained_output_bytes: limits.retainedOutputBytes },

@@ -8,17 +8,29 @@ import { SpawnError } from '../../core/ports/processBackend';
 import type { SpawnOptions } from '../../core/ports/processBackend';
 import { SandboxPlanError, bubblewrapArgs } from './bubblewrapArgs';
 import { hiddenEntries, protectedEntries } from './sandboxInventory';
+import type { NetBridge } from './netBridge';
+import { relayLauncher } from './netBridge';
+import type { TestHosts } from './networkProxy';
+import { NetworkProxy } from './networkProxy';
+import { parseAllowList } from '../../core/policy/networkDomains';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
-export type NetworkMode = 'block' | 'allow';
+/** `domains`: no network but the network proxy, which admits the allowed domains only (networkProxy.ts). */
+export type NetworkMode = 'block' | 'allow' | 'domains';
 
 export interface IsolationSettings {
   /** `codespace.exec.isolation`, read fresh for every command. */
   readonly mode: () => IsolationMode;
   /** `codespace.exec.network`, read fresh for every command. */
   readonly network: () => NetworkMode;
+  /** The allow-list entries for `domains` (`codespace.exec.allowedDomains`, plus the registry preset when on), read fresh. */
+  readonly allowedDomains?: () => readonly string[];
   /** The bwrap binary. Default: the first of /usr/bin, /usr/local/bin, /bin (never the workspace's PATH). */
   readonly bwrapPath?: string;
+  /** The relay run inside a `domains` sandbox (default: netRelay.js beside this module, dist/ in the bundle). */
+  readonly relayScript?: string;
+  /** Tests only (see TestHosts): never built from a setting. */
+  readonly testHosts?: TestHosts;
 }
 
 export interface CommandSandboxOptions extends IsolationSettings {
@@ -44,6 +56,7 @@ interface ProbeResult {
 const SH = '/bin/sh';
 const BWRAP_LOCATIONS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
 const ENV_LOCATIONS = ['/usr/bin/env', '/bin/env'];
+const MKFIFO_LOCATIONS = ['/usr/bin/mkfifo', '/bin/mkfifo'];
 const PROBE_TIMEOUT_MS = 10_000;
 
 /**
@@ -100,9 +113,25 @@ export class CommandSandbox implements CommandIsolation {
   private probes = new Map<NetworkMode, Promise<ProbeResult>>();
   private lastMode: IsolationMode | undefined;
   private readonly logged = new Set<string>();
+  private readonly proxy: NetworkProxy;
 
   constructor(private readonly options: CommandSandboxOptions) {
     this.logger = options.logger;
+    this.proxy = new NetworkProxy({ logger: options.logger, allowedDomains: () => this.allowedDomains(), ...(options.testHosts ? { testHosts: options.testHosts } : {}) });
+  }
+
+  /** Stops the network proxy (commands still running lose their way out). */
+  close(): Promise<void> {
+    return this.proxy.close();
+  }
+
+  /** The valid allow-list patterns; entries that are no pattern are named once in the log. */
+  private allowedDomains(): string[] {
+    const { patterns, invalid } = parseAllowList(this.options.allowedDomains?.() ?? []);
+    for (const bad of invalid) {
+      this.once(`domain:${bad}`, () => this.logger.warn(`[network] ignored ${JSON.stringify(bad)} in codespace.exec.allowedDomains: not a domain name or *.domain pattern (IP addresses and URLs are not accepted).`));
+    }
+    return patterns;
   }
 
   /** The bwrap binary to use, or undefined when none is installed. */
@@ -122,7 +151,8 @@ export class CommandSandbox implements CommandIsolation {
   }
 
   private network(): NetworkMode {
-    return this.options.network() === 'allow' ? 'allow' : 'block';
+    const n = this.options.network();
+    return n === 'allow' || n === 'domains' ? n : 'block';
   }
 
   /** Starts the probe for the current settings (at start-up), without waiting for it. */
@@ -137,7 +167,10 @@ export class CommandSandbox implements CommandIsolation {
     }
     const network = this.network();
     const probe = await this.probe(network);
-    if (probe.ok) return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: network === 'block' ? 'blocked' : 'allowed', refusing: false };
+    if (probe.ok) {
+      if (network === 'domains') return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: 'domains', allowed_domains: this.allowedDomains(), refusing: false };
+      return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: network === 'block' ? 'blocked' : 'allowed', refusing: false };
+    }
     const reason = probe.reason ?? 'the sandbox is unavailable';
     if (mode === 'required') {
       return { command_sandbox: { enabled: false, kind: 'none', reason: `codespace.exec.isolation is "required" and ${reason}` }, network: 'unknown', refusing: true };
@@ -160,7 +193,9 @@ export class CommandSandbox implements CommandIsolation {
       if (!bwrap) throw new SandboxPlanError('bwrap is no longer installed.');
       if (request.root === undefined) throw new SandboxPlanError('no workspace root was given.');
       const root = fs.realpathSync(request.root);
-      return this.build(bwrap, { root, cwd: request.cwd, file: request.file, args: request.args, env: request.env, tty: request.tty, network: status.network === 'allowed' ? 'allow' : 'block' });
+      const network: NetworkMode = status.network === 'allowed' ? 'allow' : status.network === 'domains' ? 'domains' : 'block';
+      const bridge = network === 'domains' ? await this.bridge() : undefined;
+      return this.build(bwrap, { root, cwd: request.cwd, file: request.file, args: request.args, env: request.env, tty: request.tty, network, bridge });
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw new SpawnError('isolation', `The command sandbox could not be set up, so the command did not run: ${why}`, { cause: err });
@@ -169,14 +204,25 @@ export class CommandSandbox implements CommandIsolation {
 
   private build(
     bwrap: string,
-    o: { root: string; cwd: string; file: string; args: readonly string[]; env: Readonly<Record<string, string>>; tty: boolean; network: NetworkMode },
+    o: { root: string; cwd: string; file: string; args: readonly string[]; env: Readonly<Record<string, string>>; tty: boolean; network: NetworkMode; bridge: NetBridge | undefined },
   ): SandboxedLaunch {
-    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, tty: o.tty, protect: protectedEntries(o.root), hide: hiddenEntries(o.env) });
+    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, ...(o.bridge ? { netBridge: o.bridge } : {}), tty: o.tty, protect: protectedEntries(o.root), hide: hiddenEntries(o.env) });
     const inner = [SH, '-c', INNER_CHECK, 'sh', o.file, ...o.args];
-    if (!o.tty) return { file: SH, args: ['-c', OUTER_PIPES, 'sh', bwrap, ...flags, ...inner] };
+    // With `domains` the network relay starts inside first (netBridge.ts), then the command as always.
+    const relay = o.bridge ? relayLauncher(SH, o.bridge) : [];
+    if (!o.tty) return { file: SH, args: ['-c', OUTER_PIPES, 'sh', bwrap, ...flags, ...relay, ...inner] };
     const env = firstExisting(ENV_LOCATIONS);
     if (!env) throw new SandboxPlanError('env(1) was not found in /usr/bin or /bin.');
-    return { file: SH, args: ['-c', OUTER_TTY, 'sh', bwrap, ...flags, env, TTY_SIGNALS, ...inner] };
+    return { file: SH, args: ['-c', OUTER_TTY, 'sh', bwrap, ...flags, ...relay, env, TTY_SIGNALS, ...inner] };
+  }
+
+  /** The network proxy's socket (started on first use) and what runs the relay inside. */
+  private async bridge(): Promise<NetBridge> {
+    const mkfifo = firstExisting(MKFIFO_LOCATIONS);
+    if (!mkfifo) throw new SandboxPlanError('mkfifo(1) was not found in /usr/bin or /bin (needed by codespace.exec.network "domains").');
+    const relayScript = this.options.relayScript ?? path.join(__dirname, 'netRelay.js');
+    if (!fs.existsSync(relayScript)) throw new SandboxPlanError(`the network relay ${relayScript} is missing.`);
+    return { socket: await this.proxy.socketPath(), relayScript, node: process.execPath, mkfifo };
   }
 
   private probe(network: NetworkMode): Promise<ProbeResult> {
@@ -196,8 +242,9 @@ export class CommandSandbox implements CommandIsolation {
     const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-sandbox-probe-')));
     try {
       const env: Record<string, string> = { PATH: '/usr/bin:/bin', ...(process.env.HOME ? { HOME: process.env.HOME } : {}) };
+      const bridge = network === 'domains' ? await this.bridge() : undefined;
       for (const tty of [false, true]) {
-        const launch = this.build(bwrap, { root: dir, cwd: dir, file: SH, args: ['-c', 'exit 0'], env, tty, network });
+        const launch = this.build(bwrap, { root: dir, cwd: dir, file: SH, args: ['-c', 'exit 0'], env, tty, network, bridge });
         const r = await run(launch, dir, env);
         if (r.code !== 0) {
           const reason = explainProbeFailure(r.stderr, r.code, r.signal);
@@ -205,7 +252,7 @@ export class CommandSandbox implements CommandIsolation {
           return { ok: false, reason };
         }
       }
-      this.once(`ok:${network}`, () => this.logger.info(`[sandbox] commands run in a bubblewrap sandbox (${bwrap}, network ${network === 'block' ? 'blocked' : 'allowed'})`));
+      this.once(`ok:${network}`, () => this.logger.info(`[sandbox] commands run in a bubblewrap sandbox (${bwrap}, network ${network === 'block' ? 'blocked' : network === 'allow' ? 'allowed' : 'through the domain proxy'})`));
       return { ok: true };
     } catch (err) {
       return { ok: false, reason: `the sandbox probe failed: ${err instanceof Error ? err.message : String(err)}` };
