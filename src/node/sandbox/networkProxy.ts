@@ -129,7 +129,17 @@ export class NetworkProxy {
       this.options.logger.debug(`[network] ${what} -> ${d.addresses.map((a) => a.address).join(', ')}`);
       return { dnsLookup: pinnedLookup(d.addresses) };
     };
-    const server = new Server({ port: 0, prepareRequestFunction, verbose: false });
+    // proxy-chain drops every connection whose socket has no remoteAddress (its guard against nodejs/node#23858,
+    // a TCP client gone before the server saw it), and a Unix socket connection never has one. Overriding
+    // onConnection and calling the original is the extension point its maintainers point to (apify/proxy-chain
+    // PR #176); the tests through the real sandbox fail without it.
+    class UnixSocketProxy extends Server {
+      override onConnection(socket: Parameters<Server['onConnection']>[0]): void {
+        if (!socket.remoteAddress) Object.defineProperty(socket, 'remoteAddress', { value: 'unix-socket', configurable: true });
+        super.onConnection(socket);
+      }
+    }
+    const server = new UnixSocketProxy({ port: 0, prepareRequestFunction, verbose: false });
     server.on('requestFailed', ({ error }: { error: Error }) => this.options.logger.warn(`[network] a proxied request failed: ${error.message}`));
     await new Promise<void>((resolve, reject) => {
       server.server.once('error', reject);
@@ -154,7 +164,7 @@ export class NetworkProxy {
  * A `lookup` for net.connect / http.request that answers with the addresses already checked, never asking DNS
  * again. Node 20 and later call it with `all: true` (address family auto-selection), older code paths without.
  */
-function pinnedLookup(addresses: readonly LookupAddress[]): typeof dns.lookup {
+export function pinnedLookup(addresses: readonly LookupAddress[]): typeof dns.lookup {
   const lookup = (_host: string, options: dns.LookupOptions | number | ((...a: unknown[]) => void), callback?: (...a: unknown[]) => void): void => {
     const cb = (typeof options === 'function' ? options : callback) as (err: Error | null, address?: string | LookupAddress[], family?: number) => void;
     const opts: dns.LookupOptions = typeof options === 'object' ? options : typeof options === 'number' ? { family: options } : {};
