@@ -124,7 +124,11 @@ export class NetworkProxy {
       if (!d.allowed) {
         this.options.logger.warn(`[network] denied ${what}: ${d.message}`);
         const text = d.status === 403 ? `CodeSpace network policy: ${what} denied. ${d.message} ${SETTING_HINT}\n` : `CodeSpace network proxy: ${what} failed. ${d.message}\n`;
-        throw new RequestError(text, d.status);
+        // proxy-chain answers with the error's own status and text only when `error.name === 'RequestError'`, a
+        // name the class sets from its own binding; bundled by esbuild that binding is renamed (`_RequestError`)
+        // and every denial became `500 Internal error in proxy server` (the in-editor test caught it). So the name
+        // is set here, as the class means it.
+        throw Object.assign(new RequestError(text, d.status), { name: 'RequestError' });
       }
       this.options.logger.debug(`[network] ${what} -> ${d.addresses.map((a) => a.address).join(', ')}`);
       return { dnsLookup: pinnedLookup(d.addresses) };
