@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { ToolError } from '../../src/core/errors';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { processStatusTool } from '../../src/core/tools/processStatus';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
@@ -134,5 +136,29 @@ describe('network by domain (real bwrap)', function () {
     assert.equal(direct.out, 'ERROR ECONNREFUSED', 'the stand-in on the host loopback is not there');
     const ifaces = await run(['sh', '-c', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]);
     assert.equal(ifaces.out, 'lo');
+  });
+
+  it('a relay that cannot start refuses commands with EXEC_DISABLED naming why; auto never runs them unsandboxed instead', async () => {
+    await f.dispose();
+    const broken = path.join(fs.realpathSync(os.tmpdir()), `codespace-broken-relay-${process.pid}.js`);
+    fs.writeFileSync(broken, "process.stderr.write('relay exploded\\n'); process.exit(1);\n");
+    try {
+      f = await processToolsFixture({ logger, isolation: { mode: () => 'auto', network: () => 'domains', allowedDomains: () => [HTTP_NAME], relayScript: broken } });
+      const info = (await f.call(workspaceInfoTool, { workspace_id: 'proj' })) as { execution: { isolation: { command_sandbox: { enabled: boolean; reason?: string } }; process: { available: boolean }; network: string }; notes: string[] };
+      assert.equal(info.execution.isolation.command_sandbox.enabled, true);
+      assert.equal(info.execution.network, 'domains');
+      assert.equal(info.execution.process.available, false);
+      assert.match(info.execution.isolation.command_sandbox.reason ?? '', /network relay cannot start.*relay exploded/);
+      assert.ok(info.notes.some((n) => /Commands are refused: .*relay exploded/.test(n)), info.notes.join('\n'));
+      for (const tty of [false, true]) {
+        await assert.rejects(
+          f.call(execCommandTool, { workspace_id: 'proj', command: ['sh', '-c', 'echo ran > ran.txt'], tty }),
+          (err: unknown) => ToolError.is(err) && err.code === 'EXEC_DISABLED' && /relay exploded/.test(err.message),
+        );
+      }
+      assert.equal(fs.existsSync(path.join(f.root, 'ran.txt')), false);
+    } finally {
+      fs.rmSync(broken, { force: true });
+    }
   });
 });

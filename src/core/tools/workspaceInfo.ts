@@ -73,7 +73,11 @@ export const workspaceInfoTool = defineTool({
     else if (ws.profile === 'read-only') notes.push('Profile read-only: agents may only read.');
     else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
-    if (ws.canExec && isolation.refusing) notes.push(`Commands are refused: the developer requires a command sandbox and none can run here (${isolation.command_sandbox.reason ?? 'unknown reason'}).`);
+    if (ws.canExec && isolation.refusing) {
+      // A working sandbox that still refuses: its network relay cannot start (`codespace.exec.network` "domains").
+      if (isolation.command_sandbox.enabled) notes.push(`Commands are refused: ${isolation.command_sandbox.reason ?? 'unknown reason'}.`);
+      else notes.push(`Commands are refused: the developer requires a command sandbox and none can run here (${isolation.command_sandbox.reason ?? 'unknown reason'}).`);
+    }
     return {
       workspace_id: ws.id,
       name: ws.name,

@@ -51,6 +51,8 @@ export interface LaunchRequest extends Pick<SpawnOptions, 'file' | 'args' | 'cwd
 interface ProbeResult {
   readonly ok: boolean;
   readonly reason?: string;
+  /** `domains` only: the sandbox works but the network relay does not start, so commands are refused. */
+  readonly relayFailure?: string;
 }
 
 const SH = '/bin/sh';
@@ -168,7 +170,16 @@ export class CommandSandbox implements CommandIsolation {
     const network = this.network();
     const probe = await this.probe(network);
     if (probe.ok) {
-      if (network === 'domains') return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: 'domains', allowed_domains: this.allowedDomains(), refusing: false };
+      if (network === 'domains') {
+        // Never "run without the relay": that would be a sandbox without network, or (worse) none at all.
+        const relay = probe.relayFailure;
+        return {
+          command_sandbox: { enabled: true, kind: 'bubblewrap', ...(relay ? { reason: `codespace.exec.network is "domains" and the network relay cannot start in the sandbox: ${relay}` } : {}) },
+          network: 'domains',
+          allowed_domains: this.allowedDomains(),
+          refusing: relay !== undefined,
+        };
+      }
       return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: network === 'block' ? 'blocked' : 'allowed', refusing: false };
     }
     const reason = probe.reason ?? 'the sandbox is unavailable';
@@ -228,10 +239,21 @@ export class CommandSandbox implements CommandIsolation {
   private probe(network: NetworkMode): Promise<ProbeResult> {
     let p = this.probes.get(network);
     if (!p) {
-      p = this.runProbe(network);
+      p = network === 'domains' ? this.probeDomains() : this.runProbe(network);
       this.probes.set(network, p);
     }
     return p;
+  }
+
+  /**
+   * `domains`: whether the sandbox works is the `block` probe's answer (so `auto` never falls back to running
+   * commands unsandboxed because of the relay); a relay that does not start refuses commands instead.
+   */
+  private async probeDomains(): Promise<ProbeResult> {
+    const base = await this.probe('block');
+    if (!base.ok) return base;
+    const withRelay = await this.runProbe('domains');
+    return withRelay.ok ? withRelay : { ok: true, relayFailure: withRelay.reason ?? 'unknown reason' };
   }
 
   private async runProbe(network: NetworkMode): Promise<ProbeResult> {
