@@ -8,12 +8,39 @@ import { processStatusTool } from '../../src/core/tools/processStatus';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { InMemoryLogger } from '../../src/core/ports/logger';
 import type { IsolationMode, NetworkMode } from '../../src/node/sandbox/commandSandbox';
-import { RELAY_PORT } from '../../src/node/sandbox/netBridge';
+import { NET_DIR, RELAY_PORT } from '../../src/node/sandbox/netBridge';
+import { SandboxPlanError, bubblewrapArgs } from '../../src/node/sandbox/bubblewrapArgs';
+import type { SandboxPlan } from '../../src/node/sandbox/bubblewrapArgs';
 import { bwrapUnavailable } from './helpers/bwrap';
 import type { ProcessToolsFixture } from './helpers/processToolsFixture';
 import { processToolsFixture } from './helpers/processToolsFixture';
 import type { StandIns } from './helpers/standInRegistry';
 import { HTTP_NAME, PROXY_CLIENT, TLS_NAME, startStandIns } from './helpers/standInRegistry';
+
+describe('bubblewrap argv for network domains (pure)', () => {
+  const bridge = { socket: '/run/x/proxy.sock', relayScript: '/opt/ext/dist/netRelay.js', node: '/usr/bin/node', mkfifo: '/usr/bin/mkfifo' };
+  const plan: SandboxPlan = { root: '/w/proj', cwd: '/w/proj', network: 'domains', netBridge: bridge, tty: false, protect: [], hide: [] };
+
+  it('keeps the network namespace, binds the socket and the relay read-only into the private /tmp, sets the proxy variables', () => {
+    const args = bubblewrapArgs(plan);
+    assert.ok(args.includes('--unshare-net'));
+    const at = (src: string): number => args.findIndex((a, i) => a === '--ro-bind' && args[i + 1] === src);
+    assert.equal(args[at(bridge.socket) + 2], `${NET_DIR}/proxy.sock`);
+    assert.equal(args[at(bridge.relayScript) + 2], `${NET_DIR}/relay.js`);
+    assert.ok(at(bridge.socket) > args.indexOf('--tmpfs'), 'after the private /tmp is mounted');
+    const env = new Map(args.flatMap((a, i) => (a === '--setenv' ? [[args[i + 1], args[i + 2]] as const] : [])));
+    assert.equal(env.get('HTTPS_PROXY'), `http://127.0.0.1:${RELAY_PORT}`);
+    assert.equal(env.get('http_proxy'), `http://127.0.0.1:${RELAY_PORT}`);
+    assert.equal(env.get('NO_PROXY'), 'localhost,127.0.0.1,::1');
+    assert.deepEqual(args.slice(-3), ['--chdir', '/w/proj', '--']);
+  });
+
+  it('fails closed: a bridge without domains, domains without a bridge, a relative bridge path', () => {
+    for (const bad of [{ ...plan, network: 'block' as const }, { ...plan, netBridge: undefined }, { ...plan, netBridge: { ...bridge, socket: 'proxy.sock' } }]) {
+      assert.throws(() => bubblewrapArgs(bad), SandboxPlanError);
+    }
+  });
+});
 
 /**
  * `codespace.exec.network` `domains` with the real sandbox: commands keep a network namespace of their own, and
