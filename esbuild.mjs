@@ -19,8 +19,27 @@ const builds = [
     // express's body parsing needs a few decoders, not iconv-lite's code tables (half the bundle): src/node/iconvLite.ts.
     // express looks up only the content types this server sends or parses, not all of mime-db's 150 KB:
     // src/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
-    alias: { 'iconv-lite': './src/node/iconvLite.ts', 'mime-db': './src/node/mimeDbSubset.json' },
+    // proxy-chain (the network proxy, src/node/sandbox/networkProxy.ts) can chain to an upstream SOCKS proxy; ours
+    // never does, so its SOCKS client (70 KB minified) is replaced by src/node/sandbox/noSocks.ts, which throws.
+    alias: {
+      'iconv-lite': './src/node/iconvLite.ts',
+      'mime-db': './src/node/mimeDbSubset.json',
+      socks: './src/node/sandbox/noSocks.ts',
+      'socks-proxy-agent': './src/node/sandbox/noSocks.ts',
+    },
     sourcemap: !production,
+    minify: production,
+    logLevel: 'info',
+  },
+  {
+    // The relay a sandbox with codespace.exec.network "domains" runs inside (src/node/sandbox/netRelay.ts).
+    entryPoints: ['src/node/sandbox/netRelay.ts'],
+    outfile: 'dist/netRelay.js',
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    sourcemap: false,
     minify: production,
     logLevel: 'info',
   },

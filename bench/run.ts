@@ -12,6 +12,7 @@ import type { BenchGroup } from './lib';
 import { Resources, markdownTable, renderGroup } from './lib';
 import { patchApply } from './patchApply';
 import { processThroughput } from './processThroughput';
+import { networkStartup } from './networkStartup';
 import { readLatency } from './readLatency';
 import { sandboxStartup } from './sandboxStartup';
 import { sessionTransport } from './sessionTransport';
@@ -24,6 +25,7 @@ const GROUPS: Record<string, BenchGroup> = {
   process: processThroughput,
   session: sessionTransport,
   sandbox: sandboxStartup,
+  network: networkStartup,
   search: searchThroughput,
 };
 

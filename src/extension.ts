@@ -44,6 +44,11 @@ export interface CodeSpaceApi {
   readonly panelForTests: PanelForTests;
   /** Read only by the in-editor tests (test/integration/workReview.test.ts): the open work review sessions. */
   readonly workReviewForTests: WorkReviewForTests;
+  /**
+   * Only in VS Code's test mode (test/integration/network.test.ts): names the network proxy resolves to a loopback
+   * stand-in registry, for one port. Absent otherwise; no setting reaches it.
+   */
+  readonly networkTestHostsForTests?: Map<string, { address: string; port: number }>;
 }
 
 let shutdown: (() => Promise<void>) | undefined;
@@ -74,6 +79,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   for (const t of await Promise.all([tokens.load(), inboxTokens.load()])) log.addSecret(t);
   phase('token');
 
+  const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
   const core = await assembleServices({
@@ -87,7 +93,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     envChanges: settings.execEnv,
     timeoutMs: settings.execTimeoutMs,
     approvalPolicy: settings.approvals,
-    isolation: { mode: settings.execIsolation, network: settings.execNetwork, gitWrites: settings.execGitWrites, maxProcesses: settings.execMaxProcesses },
+    isolation: {
+      mode: settings.execIsolation,
+      network: settings.execNetwork,
+      gitWrites: settings.execGitWrites,
+      maxProcesses: settings.execMaxProcesses,
+      allowedDomains: settings.execAllowedDomains,
+      // In VS Code's test mode only (extensionTestsPath given), the in-editor tests map a name to their stand-in registry.
+      ...(context.extensionMode === vscode.ExtensionMode.Test ? { testHosts: testNetworkHosts } : {}),
+    },
     lifetime: 'vscode-window',
     workBaseline: workTree,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
@@ -156,7 +170,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     ...registerInboxCommands({ server: host, tokens: inboxTokens, log }),
     registerMcpDefinitionProvider(host, tokens, version),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network')) {
+      if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network') || settings.affects(e, 'exec.allowedDomains') || settings.affects(e, 'exec.allowPackageRegistries')) {
         // Probe now for the new settings, so the log and workspace_info say at once what the next command gets.
         core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
       }
@@ -183,7 +197,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       (e: unknown) => log.error('[activate] showing the error failed', describe(e)),
     );
   }
-  return { endpointUrl: () => endpointUrl(host), panelForTests: panel.forTests, workReviewForTests: workReview.forTests };
+  return {
+    endpointUrl: () => endpointUrl(host),
+    panelForTests: panel.forTests,
+    workReviewForTests: workReview.forTests,
+    ...(context.extensionMode === vscode.ExtensionMode.Test ? { networkTestHostsForTests: testNetworkHosts } : {}),
+  };
 }
 
 /** Ends every agent process before the extension host goes away (window close or reload). */

@@ -204,6 +204,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     steering,
     async shutdown() {
       await supervisor.disposeAll();
+      await sandbox?.close();
       watching.dispose();
       survivors.dispose();
       await execLog.flush();

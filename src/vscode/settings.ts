@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
 import { DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
+import { PACKAGE_REGISTRY_DOMAINS } from '../core/policy/networkDomains';
 import type { Profile } from '../core/ports/workspaceSource';
 import type { Limits } from '../core/tools/tool';
 import { DEFAULT_LIMITS } from '../core/tools/tool';
@@ -45,8 +46,19 @@ export const settings = {
     return userValue('exec.isolation', ['auto', 'required', 'off'], 'auto');
   },
   /** `codespace.exec.network`, from user settings only. */
-  execNetwork(): 'block' | 'allow' {
-    return userValue('exec.network', ['block', 'allow'], 'block');
+  execNetwork(): 'block' | 'allow' | 'domains' {
+    return userValue('exec.network', ['block', 'allow', 'domains'], 'block');
+  },
+  /**
+   * The allow-list for `codespace.exec.network` `domains`: `codespace.exec.allowedDomains`, plus the package
+   * registries when `codespace.exec.allowPackageRegistries` is on. User settings only (a workspace cannot open the
+   * network); entries are validated by the sandbox, which logs those it ignores.
+   */
+  execAllowedDomains(): string[] {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const listed = config.inspect<unknown>('exec.allowedDomains')?.globalValue;
+    const own = Array.isArray(listed) ? listed.filter((d): d is string => typeof d === 'string') : [];
+    return config.inspect<boolean>('exec.allowPackageRegistries')?.globalValue === true ? [...PACKAGE_REGISTRY_DOMAINS, ...own] : own;
   },
   /** `codespace.exec.gitWrites`, from user settings only. */
   execGitWrites(): 'none' | 'commit' {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -18,6 +18,7 @@ import { SandboxPlanError, bubblewrapArgs } from '../../src/node/sandbox/bubblew
 import type { IsolationMode, IsolationSettings, NetworkMode } from '../../src/node/sandbox/commandSandbox';
 import { CommandSandbox, INNER_CHECK, explainProbeFailure } from '../../src/node/sandbox/commandSandbox';
 import { silentLogger } from '../../src/core/ports/logger';
+import { bwrapUnavailable } from './helpers/bwrap';
 import type { ProcessToolsFixture } from './helpers/processToolsFixture';
 import { processToolsFixture } from './helpers/processToolsFixture';
 import type { PatchWorld } from './helpers/patchWorld';
@@ -125,15 +126,6 @@ describe('bubblewrap argv (pure)', () => {
     assert.match(explainProbeFailure('bwrap: setting up uid map: Permission denied\n', 1, null), /AppArmor/);
   });
 });
-
-/** Why bwrap cannot run here, or undefined when it can. */
-function bwrapUnavailable(): string | undefined {
-  if (process.platform !== 'linux') return 'not Linux';
-  const r = spawnSync('bwrap', ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--die-with-parent', 'true'], { encoding: 'utf8' });
-  if (r.error) return `bwrap not runnable: ${r.error.message}`;
-  if (r.status !== 0) return `bwrap fails: ${r.stderr.trim()}`;
-  return undefined;
-}
 
 interface Setting {
   mode: IsolationMode;

@@ -9,8 +9,13 @@ export interface IsolationStatus {
     /** Why there is no sandbox (setting off, bwrap missing, user namespaces forbidden...). */
     readonly reason?: string;
   };
-  /** `blocked` / `allowed` inside the sandbox; `unknown` without one. */
-  readonly network: 'blocked' | 'allowed' | 'unknown';
+  /**
+   * `blocked` / `allowed` inside the sandbox, or `domains`: only the allowed domains, through the network proxy;
+   * `unknown` without a sandbox.
+   */
+  readonly network: 'blocked' | 'allowed' | 'domains' | 'unknown';
+  /** With `domains`: the allow-list as applied (`name` or `*.name` patterns). */
+  readonly allowed_domains?: readonly string[];
   /** Isolation is required but unavailable: every command is refused (EXEC_DISABLED). */
   readonly refusing: boolean;
   /**

@@ -28,7 +28,9 @@ const execution = z.object({
     git_writes: z.enum(['none', 'commit']).optional(),
     max_processes: z.object({ limit: z.number().nullable(), reason: z.string().optional() }).optional(),
   }),
-  network: z.enum(['allowed', 'blocked', 'unknown']),
+  network: z.enum(['allowed', 'blocked', 'domains', 'unknown']),
+  // With `domains`: the domain patterns sandboxed commands may reach through the network proxy.
+  allowed_domains: z.array(z.string()).optional(),
   approvals: z.object({
     patches: z.enum(['off', 'sensitive', 'confirm']),
     commands: z.enum(['off', 'confirm']),
@@ -77,7 +79,11 @@ export const workspaceInfoTool = defineTool({
     else if (ws.profile === 'read-only') notes.push('Profile read-only: agents may only read.');
     else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
-    if (ws.canExec && isolation.refusing) notes.push(`Commands are refused: the developer requires a command sandbox and none can run here (${isolation.command_sandbox.reason ?? 'unknown reason'}).`);
+    if (ws.canExec && isolation.refusing) {
+      // A working sandbox that still refuses: its network relay cannot start (`codespace.exec.network` "domains").
+      if (isolation.command_sandbox.enabled) notes.push(`Commands are refused: ${isolation.command_sandbox.reason ?? 'unknown reason'}.`);
+      else notes.push(`Commands are refused: the developer requires a command sandbox and none can run here (${isolation.command_sandbox.reason ?? 'unknown reason'}).`);
+    }
     return {
       workspace_id: ws.id,
       name: ws.name,
@@ -97,6 +103,7 @@ export const workspaceInfoTool = defineTool({
           ...(isolation.max_processes ? { max_processes: { ...isolation.max_processes } } : {}),
         },
         network: isolation.network,
+        ...(isolation.allowed_domains ? { allowed_domains: [...isolation.allowed_domains] } : {}),
         approvals: { patches: policy.patches, commands: policy.commands, agent_may_resolve: policy.agentMayResolve },
       },
       limits: { read_bytes: limits.readBytes, find_results: limits.findResults, retained_output_bytes: limits.retainedOutputBytes },

@@ -1,4 +1,6 @@
 import * as path from 'node:path';
+import type { NetBridge } from './netBridge';
+import { netBridgeMounts } from './netBridge';
 
 /**
  * What one sandboxed command gets, decided before anything starts (sandboxInventory.ts looks at the disk; this
@@ -9,7 +11,10 @@ export interface SandboxPlan {
   readonly root: string;
   /** Logical working directory (inside `root`), where bwrap changes folder; the launcher verifies it. */
   readonly cwd: string;
-  readonly network: 'block' | 'allow';
+  /** `domains`: a network namespace of its own like `block`, plus the bridge to the network proxy (netBridge.ts). */
+  readonly network: 'block' | 'allow' | 'domains';
+  /** With `domains`: the proxy's socket and the relay to bind into the sandbox. */
+  readonly netBridge?: NetBridge;
   /** Terminal (PTY) command: no `--new-session`, which would cut the terminal off (see commandSandbox.ts). */
   readonly tty: boolean;
   /** Entries of the workspace the command may not change (`.vscode`, `.git/config`...), present or not. */
@@ -70,10 +75,11 @@ export function bubblewrapArgs(plan: SandboxPlan): string[] {
   checkPath('The working directory', plan.cwd);
   if (plan.root === '/') throw new SandboxPlanError('The workspace root cannot be the whole file system.');
   if (!within(plan.root, plan.cwd)) throw new SandboxPlanError(`The working directory ${plan.cwd} lies outside the workspace ${plan.root}.`);
-  if (plan.network !== 'block' && plan.network !== 'allow') throw new SandboxPlanError(`Unknown network mode ${JSON.stringify(plan.network)}.`);
+  if (plan.network !== 'block' && plan.network !== 'allow' && plan.network !== 'domains') throw new SandboxPlanError(`Unknown network mode ${JSON.stringify(plan.network)}.`);
+  if ((plan.network === 'domains') !== (plan.netBridge !== undefined)) throw new SandboxPlanError('The network proxy bridge goes with network mode "domains", and only with it.');
 
   const args = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-  if (plan.network === 'block') args.push('--unshare-net');
+  if (plan.network !== 'allow') args.push('--unshare-net');
   args.push('--die-with-parent', '--cap-drop', 'ALL');
   if (!plan.tty) args.push('--new-session');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
@@ -113,6 +119,10 @@ export function bubblewrapArgs(plan: SandboxPlan): string[] {
       default:
         throw new SandboxPlanError(`Unknown state of protected entry ${e.path}.`);
     }
+  }
+  if (plan.netBridge) {
+    for (const p of [plan.netBridge.socket, plan.netBridge.relayScript]) checkPath('A network bridge path', p);
+    args.push(...netBridgeMounts(plan.netBridge));
   }
   args.push('--chdir', plan.cwd, '--');
   return args;

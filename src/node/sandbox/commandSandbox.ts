@@ -11,9 +11,15 @@ import type { ProtectedEntry } from './bubblewrapArgs';
 import { heldPlaceholders, holdPlaceholders } from './placeholders';
 import type { GitWrites, NestedRepository } from './sandboxInventory';
 import { hiddenEntries, nestedRepositories, protectedEntries } from './sandboxInventory';
+import type { NetBridge } from './netBridge';
+import { relayLauncher } from './netBridge';
+import type { TestHosts } from './networkProxy';
+import { NetworkProxy } from './networkProxy';
+import { parseAllowList } from '../../core/policy/networkDomains';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
-export type NetworkMode = 'block' | 'allow';
+/** `domains`: no network but the network proxy, which admits the allowed domains only (networkProxy.ts). */
+export type NetworkMode = 'block' | 'allow' | 'domains';
 
 export interface IsolationSettings {
   /** `codespace.exec.isolation`, read fresh for every command. */
@@ -24,8 +30,14 @@ export interface IsolationSettings {
   readonly gitWrites?: () => GitWrites;
   /** `codespace.exec.maxProcesses`, read fresh for every command: processes of one sandboxed command tree (0: no bound). */
   readonly maxProcesses?: () => number;
+  /** The allow-list entries for `domains` (`codespace.exec.allowedDomains`, plus the registry preset when on), read fresh. */
+  readonly allowedDomains?: () => readonly string[];
   /** The bwrap binary. Default: the first of /usr/bin, /usr/local/bin, /bin (never the workspace's PATH). */
   readonly bwrapPath?: string;
+  /** The relay run inside a `domains` sandbox (default: netRelay.js beside this module, dist/ in the bundle). */
+  readonly relayScript?: string;
+  /** Tests only (see TestHosts): never built from a setting. */
+  readonly testHosts?: TestHosts;
 }
 
 export interface CommandSandboxOptions extends IsolationSettings {
@@ -50,11 +62,14 @@ export interface LaunchRequest extends Pick<SpawnOptions, 'file' | 'args' | 'cwd
 interface ProbeResult {
   readonly ok: boolean;
   readonly reason?: string;
+  /** `domains` only: the sandbox works but the network relay does not start, so commands are refused. */
+  readonly relayFailure?: string;
 }
 
 const SH = '/bin/sh';
 const BWRAP_LOCATIONS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
 const ENV_LOCATIONS = ['/usr/bin/env', '/bin/env'];
+const MKFIFO_LOCATIONS = ['/usr/bin/mkfifo', '/bin/mkfifo'];
 const PROBE_TIMEOUT_MS = 10_000;
 
 /**
@@ -124,9 +139,25 @@ export class CommandSandbox implements CommandIsolation {
   private readonly logged = new Set<string>();
   private runDir: string | undefined;
   private sequence = 0;
+  private readonly proxy: NetworkProxy;
 
   constructor(private readonly options: CommandSandboxOptions) {
     this.logger = options.logger;
+    this.proxy = new NetworkProxy({ logger: options.logger, allowedDomains: () => this.allowedDomains(), ...(options.testHosts ? { testHosts: options.testHosts } : {}) });
+  }
+
+  /** Stops the network proxy (commands still running lose their way out). */
+  close(): Promise<void> {
+    return this.proxy.close();
+  }
+
+  /** The valid allow-list patterns; entries that are no pattern are named once in the log. */
+  private allowedDomains(): string[] {
+    const { patterns, invalid } = parseAllowList(this.options.allowedDomains?.() ?? []);
+    for (const bad of invalid) {
+      this.once(`domain:${bad}`, () => this.logger.warn(`[network] ignored ${JSON.stringify(bad)} in codespace.exec.allowedDomains: not a domain name or *.domain pattern (IP addresses and URLs are not accepted).`));
+    }
+    return patterns;
   }
 
   /** The bwrap binary to use, or undefined when none is installed. */
@@ -146,7 +177,8 @@ export class CommandSandbox implements CommandIsolation {
   }
 
   private network(): NetworkMode {
-    return this.options.network() === 'allow' ? 'allow' : 'block';
+    const n = this.options.network();
+    return n === 'allow' || n === 'domains' ? n : 'block';
   }
 
   private gitWrites(): GitWrites {
@@ -178,14 +210,23 @@ export class CommandSandbox implements CommandIsolation {
     const probe = await this.probe(network);
     if (probe.ok) {
       const gitWrites = this.gitWrites();
-      return {
-        command_sandbox: { enabled: true, kind: 'bubblewrap' },
-        network: network === 'block' ? 'blocked' : 'allowed',
-        refusing: false,
+      const common = {
         ...(root !== undefined ? { protected: await describeProtected(root, gitWrites) } : {}),
         git_writes: gitWrites,
         max_processes: this.processLimit(),
       };
+      if (network === 'domains') {
+        // Never "run without the relay": that would be a sandbox without network, or (worse) none at all.
+        const relay = probe.relayFailure;
+        return {
+          command_sandbox: { enabled: true, kind: 'bubblewrap', ...(relay ? { reason: `codespace.exec.network is "domains" and the network relay cannot start in the sandbox: ${relay}` } : {}) },
+          network: 'domains',
+          allowed_domains: this.allowedDomains(),
+          refusing: relay !== undefined,
+          ...common,
+        };
+      }
+      return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: network === 'block' ? 'blocked' : 'allowed', refusing: false, ...common };
     }
     const reason = probe.reason ?? 'the sandbox is unavailable';
     if (mode === 'required') {
@@ -211,6 +252,8 @@ export class CommandSandbox implements CommandIsolation {
       if (request.root === undefined) throw new SandboxPlanError('no workspace root was given.');
       const root = fs.realpathSync(request.root);
       const nested = await nestedRepositories(root);
+      const network: NetworkMode = status.network === 'allowed' ? 'allow' : status.network === 'domains' ? 'domains' : 'block';
+      const bridge = network === 'domains' ? await this.bridge() : undefined;
       return this.build(bwrap, {
         root,
         nested,
@@ -220,7 +263,8 @@ export class CommandSandbox implements CommandIsolation {
         args: request.args,
         env: request.env,
         tty: request.tty,
-        network: status.network === 'allowed' ? 'allow' : 'block',
+        network,
+        bridge,
         gitWrites: status.git_writes ?? 'none',
         maxProcesses: status.max_processes?.limit ?? null,
       });
@@ -246,7 +290,7 @@ export class CommandSandbox implements CommandIsolation {
     if (!bash) throw new SandboxPlanError('bash was not found in /bin or /usr/bin (the sandbox reads the command line with it).');
     const dir = this.privateDir();
     const protect = currentProtected(o.root, o.gitWrites, o.nested);
-    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, tty: o.tty, protect, hide: hiddenEntries(o.env), emptyFile: path.join(dir, 'empty') });
+    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, ...(o.bridge ? { netBridge: o.bridge } : {}), tty: o.tty, protect, hide: hiddenEntries(o.env), emptyFile: path.join(dir, 'empty') });
     // bubblewrapArgs ends with `--`: that stays on the command line, after `--args`.
     const own = flags.slice(0, -1);
     const id = `${process.pid}-${++this.sequence}`;
@@ -269,22 +313,44 @@ export class CommandSandbox implements CommandIsolation {
     // --norc: bash would read ~/.bashrc when its stdin is a socket (Node's pipes are), taking it for a remote shell.
     const inner = [bash, '--norc', '--noprofile', '-c', INNER_CHECK, 'bash', o.maxProcesses === null ? '' : String(o.maxProcesses)];
     const head = ['-c', o.tty ? OUTER_TTY : OUTER_PIPES, 'sh', argsFile, cmdFile, bwrap, '--args', '4', '--'];
-    if (!o.tty) return { file: SH, args: [...head, ...inner], release: discard };
+    // With `domains` the network relay starts inside first (netBridge.ts), then the command as always.
+    const relay = o.bridge ? relayLauncher(SH, o.bridge) : [];
+    if (!o.tty) return { file: SH, args: [...head, ...relay, ...inner], release: discard };
     const env = firstExisting(ENV_LOCATIONS);
     if (!env) {
       discard();
       throw new SandboxPlanError('env(1) was not found in /usr/bin or /bin.');
     }
-    return { file: SH, args: [...head, env, TTY_SIGNALS, ...inner], release: discard };
+    return { file: SH, args: [...head, ...relay, env, TTY_SIGNALS, ...inner], release: discard };
+  }
+
+  /** The network proxy's socket (started on first use) and what runs the relay inside. */
+  private async bridge(): Promise<NetBridge> {
+    const mkfifo = firstExisting(MKFIFO_LOCATIONS);
+    if (!mkfifo) throw new SandboxPlanError('mkfifo(1) was not found in /usr/bin or /bin (needed by codespace.exec.network "domains").');
+    const relayScript = this.options.relayScript ?? path.join(__dirname, 'netRelay.js');
+    if (!fs.existsSync(relayScript)) throw new SandboxPlanError(`the network relay ${relayScript} is missing.`);
+    return { socket: await this.proxy.socketPath(), relayScript, node: process.execPath, mkfifo };
   }
 
   private probe(network: NetworkMode): Promise<ProbeResult> {
     let p = this.probes.get(network);
     if (!p) {
-      p = this.runProbe(network);
+      p = network === 'domains' ? this.probeDomains() : this.runProbe(network);
       this.probes.set(network, p);
     }
     return p;
+  }
+
+  /**
+   * `domains`: whether the sandbox works is the `block` probe's answer (so `auto` never falls back to running
+   * commands unsandboxed because of the relay); a relay that does not start refuses commands instead.
+   */
+  private async probeDomains(): Promise<ProbeResult> {
+    const base = await this.probe('block');
+    if (!base.ok) return base;
+    const withRelay = await this.runProbe('domains');
+    return withRelay.ok ? withRelay : { ok: true, relayFailure: withRelay.reason ?? 'unknown reason' };
   }
 
   private async runProbe(network: NetworkMode): Promise<ProbeResult> {
@@ -296,8 +362,9 @@ export class CommandSandbox implements CommandIsolation {
     const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-sandbox-probe-')));
     try {
       const env: Record<string, string> = { PATH: '/usr/bin:/bin', ...(process.env.HOME ? { HOME: process.env.HOME } : {}) };
+      const bridge = network === 'domains' ? await this.bridge() : undefined;
       for (const tty of [false, true]) {
-        const launch = this.build(bwrap, { root: dir, nested: [], cwd: dir, argv0: SH, file: SH, args: ['-c', 'exit 0'], env, tty, network, gitWrites: 'none', maxProcesses: this.processLimit().limit });
+        const launch = this.build(bwrap, { root: dir, nested: [], cwd: dir, argv0: SH, file: SH, args: ['-c', 'exit 0'], env, tty, network, bridge, gitWrites: 'none', maxProcesses: this.processLimit().limit });
         const r = await run(launch, dir, env);
         launch.release();
         if (r.code !== 0) {
@@ -306,7 +373,7 @@ export class CommandSandbox implements CommandIsolation {
           return { ok: false, reason };
         }
       }
-      this.once(`ok:${network}`, () => this.logger.info(`[sandbox] commands run in a bubblewrap sandbox (${bwrap}, network ${network === 'block' ? 'blocked' : 'allowed'})`));
+      this.once(`ok:${network}`, () => this.logger.info(`[sandbox] commands run in a bubblewrap sandbox (${bwrap}, network ${network === 'block' ? 'blocked' : network === 'allow' ? 'allowed' : 'through the domain proxy'})`));
       return { ok: true };
     } catch (err) {
       return { ok: false, reason: `the sandbox probe failed: ${err instanceof Error ? err.message : String(err)}` };
@@ -332,6 +399,7 @@ interface BuildRequest {
   readonly env: Readonly<Record<string, string>>;
   readonly tty: boolean;
   readonly network: NetworkMode;
+  readonly bridge: NetBridge | undefined;
   readonly gitWrites: GitWrites;
   readonly maxProcesses: number | null;
 }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import { silentLogger } from '../../../src/core/ports/logger';
+import type { Logger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import type { CoreServices } from '../../../src/core/tools/tool';
 import type { AssembledServices } from '../../../src/node/assembleServices';
@@ -37,6 +38,8 @@ export interface ProcessToolsFixture {
 export interface ProcessToolsFixtureOptions {
   /** Run commands in the command sandbox with these settings (default: no sandbox). */
   readonly isolation?: IsolationSettings;
+  /** Where the services log (default: nowhere). */
+  readonly logger?: Logger;
 }
 
 export async function processToolsFixture(options: ProcessToolsFixtureOptions = {}): Promise<ProcessToolsFixture> {
@@ -51,7 +54,7 @@ export async function processToolsFixture(options: ProcessToolsFixtureOptions = 
   assembled = await assembleServices({
     workspaces: new WorkspaceRegistry(source),
     fs: new NodeWorkspaceFs(),
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     limits: () => DEFAULT_LIMITS,
     storageDir: path.join(tmp, 'storage'),
     env: () => fixture.env,
