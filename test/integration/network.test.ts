@@ -72,6 +72,24 @@ describe('Network by domain inside VS Code', () => {
     assert.deepEqual(info.execution.allowed_domains, [HTTP_NAME, `*.${HTTP_NAME}`, 'localhost']);
   });
 
+  it('the package registry preset joins the list only when turned on, and neither setting can come from the workspace', async () => {
+    const domains = async (): Promise<string[] | undefined> =>
+      (await call<{ execution: { allowed_domains?: string[] } }>(client, 'workspace_info', { workspace_id: wsId })).execution.allowed_domains;
+    assert.ok(!(await domains())?.includes('registry.npmjs.org'));
+    await config().update('exec.allowPackageRegistries', true, vscode.ConfigurationTarget.Global);
+    try {
+      const withPreset = await domains();
+      for (const d of ['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org', 'static.crates.io', 'proxy.golang.org', 'repo1.maven.org', 'rubygems.org', HTTP_NAME]) {
+        assert.ok(withPreset?.includes(d), `${d} in ${JSON.stringify(withPreset)}`);
+      }
+    } finally {
+      await config().update('exec.allowPackageRegistries', undefined, vscode.ConfigurationTarget.Global);
+    }
+    for (const [k, v] of [['exec.allowedDomains', ['evil.example']], ['exec.allowPackageRegistries', true], ['exec.network', 'allow']] as const) {
+      await assert.rejects(Promise.resolve(config().update(k, v, vscode.ConfigurationTarget.Workspace)), /only into User settings/, k);
+    }
+  });
+
   it('an allowed name is reached through the proxy, over HTTP and through a CONNECT tunnel with TLS', async () => {
     assert.equal(await client_('http', `${HTTP_NAME}:${standIns.httpPort}`, '/left-pad'), `STATUS 200 registry: GET /left-pad host=${HTTP_NAME}:${standIns.httpPort}`);
     assert.equal(await client_('https', `${TLS_NAME}:${standIns.tlsPort}`, '/simple/'), 'TLS true secure registry: /simple/');
