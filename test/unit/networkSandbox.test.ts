@@ -19,7 +19,7 @@ import { HTTP_NAME, PROXY_CLIENT, TLS_NAME, startStandIns } from './helpers/stan
 
 describe('bubblewrap argv for network domains (pure)', () => {
   const bridge = { socket: '/run/x/proxy.sock', relayScript: '/opt/ext/dist/netRelay.js', node: '/usr/bin/node', mkfifo: '/usr/bin/mkfifo' };
-  const plan: SandboxPlan = { root: '/w/proj', cwd: '/w/proj', network: 'domains', netBridge: bridge, tty: false, protect: [], hide: [] };
+  const plan: SandboxPlan = { root: '/w/proj', cwd: '/w/proj', network: 'domains', netBridge: bridge, tty: false, protect: [], hide: [], emptyFile: '/run/cs/empty' };
 
   it('keeps the network namespace, binds the socket and the relay read-only into the private /tmp, sets the proxy variables', () => {
     const args = bubblewrapArgs(plan);
