@@ -46,6 +46,21 @@ export function checkRelativePath(input: string, options: { allowRoot?: boolean 
   return rel;
 }
 
+/**
+ * Whether a path found on disk is one an agent can name: `find` and `search` list only paths that `read` and the other
+ * path-taking tools accept, so nothing is listed that no tool can then open. A name with a backslash is the case that
+ * occurs (on Windows it separates folders, and VS Code's glob dialect reads it so everywhere), or with a
+ * percent-encoded dot or slash; such files are left out everywhere and reached with exec_command.
+ */
+export function isNameable(rel: string): boolean {
+  try {
+    checkRelativePath(rel);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** True when `child` is `parent` or lies below it (no prefix-sibling confusion). */
 export function isInside(parent: string, child: string): boolean {
   const r = path.relative(parent, child);
