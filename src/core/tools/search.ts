@@ -130,7 +130,17 @@ export const searchTool = defineTool({
     });
     // Only paths an agent can name are listed (as find lists them): a name with a backslash is left out, with a note.
     const unnameable = new Set(files.filter((f) => !outside.has(f) && !isNameable(f)));
-    const matches = outside.size === 0 && unnameable.size === 0 ? result.matches : result.matches.filter((m) => !outside.has(m.path) && !unnameable.has(m.path));
+    const kept = outside.size === 0 && unnameable.size === 0 ? result.matches : result.matches.filter((m) => !outside.has(m.path) && !unnameable.has(m.path));
+    // Credentials in the lines are redacted (best effort; `read` stays exact): columns still count the file's text.
+    const { redactor } = services;
+    const matches = !redactor.enabled
+      ? kept
+      : kept.map((m) => ({
+          ...m,
+          text: redactor.redactText(m.text, { cut: m.text_truncated === true }),
+          ...(m.before ? { before: m.before.map((c) => ({ ...c, text: redactor.redactText(c.text, { cut: c.text.length >= SEARCH_MAX_LINE_CHARS }) })) } : {}),
+          ...(m.after ? { after: m.after.map((c) => ({ ...c, text: redactor.redactText(c.text, { cut: c.text.length >= SEARCH_MAX_LINE_CHARS }) })) } : {}),
+        }));
     const notes: string[] = [];
     if (result.timed_out) notes.push(`The search ran longer than ${SEARCH_TIMEOUT_MS / 1000} s and was stopped: the results are partial. Narrow it with include globs or a more specific query.`);
     if (result.skipped_long_lines > 0) notes.push(`${result.skipped_long_lines} matching line(s) were too long to return and were left out.`);
