@@ -6,67 +6,22 @@
  * same kind of path whatever the tool, and nothing refused ever reaches the language server or a process.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { z } from 'zod';
 import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { toolCatalogue } from '../../src/core/tools/catalogue';
-import type { AnyTool } from '../../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { FakeLanguage } from './helpers/fakeLanguage';
-import { sha256, v4a } from './helpers/patchWorld';
+import { HOSTILE_PATHS, argsFor, makeHostilePaths, pathTools } from './helpers/pathToolArgs';
 import type { Harness } from './helpers/workspaceFixture';
 import { SpyWorkspaceFs, connectHarness, makeTree, ok, removeTree, toolError } from './helpers/workspaceFixture';
 
 const WS = 'proj';
-
-/** How a tool takes a path, by argument name: what it expects there. */
-const PATH_ARGUMENTS: Record<string, 'file' | 'folder'> = { path: 'file', paths: 'file', cwd: 'folder', patch: 'file', request: 'file' };
-
-/** The tools of the catalogue that take a path, with the kind they expect. */
-function pathTools(): { tool: AnyTool; expect: 'file' | 'folder' }[] {
-  return toolCatalogue().flatMap((tool) => {
-    const keys = Object.keys(tool.input as Record<string, unknown>).filter((k) => k in PATH_ARGUMENTS);
-    return keys.length === 0 ? [] : [{ tool, expect: PATH_ARGUMENTS[keys[0] as string] as 'file' | 'folder' }];
-  });
-}
-
-let keys = 0;
-/** Arguments for `tool` that name `target` where it takes a path, and a valid value for every other required one. */
-function argsFor(tool: AnyTool, target: string): Record<string, unknown> {
-  const patch = v4a(`*** Update File: ${target}`, '@@', '-x', '+y');
-  const values: Record<string, () => unknown> = {
-    workspace_id: () => WS,
-    path: () => target,
-    paths: () => [target],
-    cwd: () => target,
-    patch: () => patch,
-    expected_versions: () => ({ [target]: sha256('x\n') }),
-    request: () => ({ workspace_id: WS, patch, expected_versions: { [target]: sha256('x\n') }, operation_key: `held-${++keys}` }),
-    command: () => ['true'],
-    line: () => 1,
-    character: () => 1,
-    new_name: () => 'renamed',
-    operation_key: () => `key-${++keys}`,
-    // A patch or rename that passes the path check stays a preview: the workspace is the same for every case.
-    check_only: () => true,
-  };
-  const args: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(tool.input as Record<string, z.ZodTypeAny>)) {
-    if (schema.isOptional() && !(name in PATH_ARGUMENTS) && name !== 'check_only') continue;
-    const value = values[name];
-    assert.ok(value, `${tool.name} takes "${name}": give it a value in this test's table`);
-    args[name] = value();
-  }
-  return args;
-}
 
 describe('one path check for every path-taking tool', function () {
   this.timeout(60_000);
@@ -77,20 +32,13 @@ describe('one path check for every path-taking tool', function () {
   let assembled: AssembledServices;
   let storage: string;
   let h: Harness;
-  let socket: net.Server;
+  let hostile: { dispose(): Promise<void> };
 
   before(async () => {
-    base = await makeTree({ 'proj/ok.txt': 'x\n', 'proj/folder/in.txt': 'x\n', 'outside/secret.txt': 'secret\n' }, 'codespace-pathtools-');
+    base = await makeTree({ 'proj/ok.txt': 'x\n', 'outside/secret.txt': 'secret\n' }, 'codespace-pathtools-');
     root = path.join(base, WS);
     outside = path.join(base, 'outside');
-    execFileSync('mkfifo', [path.join(root, 'fifo')]);
-    socket = net.createServer();
-    await new Promise<void>((resolve) => socket.listen(path.join(root, 'sock'), resolve));
-    await fsp.symlink(path.join(outside, 'secret.txt'), path.join(root, 'out-link'));
-    await fsp.symlink(outside, path.join(root, 'out-folder'));
-    await fsp.symlink('/dev/zero', path.join(root, 'dev-link'));
-    await fsp.symlink('fifo', path.join(root, 'fifo-link'));
-    await fsp.symlink(path.join(outside, 'gone'), path.join(root, 'dangling'));
+    hostile = await makeHostilePaths(root, outside);
     fake = new FakeLanguage();
     storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-pathtools-storage-'));
     const folders = [{ root, name: WS, profile: 'exec' as const }];
@@ -113,7 +61,7 @@ describe('one path check for every path-taking tool', function () {
   after(async () => {
     await h.close();
     await assembled.shutdown();
-    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    await hostile.dispose();
     await removeTree(base);
     await fsp.rm(storage, { recursive: true, force: true });
   });
@@ -125,29 +73,13 @@ describe('one path check for every path-taking tool', function () {
     }
   });
 
-  /** The hostile set: what each kind of path must answer, for a tool expecting a file and one expecting a folder. */
-  const HOSTILE: { name: string; file: string; folder: string; kind?: RegExp }[] = [
-    { name: 'fifo', file: 'NOT_TEXT', folder: 'NOT_FOUND', kind: /named pipe/ },
-    { name: 'sock', file: 'NOT_TEXT', folder: 'NOT_FOUND', kind: /socket/ },
-    { name: 'fifo-link', file: 'NOT_TEXT', folder: 'NOT_FOUND', kind: /named pipe/ },
-    { name: 'folder', file: 'IS_DIRECTORY', folder: 'ok' },
-    { name: 'ok.txt', file: 'ok', folder: 'NOT_FOUND' },
-    { name: 'missing', file: 'NOT_FOUND', folder: 'NOT_FOUND' },
-    { name: 'folder/missing/deeper', file: 'NOT_FOUND', folder: 'NOT_FOUND' },
-    { name: 'out-link', file: 'PATH_OUTSIDE_WORKSPACE', folder: 'PATH_OUTSIDE_WORKSPACE' },
-    { name: 'out-folder', file: 'PATH_OUTSIDE_WORKSPACE', folder: 'PATH_OUTSIDE_WORKSPACE' },
-    { name: 'out-folder/secret.txt', file: 'PATH_OUTSIDE_WORKSPACE', folder: 'PATH_OUTSIDE_WORKSPACE' },
-    { name: 'dev-link', file: 'PATH_OUTSIDE_WORKSPACE', folder: 'PATH_OUTSIDE_WORKSPACE' },
-    { name: 'dangling', file: 'PATH_OUTSIDE_WORKSPACE', folder: 'PATH_OUTSIDE_WORKSPACE' },
-  ];
-
-  for (const entry of HOSTILE) {
+  for (const entry of HOSTILE_PATHS) {
     it(`${entry.name}: the same answer from every path-taking tool`, async () => {
       const answers: string[] = [];
       for (const { tool, expect } of pathTools()) {
         const want = expect === 'file' ? entry.file : entry.folder;
         fake.calls = [];
-        const r = await h.call(tool.name, argsFor(tool, entry.name));
+        const r = await h.call(tool.name, argsFor(tool, WS, entry.name));
         if (!r.isError) {
           answers.push(`${tool.name}: ok`);
           assert.equal(want, 'ok', `${tool.name} on ${entry.name}: expected ${want}, got a result`);
@@ -167,7 +99,7 @@ describe('one path check for every path-taking tool', function () {
   }
 
   it('a FIFO never stalls the others: concurrent calls on it answer, and so do ordinary ones', async () => {
-    const calls = pathTools().flatMap(({ tool }) => Array.from({ length: 3 }, () => h.call(tool.name, argsFor(tool, 'fifo'))));
+    const calls = pathTools().flatMap(({ tool }) => Array.from({ length: 3 }, () => h.call(tool.name, argsFor(tool, WS, 'fifo'))));
     const ordinary = h.call('read', { workspace_id: WS, path: 'ok.txt' });
     const answers = await Promise.all(calls);
     for (const r of answers) assert.ok(['NOT_TEXT', 'NOT_FOUND'].includes(toolError(r).code));
@@ -189,7 +121,7 @@ describe('one path check for every path-taking tool', function () {
           if (expect !== 'file') continue;
           for (const target of ['swap', 'swap2']) {
             fake.calls = [];
-            const r = await h.call(tool.name, argsFor(tool, target));
+            const r = await h.call(tool.name, argsFor(tool, WS, target));
             const k = r.isError ? toolError(r).code : 'ok';
             seen[k] = (seen[k] ?? 0) + 1;
             assert.ok(['ok', 'NOT_TEXT', 'PATH_OUTSIDE_WORKSPACE', 'NOT_FOUND', 'PATCH_CONTEXT_NOT_FOUND', 'VERSION_CONFLICT', 'INVALID_ARGUMENTS'].includes(k), `${tool.name} on ${target}: ${k}`);
