@@ -109,6 +109,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     contentSearch: new RipgrepContentSearch(editorRipgrep()),
     language: new VsCodeLanguageFeatures(),
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
+    redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
   });
   shutdown = core.shutdown;
   phase('services');

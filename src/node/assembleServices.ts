@@ -5,6 +5,7 @@ import type { PatchFaults } from '../core/patch/patchService';
 import type { Logger } from '../core/ports/logger';
 import type { WorkspaceFs } from '../core/ports/workspaceFs';
 import type { WorkspaceRegistry } from '../core/policy/workspaces';
+import { SecretRedactor } from '../core/secretRedactor';
 import { ProcessSupervisor } from '../core/process/supervisor';
 import type { CoreServices, Limits } from '../core/tools/tool';
 import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
@@ -72,6 +73,8 @@ export interface AssembleOptions {
   readonly language?: LanguageFeatures;
   /** `codespace.diagnostics.settleMs`, read fresh per patch (default 0: apply_patch returns no diagnostics). */
   readonly diagnosticsSettleMs?: () => number;
+  /** Redaction of credentials from command output and search lines (default: on, no listed values). */
+  readonly redaction?: { readonly enabled: () => boolean; readonly values: () => readonly string[] };
 }
 
 export interface AssembledServices {
@@ -116,11 +119,18 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     const pipes = new ChildProcessBackend(sandbox ? { sandbox } : {});
     return { tty: () => pty, pipes: () => pipes };
   };
-  const supervisor = new ProcessSupervisor({
+  // Our own tokens are the supervisor's secrets (never in a child's environment, and redacted from what agents read).
+  const redactor = new SecretRedactor({
+    enabled: o.redaction?.enabled ?? (() => true),
+    values: o.redaction?.values ?? (() => []),
+    ownTokens: () => supervisor.secretValues(),
+  });
+  const supervisor: ProcessSupervisor = new ProcessSupervisor({
     backends: o.backends ?? defaultBackends(),
     limits: o.limits,
     logger: o.logger,
     lifetime: o.lifetime,
+    redactor,
   });
   const survivors = new SurvivorRegistry({ directory: survivorsDir, logger: o.logger });
   const watching = survivors.watch(supervisor);
@@ -186,6 +196,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     search: o.contentSearch ?? NO_CONTENT_SEARCH,
     language: o.language,
     diagnosticsSettleMs: o.diagnosticsSettleMs ?? (() => 0),
+    redactor,
   };
   const engine = services.search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);

@@ -1,4 +1,5 @@
 import { constants, promises as fsp } from 'node:fs';
+import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { isInside } from '../core/policy/paths';
@@ -120,21 +121,63 @@ function kindOf(st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(
   return st.isFIFO() ? 'named pipe (FIFO)' : st.isSocket() ? 'socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : 'special file';
 }
 
+type Kinded = { isFile(): boolean; isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean };
+
+/** Refuses what is not the expected kind: EISDIR / ENOTREG for a file, ENOTDIR for a folder. */
+function expectKind(st: Kinded, expect: 'file' | 'folder'): void {
+  if (expect === 'folder') {
+    if (!st.isDirectory()) throw fsFailure('ENOTDIR', `it is a ${st.isFile() ? 'file' : kindOf(st)}, not a folder`, { kind: st.isFile() ? 'file' : kindOf(st) });
+    return;
+  }
+  if (st.isDirectory()) throw fsFailure('EISDIR', 'it is a folder');
+  if (!st.isFile()) throw fsFailure('ENOTREG', `it is a ${kindOf(st)}, not a regular file`, { kind: kindOf(st) });
+}
+
+/**
+ * What is at `abs`, before it is opened: a special file is refused from its kind (opening a FIFO could wait for a
+ * writer), but confinement comes first, so a link out of the workspace to a device or a folder is outside, not a
+ * device or a folder. (What is of the right kind is checked for confinement once opened, through the descriptor.)
+ */
+async function preCheck(realRoot: string, abs: string, expect: 'file' | 'folder'): Promise<Kinded & { size: number }> {
+  const pre = await fsp.stat(abs);
+  try {
+    expectKind(pre, expect);
+  } catch (err) {
+    if (!isInside(realRoot, await fsp.realpath(abs))) throw fsFailure('ESCAPED', 'it leads outside the workspace');
+    throw err;
+  }
+  return pre;
+}
+
+/**
+ * Opens `abs` once, non-blocking, checks the kind and the real location of what was opened, and closes it. Anything
+ * but the expected kind is refused before it is opened (and again after, in case it was swapped in between).
+ */
+export async function inspectWithin(realRoot: string, abs: string, expect: 'file' | 'folder'): Promise<Stats> {
+  await preCheck(realRoot, abs, expect);
+  const handle = await fsp.open(abs, expect === 'folder' ? DIR_FLAGS : READ_FLAGS);
+  try {
+    await verified(handle, abs, realRoot);
+    const st = await handle.stat();
+    expectKind(st, expect);
+    return st;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
 /**
  * Reads a regular file inside `realRoot`. Anything but a regular file is refused before it is opened (and again
  * after, in case it was swapped in between); a file over `maxBytes` is refused before a byte is read.
  */
 export async function readFileWithin(realRoot: string, abs: string, maxBytes: number): Promise<FileContent> {
-  const pre = await fsp.stat(abs);
-  if (pre.isDirectory()) throw fsFailure('EISDIR', 'it is a folder');
-  if (!pre.isFile()) throw fsFailure('ENOTREG', `it is a ${kindOf(pre)}, not a regular file`, { kind: kindOf(pre) });
+  const pre = await preCheck(realRoot, abs, 'file');
   if (pre.size > maxBytes) throw fsFailure('EFBIG', `it is ${pre.size} bytes`, { actual: pre.size, max: maxBytes });
   const handle = await fsp.open(abs, READ_FLAGS);
   await verified(handle, abs, realRoot);
   try {
     const st = await handle.stat();
-    if (st.isDirectory()) throw fsFailure('EISDIR', 'it is a folder');
-    if (!st.isFile()) throw fsFailure('ENOTREG', `it is a ${kindOf(st)}, not a regular file`, { kind: kindOf(st) });
+    expectKind(st, 'file');
     if (st.size > maxBytes) throw fsFailure('EFBIG', `it is ${st.size} bytes`, { actual: st.size, max: maxBytes });
     // Read what fstat announced, then on to the end in case the file grew meanwhile, never past the limit.
     const chunks: Buffer[] = [];

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { DEFAULT_EXCLUDES, compileGlob } from '../core/policy/glob';
 import { ToolError } from '../core/errors';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
-import { createLinkWithin, deleteWithin, readFileWithin, removeEmptyFolderWithin, removeTempWithin, writeFileWithin } from './confinedFs';
+import { createLinkWithin, deleteWithin, inspectWithin, readFileWithin, removeEmptyFolderWithin, removeTempWithin, writeFileWithin } from './confinedFs';
 
 function toStat(st: Stats): FileStat {
   const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
@@ -44,6 +44,10 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   realpath(p: string): Promise<string> {
     return fsp.realpath(p);
+  }
+
+  async inspect(p: string, options: Within & { expect: 'file' | 'folder' }): Promise<FileStat> {
+    return toStat(await inspectWithin(options.within, p, options.expect));
   }
 
   readFile(p: string, options: Within & { maxBytes: number }): Promise<FileContent> {

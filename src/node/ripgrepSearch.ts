@@ -138,7 +138,8 @@ export class RipgrepSearch {
           case 'begin':
             flushFile();
             files++;
-            current = { path: decode(rec.data.path).replace(/\\/g, '/').replace(/^\.\//, ''), matches: [], recent: [] };
+            // Only Windows separates folders with a backslash; elsewhere it is a character of the name, kept as is.
+            current = { path: (process.platform === 'win32' ? decode(rec.data.path).replace(/\\/g, '/') : decode(rec.data.path)).replace(/^\.\//, ''), matches: [], recent: [] };
             return;
           case 'context': {
             if (!current || N === 0) return;

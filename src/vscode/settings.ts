@@ -98,6 +98,15 @@ export const settings = {
     const s = read<number>('exec.timeoutSeconds', 1800, undefined, true);
     return Number.isFinite(s) && s > 0 ? s * 1000 : 0;
   },
+  /** `codespace.redaction.enabled`, from user settings only (a workspace cannot turn redaction off). */
+  redactionEnabled(): boolean {
+    return vscode.workspace.getConfiguration(SECTION).inspect<boolean>('redaction.enabled')?.globalValue !== false;
+  },
+  /** `codespace.redaction.values`, from user settings only. */
+  redactionValues(): string[] {
+    const v = vscode.workspace.getConfiguration(SECTION).inspect<unknown>('redaction.values')?.globalValue;
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  },
   /** `codespace.diagnostics.settleMs`: the longest wait for diagnostics after a patch; 0: none. */
   diagnosticsSettleMs(): number {
     const ms = read<number>('diagnostics.settleMs', 2000);

@@ -33,6 +33,10 @@ export class VsCodeWorkspaceFs implements WorkspaceFs {
     return this.disk.realpath(p);
   }
 
+  inspect(p: string, options: Within & { expect: 'file' | 'folder' }): Promise<FileStat> {
+    return this.disk.inspect(p, options);
+  }
+
   readFile(p: string, options: Within & { maxBytes: number }): Promise<FileContent> {
     return this.disk.readFile(p, options);
   }

@@ -3,18 +3,8 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type {
-  DocumentSymbolNode,
-  EditorLocation,
-  EditorState,
-  FileDiagnostics,
-  LanguageFeatures,
-  RenameOutcome,
-  SettleOptions,
-  TextPosition,
-  TextRange,
-  WorkspaceSymbol,
-} from '../../src/core/ports/languageFeatures';
+import type { DocumentSymbolNode, TextRange } from '../../src/core/ports/languageFeatures';
+import { FakeLanguage } from './helpers/fakeLanguage';
 import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { FolderInfo } from '../../src/core/ports/workspaceSource';
@@ -28,54 +18,6 @@ import { SpyWorkspaceFs, connectHarness, makeTree, ok, removeTree, toolError } f
 
 const sha = (b: string | Uint8Array): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
 const range = (line: number, character: number, endLine = line, endCharacter = character + 1): TextRange => ({ start: { line, character }, end: { line: endLine, character: endCharacter } });
-
-/** A language server double: each answer is whatever the test sets; every call is recorded. */
-class FakeLanguage implements LanguageFeatures {
-  calls: string[] = [];
-  diags: FileDiagnostics[] = [];
-  settled = true;
-  settleCalls: { paths: readonly string[]; options: SettleOptions }[] = [];
-  symbolsTree: DocumentSymbolNode[] = [];
-  wsSymbols: WorkspaceSymbol[] = [];
-  locations: EditorLocation[] = [];
-  hovers: { contents: string[]; range?: TextRange }[] = [];
-  renameAnswer: (path: string, position: TextPosition, newName: string) => Promise<RenameOutcome> = () => Promise.resolve({ edits: [], fileOperations: 0 });
-  state: EditorState = { active: undefined, visible: [], dirty: [] };
-
-  diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
-    this.calls.push(`diagnostics ${paths ? paths.join(',') : '*'}`);
-    return Promise.resolve(paths ? this.diags.filter((d) => paths.includes(d.path)) : this.diags);
-  }
-  async settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
-    this.settleCalls.push({ paths, options });
-    return { settled: this.settled, files: await this.diagnostics(paths) };
-  }
-  documentSymbols(p: string): Promise<DocumentSymbolNode[]> {
-    this.calls.push(`symbols ${p}`);
-    return Promise.resolve(this.symbolsTree);
-  }
-  workspaceSymbols(): Promise<WorkspaceSymbol[]> {
-    return Promise.resolve(this.wsSymbols);
-  }
-  definition(p: string, pos: TextPosition): Promise<EditorLocation[]> {
-    this.calls.push(`definition ${p} ${pos.line}:${pos.character}`);
-    return Promise.resolve(this.locations);
-  }
-  references(p: string, pos: TextPosition): Promise<EditorLocation[]> {
-    this.calls.push(`references ${p} ${pos.line}:${pos.character}`);
-    return Promise.resolve(this.locations);
-  }
-  hover(): Promise<{ contents: string[]; range?: TextRange }[]> {
-    return Promise.resolve(this.hovers);
-  }
-  rename(p: string, pos: TextPosition, newName: string): Promise<RenameOutcome> {
-    this.calls.push(`rename ${p} ${pos.line}:${pos.character} ${newName}`);
-    return this.renameAnswer(p, pos, newName);
-  }
-  editorState(): EditorState {
-    return this.state;
-  }
-}
 
 describe('editor tools (language features port)', () => {
   let base: string;

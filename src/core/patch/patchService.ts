@@ -11,7 +11,7 @@ import { Pacer } from './pacer';
 import { parsePatchPaced } from './parser';
 import type { ParsedPatch } from './parser';
 import type { PlannedFile, PlannedPatch } from './plan';
-import { checkExpectedVersions, planPatch } from './plan';
+import { planPatch } from './plan';
 import { mapLimit } from '../util/concurrency';
 import { contentVersion } from './version';
 
@@ -250,8 +250,8 @@ export class PatchService {
     };
     const named = [...new Set(parsed.files.flatMap((op) => (op.kind === 'update' && op.moveTo !== undefined ? [op.path, op.moveTo] : [op.path])))];
     await mapLimit(named, 16, (rel) => lookup(rel).then(() => undefined, () => undefined));
-    const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true, pacer });
-    checkExpectedVersions(planned, request.expected_versions);
+    // Versions are checked inside the plan, before any hunk is matched (preconditions first).
+    const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true, pacer, expected: request.expected_versions });
     const steps: PatchStep[] = [];
     /** What each section changes on disk (see diskIdentity) → the patch path that names it. */
     const claimed = new Map<string, string>();

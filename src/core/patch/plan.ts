@@ -88,6 +88,12 @@ export interface PlanOptions {
   readonly diffs?: boolean;
   /** Paces the work (yields to the event loop, enforces the deadline); a fresh one by default. */
   readonly pacer?: Pacer;
+  /**
+   * The agent's expected versions. When given, they are checked first, before any hunk is matched: a file that
+   * changed since it was read is VERSION_CONFLICT with its current version, never a context error that its new
+   * content happens to cause.
+   */
+  readonly expected?: Readonly<Record<string, string>>;
 }
 
 export async function planPatch(parsed: ParsedPatch, getFile: FileLookup, options: PlanOptions = {}): Promise<PlannedPatch> {
@@ -127,16 +133,39 @@ export async function planPatch(parsed: ParsedPatch, getFile: FileLookup, option
     }
   };
 
+  // Preconditions first: every existing file the patch updates, moves or deletes, at the version the agent read.
+  const versions = new Map<string, string>();
+  if (options.expected !== undefined) {
+    const current: { path: string; beforeVersion: string }[] = [];
+    for (const op of parsed.files) {
+      if (op.kind === 'add') continue;
+      await pacer.breathe();
+      const found = await getFile(op.path);
+      if (found === undefined || found === 'directory') continue; // NOT_FOUND / IS_DIRECTORY, in patch order below
+      const beforeVersion = await drive(contentVersionSteps(found.bytes), pacer);
+      versions.set(op.path, beforeVersion);
+      current.push({ path: op.path, beforeVersion });
+    }
+    checkVersions(current, options.expected);
+  }
+
   const files: PlannedFile[] = [];
   for (const op of parsed.files) {
     await pacer.breathe();
-    files.push(await planOne(op, getFile, checkParents, wantDiff, pacer));
+    files.push(await planOne(op, getFile, checkParents, wantDiff, pacer, versions));
     if (op.kind === 'delete' || (op.kind === 'update' && op.moveTo !== undefined)) removed.add(op.path);
   }
   return { files };
 }
 
-async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string) => Promise<void>, wantDiff: boolean, pacer: Pacer): Promise<PlannedFile> {
+async function planOne(
+  op: FileOp,
+  getFile: FileLookup,
+  checkParents: (p: string) => Promise<void>,
+  wantDiff: boolean,
+  pacer: Pacer,
+  versions: ReadonlyMap<string, string>,
+): Promise<PlannedFile> {
   const version = (bytes: Uint8Array): Promise<string> => drive(contentVersionSteps(bytes), pacer);
   const udiff = async (a: string | null, b: string | null, x: string, y: string): Promise<string> => (wantDiff ? drive(unifiedDiffSteps(a, b, x, y), pacer) : '');
   const current = await getFile(op.path);
@@ -153,7 +182,7 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
   if (current === undefined) throw notFound(op.path, verb);
   if (current === 'directory') throw isDirectory(op.path, verb);
   const before = current.bytes;
-  const beforeVersion = await version(before);
+  const beforeVersion = versions.get(op.path) ?? (await version(before));
   const mode = current.mode;
 
   if (op.kind === 'delete') {
@@ -196,11 +225,11 @@ async function planOne(op: FileOp, getFile: FileLookup, checkParents: (p: string
 }
 
 /**
- * Checks the agent's `expected_versions` against the plan: every existing file the patch updates, moves or
- * deletes needs an entry (`VERSION_REQUIRED` lists the missing ones) equal to its current version
+ * Checks the agent's `expected_versions` against the current versions of the existing files a patch updates, moves
+ * or deletes: each needs an entry (`VERSION_REQUIRED` lists the missing ones) equal to its current version
  * (`VERSION_CONFLICT` otherwise). Keys are workspace-relative paths; entries for other paths are ignored.
  */
-export function checkExpectedVersions(planned: PlannedPatch, expected: Readonly<Record<string, string>>): void {
+function checkVersions(needed: readonly { path: string; beforeVersion: string }[], expected: Readonly<Record<string, string>>): void {
   const byPath = new Map<string, string>();
   for (const [key, value] of Object.entries(expected)) {
     let rel: string;
@@ -211,7 +240,6 @@ export function checkExpectedVersions(planned: PlannedPatch, expected: Readonly<
     }
     byPath.set(rel, value);
   }
-  const needed = planned.files.filter((f) => f.kind !== 'add' && f.beforeVersion !== undefined);
   const missing = needed.filter((f) => !byPath.has(f.path)).map((f) => f.path);
   if (missing.length > 0) {
     throw new ToolError('VERSION_REQUIRED', `expected_versions has no entry for ${missing.map((p) => JSON.stringify(p)).join(', ')}.`, {
@@ -221,7 +249,7 @@ export function checkExpectedVersions(planned: PlannedPatch, expected: Readonly<
   }
   const conflicts = needed
     .filter((f) => byPath.get(f.path) !== f.beforeVersion)
-    .map((f) => ({ path: f.path, expected: byPath.get(f.path) as string, current: f.beforeVersion as string }));
+    .map((f) => ({ path: f.path, expected: byPath.get(f.path) as string, current: f.beforeVersion }));
   const first = conflicts[0];
   if (first !== undefined) {
     throw new ToolError('VERSION_CONFLICT', `${JSON.stringify(first.path)} changed since it was read (expected ${first.expected}, now ${first.current}).`, {

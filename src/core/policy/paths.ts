@@ -46,6 +46,21 @@ export function checkRelativePath(input: string, options: { allowRoot?: boolean 
   return rel;
 }
 
+/**
+ * Whether a path found on disk is one an agent can name: `find` and `search` list only paths that `read` and the other
+ * path-taking tools accept, so nothing is listed that no tool can then open. A name with a backslash is the case that
+ * occurs (on Windows it separates folders, and VS Code's glob dialect reads it so everywhere), or with a
+ * percent-encoded dot or slash; such files are left out everywhere and reached with exec_command.
+ */
+export function isNameable(rel: string): boolean {
+  try {
+    checkRelativePath(rel);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** True when `child` is `parent` or lies below it (no prefix-sibling confusion). */
 export function isInside(parent: string, child: string): boolean {
   const r = path.relative(parent, child);
@@ -146,5 +161,66 @@ export function fileError(err: unknown, rel: string, limit = 'max_file_bytes'): 
       return new ToolError('PERMISSION_DENIED', `Cannot write ${rel}: ${code === 'EROFS' ? 'the file system is read-only' : 'the disk is full'} (${code}).`, { details, cause: err });
     default:
       return undefined;
+  }
+}
+
+/** What a tool expects at a path it takes: a regular file, or a folder (a command's cwd). */
+export type PathKind = 'file' | 'folder';
+
+/** A path that passed the one check every tool makes: confined, present, of the expected kind. */
+export interface CheckedPath extends ConfinedPath {
+  /** The workspace root's real path, resolved for this check. */
+  readonly realRoot: string;
+}
+
+/** The tool error for a failed confined operation on `rel`, with a missing path first checked for leading outside. */
+async function pathError(fs: WorkspaceFs, root: string, rel: string, realRoot: string, err: unknown, expect: PathKind, limit?: string): Promise<unknown> {
+  const code = failureCode(err);
+  // A path that is missing may be missing because it leads outside (a dangling link): say which.
+  if (code === 'ENOENT') await confine(fs, root, rel, { realRoot, allowRoot: true });
+  if (expect === 'folder' && (code === 'ENOTDIR' || code === 'ENOTREG')) {
+    const details: Record<string, unknown> = { path: rel, ...(err instanceof FsFailure ? err.details : {}) };
+    const what = typeof details.kind === 'string' ? `a ${details.kind}` : 'not a folder';
+    return new ToolError('NOT_FOUND', `${rel === '' ? 'The workspace root' : rel} is ${what}, not a folder.`, {
+      hint: 'Pass an existing folder relative to the workspace root.',
+      details,
+      cause: err,
+    });
+  }
+  return fileError(err, rel, limit) ?? err;
+}
+
+/**
+ * The one check of a path an agent passes, shared by every tool that takes one (read, apply_patch's files, a
+ * command's cwd, diagnostics, symbols, definition, references, hover, rename_symbol): the text of the path, then what
+ * is there through one verified open that never blocks (WorkspaceFs.inspect), in one error vocabulary:
+ * PATH_OUTSIDE_WORKSPACE (it leads outside, also through a link), NOT_FOUND (nothing there; for a folder: not a
+ * folder), IS_DIRECTORY (a folder where a file was expected), NOT_TEXT with `details.kind` (a named pipe, socket or
+ * device). It runs before anything else opens the path: the editor, a language server or a process never gets a
+ * FIFO to wait on.
+ */
+export async function checkPath(fs: WorkspaceFs, root: string, input: string, expect: PathKind, options: { allowRoot?: boolean; realRoot?: string } = {}): Promise<CheckedPath> {
+  const rel = checkRelativePath(input, options);
+  const abs = rel === '' ? root : path.join(root, ...rel.split('/'));
+  const realRoot = options.realRoot ?? (await realRootOf(fs, root));
+  try {
+    await fs.inspect(abs, { within: realRoot, expect });
+  } catch (err) {
+    throw await pathError(fs, root, rel, realRoot, err, expect);
+  }
+  return { abs, rel, realRoot };
+}
+
+/** A regular file's bytes, read through one verified descriptor after the same check as checkPath. */
+export async function readCheckedFile(fs: WorkspaceFs, root: string, input: string, options: { maxBytes: number; limit: string }): Promise<CheckedPath & { bytes: Uint8Array }> {
+  const rel = checkRelativePath(input);
+  const abs = path.join(root, ...rel.split('/'));
+  const realRoot = await realRootOf(fs, root);
+  try {
+    // Opened once and verified as opened: a link swapped in after any check cannot redirect the read.
+    const { bytes } = await fs.readFile(abs, { within: realRoot, maxBytes: options.maxBytes });
+    return { abs, rel, realRoot, bytes };
+  } catch (err) {
+    throw await pathError(fs, root, rel, realRoot, err, 'file', options.limit);
   }
 }

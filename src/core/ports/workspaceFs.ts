@@ -78,6 +78,13 @@ export interface WorkspaceFs {
   /** Canonical path with every symlink resolved; throws when the path does not exist. */
   realpath(path: string): Promise<string>;
   /**
+   * Opens `path` once (never blocking: a FIFO, socket or device is refused from its kind before it is opened), proves
+   * that what was opened is a `file` (regular) or a `folder` as expected and lies inside `within`, closes it and
+   * returns what it was. Fails with EISDIR (a folder where a file was expected), ENOTDIR (anything else where a folder
+   * was expected), ENOTREG (a special file), ESCAPED, or the operating system's code (ENOENT, ...).
+   */
+  inspect(path: string, options: Within & { expect: 'file' | 'folder' }): Promise<FileStat>;
+  /**
    * Opens `path` once, proves that what was opened is a regular file inside `within`, and reads it through that
    * descriptor. Refuses non-regular files before opening them and files over `maxBytes` before reading.
    */

@@ -28,6 +28,11 @@ export class SecretSet {
     };
   }
 
+  /** The registered secrets. */
+  values(): IterableIterator<string> {
+    return this.counts.keys();
+  }
+
   /** True when `value` is a secret or, for secrets of 8+ characters, contains one. */
   leaks(value: string): boolean {
     for (const secret of this.counts.keys()) {

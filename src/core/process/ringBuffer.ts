@@ -123,6 +123,13 @@ export class RingBuffer {
     return { chunk: this.copy(start, stop), cursor: stop, output_lost: lost, retained_from: from };
   }
 
+  /** A copy of the retained bytes between the absolute offsets `from` and `to` (clamped to what is retained). */
+  slice(from: number, to: number): { bytes: Uint8Array; from: number } {
+    const a = Math.min(Math.max(from, this.retainedFrom), this.written);
+    const b = Math.min(Math.max(to, a), this.written);
+    return { bytes: this.copy(a, b), from: a };
+  }
+
   private byteAt(offset: number): number {
     return this.storage[offset % this.storage.length] as number;
   }

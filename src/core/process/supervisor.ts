@@ -9,6 +9,8 @@ import type { Limits } from '../tools/tool';
 import { SecretSet, scrubEnvironment } from './environment';
 import { Listeners } from './listeners';
 import { DEFAULT_RING_CAPACITY, RingBuffer } from './ringBuffer';
+import { readRedacted } from './redactedRead';
+import type { SecretRedactor } from '../secretRedactor';
 
 export type Occupancy = 'exclusive' | 'shared';
 export type ProcessState = 'running' | 'exited';
@@ -158,6 +160,8 @@ export interface ProcessSupervisorOptions {
   readonly settings?: Partial<SupervisorSettings>;
   /** What workspace_info reports as the owner of a process's lifetime. */
   readonly lifetime?: string;
+  /** Redacts credentials from output an agent reads (read_process); none when absent. */
+  readonly redactor?: SecretRedactor;
 }
 
 interface ProcessRecord {
@@ -256,6 +260,11 @@ export class ProcessSupervisor implements Disposable {
   // ---- secrets ------------------------------------------------------------------------------------------
 
   /** Registers a value (a token) that no child may receive in its environment. Dispose to unregister. */
+  /** The secrets registered with addSecret (this extension's tokens), for the output redactor. */
+  secretValues(): Iterable<string> {
+    return this.secrets.values();
+  }
+
   addSecret(value: string): Disposable {
     return this.secrets.add(value);
   }
@@ -639,7 +648,7 @@ export class ProcessSupervisor implements Disposable {
 
   private readNow(rec: ProcessRecord, cursor: number, maxBytes: number): ProcessRead {
     const final = rec.phase === 'exited';
-    const r = rec.buffer.read(cursor, maxBytes, { final });
+    const r = readRedacted(rec.buffer, cursor, maxBytes, final, this.options.redactor);
     return {
       chunk: decoder.decode(r.chunk),
       cursor: r.cursor,

@@ -228,7 +228,10 @@ export class OperationRunner implements Activity, Disposable {
       } catch (err) {
         if (ToolError.is(err) && STALE.has(err.code)) {
           await approvals.markStale(approvalId, err.message);
-          throw approvals.notGranted(approvals.stored(approvalId));
+          const stale = approvals.notGranted(approvals.stored(approvalId));
+          // A stale version says which file and what it is now (path, expected, current), as apply_patch does.
+          if (err.code !== 'VERSION_CONFLICT') throw stale;
+          throw new ToolError(stale.code, stale.message, { ...(stale.hint !== undefined ? { hint: stale.hint } : {}), details: { ...err.details, ...stale.details } });
         }
         throw err;
       }

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
 import type { DiagnosticSeverity, FileDiagnostics, LanguageFeatures } from '../ports/languageFeatures';
-import { confine, realRootOf } from '../policy/paths';
+import { checkPath, realRootOf } from '../policy/paths';
 import type { Workspace } from '../policy/workspaces';
 import { LANGUAGE_LIMITS, LocationMapper, featuresOf, rangeSchema } from './language';
 import { defineTool } from './tool';
@@ -128,8 +128,9 @@ export const diagnosticsTool = defineTool({
     if (args.paths.length === 0) throw new InvalidArgumentsError('paths is empty; omit it for the whole workspace.', { field: 'paths' });
     const realRoot = await realRootOf(services.fs, ws.root);
     const abs: string[] = [];
-    // Each path is confined as read confines it (a refusal names the path in details.path).
-    for (const p of args.paths) abs.push((await confine(services.fs, ws.root, p, { realRoot })).abs);
+    // Each path gets the check every path-taking tool makes (a refusal names the path in details.path), before the
+    // editor opens it: a FIFO handed to the editor would block its file service (microsoft/vscode#148034).
+    for (const p of args.paths) abs.push((await checkPath(services.fs, ws.root, p, 'file', { realRoot })).abs);
     const timeoutMs = Math.max(services.diagnosticsSettleMs(), 0);
     const report = await settledDiagnostics(services, features, ws, abs, { timeoutMs, requireChange: false, signal });
     return { diagnostics: report.items, counts: report.counts, truncated: report.truncated, settled: report.settled };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
-import { confine } from '../policy/paths';
+import { checkPath } from '../policy/paths';
+import type { CoreServices } from './tool';
 import { hashArguments } from '../ledger/canonicalJson';
 import { defineOperationTool } from './tool';
 
@@ -19,6 +20,16 @@ function checkCwdLength(cwd: string, root: string): void {
   }
   const n = utf8.encode(root).length + 1 + utf8.encode(cwd).length;
   if (n > MAX_PATH_BYTES) throw new InvalidArgumentsError(`cwd makes a path of ${n} bytes; the system limit is ${MAX_PATH_BYTES} bytes (PATH_MAX).`);
+}
+
+/** The cwd through the one path check (a folder this time); refusals also name it in `details.cwd`. */
+async function checkCwd(services: CoreServices, root: string, cwd: string): Promise<{ abs: string; rel: string }> {
+  try {
+    return await checkPath(services.fs, root, cwd, 'folder', { allowRoot: true });
+  } catch (err) {
+    if (!ToolError.is(err) || err.details === undefined) throw err;
+    throw new ToolError(err.code, `cwd: ${err.message}`, { hint: err.hint ?? 'Pass an existing folder relative to the workspace root, or omit cwd to run in the root.', details: { ...err.details, cwd: err.details.path } });
+  }
 }
 
 export const execCommandTool = defineOperationTool({
@@ -63,14 +74,7 @@ export const execCommandTool = defineOperationTool({
         });
       }
       checkCwdLength(args.cwd ?? '', ws.root);
-      const { abs, rel } = await confine(services.fs, ws.root, args.cwd ?? '', { allowRoot: true });
-      const st = await services.fs.stat(abs);
-      if (!st || st.type !== 'directory') {
-        throw new ToolError('NOT_FOUND', st ? `cwd ${JSON.stringify(rel)} is a file, not a folder.` : `cwd ${JSON.stringify(rel)} does not exist.`, {
-          hint: 'Pass an existing folder relative to the workspace root, or omit cwd to run in the root.',
-          details: { cwd: rel },
-        });
-      }
+      const { abs, rel } = await checkCwd(services, ws.root, args.cwd ?? '');
       const tty = args.tty ?? false;
       const occupancy = args.occupancy ?? 'exclusive';
       const shown = args.command.join(' ');

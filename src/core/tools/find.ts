@@ -2,7 +2,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import { InvalidArgumentsError } from '../errors';
 import { GLOB_LIMITS, checkGlob } from '../policy/glob';
-import { isInside } from '../policy/paths';
+import { isInside, isNameable } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
 
@@ -63,7 +63,7 @@ export const findTool = defineTool({
         outside.add(rel);
       }
     });
-    const paths = outside.size === 0 ? found.paths : found.paths.filter((p) => !outside.has(p));
+    const paths = found.paths.filter((p) => !outside.has(p) && isNameable(p));
     return { paths, truncated: found.truncated || found.paths.length > max };
   },
 });

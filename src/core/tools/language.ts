@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { EditorLocation, LanguageFeatures, TextPosition, TextRange } from '../ports/languageFeatures';
-import { checkRelativePath, confine, failureCode, fileError, isInside, realRootOf } from '../policy/paths';
+import { confine, failureCode, isInside, readCheckedFile } from '../policy/paths';
 import type { Workspace } from '../policy/workspaces';
 import { decodeText, hasBom } from '../patch/textFile';
 import { contentVersion } from '../patch/version';
@@ -78,18 +78,7 @@ export function splitLines(text: string): string[] {
 
 /** Reads a workspace file the way `read` does (confined, verified descriptor); not text is NOT_TEXT. */
 export async function readWorkspaceFile(services: CoreServices, ws: Workspace, input: string, field = 'path'): Promise<CheckedFile> {
-  const rel = checkRelativePath(input);
-  const abs = path.join(ws.root, ...rel.split('/'));
-  const realRoot = await realRootOf(services.fs, ws.root);
-  let bytes: Uint8Array;
-  try {
-    ({ bytes } = await services.fs.readFile(abs, { within: realRoot, maxBytes: MAX_LANGUAGE_FILE_BYTES }));
-  } catch (err) {
-    if (failureCode(err) === 'ENOENT') await confine(services.fs, ws.root, rel, { realRoot });
-    const mapped = fileError(err, rel, 'max_language_file_bytes');
-    if (mapped) throw mapped;
-    throw err;
-  }
+  const { rel, abs, bytes } = await readCheckedFile(services.fs, ws.root, input, { maxBytes: MAX_LANGUAGE_FILE_BYTES, limit: 'max_language_file_bytes' });
   const text = decodeText(hasBom(bytes) ? bytes.subarray(3) : bytes);
   if (text === undefined) {
     throw new ToolError('NOT_TEXT', `${rel} is not UTF-8 text.`, { details: { path: rel, field } });

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import { contentVersion } from '../patch/version';
-import * as path from 'node:path';
-import { checkRelativePath, confine, failureCode, fileError, realRootOf } from '../policy/paths';
+import { readCheckedFile } from '../policy/paths';
 import { EXTRA_CONTENT, defineTool } from './tool';
 import { MAX_IMAGE_BYTES, sniffImage } from './images';
 import { decodeText, hasBom } from '../patch/textFile';
@@ -64,18 +63,7 @@ export const readTool = defineTool({
       throw new InvalidArgumentsError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
     }
     const ws = services.workspaces.get(args.workspace_id);
-    const rel = checkRelativePath(args.path);
-    const abs = path.join(ws.root, ...rel.split('/'));
-    const realRoot = await realRootOf(services.fs, ws.root);
-    let bytes: Uint8Array;
-    try {
-      // Opened once and verified as opened: a link swapped in after any check cannot redirect the read.
-      ({ bytes } = await services.fs.readFile(abs, { within: realRoot, maxBytes: MAX_READABLE_FILE_BYTES }));
-    } catch (err) {
-      // A path that is missing may be missing because it leads outside (a dangling link): say which.
-      if (failureCode(err) === 'ENOENT') await confine(services.fs, ws.root, rel, { realRoot });
-      throw fileError(err, rel, 'max_read_file_bytes') ?? err;
-    }
+    const { rel, abs, bytes } = await readCheckedFile(services.fs, ws.root, args.path, { maxBytes: MAX_READABLE_FILE_BYTES, limit: 'max_read_file_bytes' });
     stopIfCancelled(signal);
     const version = contentVersion(bytes);
     const mime = sniffImage(bytes);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import { GLOB_LIMITS, checkGlob } from '../policy/glob';
-import { isInside, realRootOf } from '../policy/paths';
+import { isInside, isNameable, realRootOf } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
 
@@ -128,18 +128,31 @@ export const searchTool = defineTool({
         outside.add(rel); // vanished since: nothing to show
       }
     });
-    const matches = outside.size === 0 ? result.matches : result.matches.filter((m) => !outside.has(m.path));
+    // Only paths an agent can name are listed (as find lists them): a name with a backslash is left out, with a note.
+    const unnameable = new Set(files.filter((f) => !outside.has(f) && !isNameable(f)));
+    const kept = outside.size === 0 && unnameable.size === 0 ? result.matches : result.matches.filter((m) => !outside.has(m.path) && !unnameable.has(m.path));
+    // Credentials in the lines are redacted (best effort; `read` stays exact): columns still count the file's text.
+    const { redactor } = services;
+    const matches = !redactor.enabled
+      ? kept
+      : kept.map((m) => ({
+          ...m,
+          text: redactor.redactText(m.text, { cut: m.text_truncated === true }),
+          ...(m.before ? { before: m.before.map((c) => ({ ...c, text: redactor.redactText(c.text, { cut: c.text.length >= SEARCH_MAX_LINE_CHARS }) })) } : {}),
+          ...(m.after ? { after: m.after.map((c) => ({ ...c, text: redactor.redactText(c.text, { cut: c.text.length >= SEARCH_MAX_LINE_CHARS }) })) } : {}),
+        }));
     const notes: string[] = [];
     if (result.timed_out) notes.push(`The search ran longer than ${SEARCH_TIMEOUT_MS / 1000} s and was stopped: the results are partial. Narrow it with include globs or a more specific query.`);
     if (result.skipped_long_lines > 0) notes.push(`${result.skipped_long_lines} matching line(s) were too long to return and were left out.`);
     if (outside.size > 0) notes.push(`${outside.size} file(s) were left out because they resolve outside the workspace.`);
+    if (unnameable.size > 0) notes.push(`${unnameable.size} file(s) were left out because their names cannot be passed as paths (a backslash or a percent-encoded dot or slash in a name); use exec_command to handle them.`);
     if (result.errors.length > 0) notes.push(`Some files could not be searched: ${result.errors.join('; ')}`);
     progress?.(matches.length, matches.length, 'done');
     return {
       matches,
       truncated: result.truncated,
       ...(result.timed_out ? { timed_out: true } : {}),
-      files_with_matches: files.length - outside.size,
+      files_with_matches: files.length - outside.size - unnameable.size,
       engine: { kind: engine.kind, source: engine.source, ...(engine.path !== undefined ? { path: engine.path } : {}) },
       ...(notes.length > 0 ? { notes } : {}),
     };

@@ -50,6 +50,7 @@ export class BreakableFs implements WorkspaceFs {
   stat(p: string): Promise<FileStat | undefined> { return this.inner.stat(p); }
   lstat(p: string): Promise<FileStat | undefined> { return this.inner.lstat(p); }
   realpath(p: string): Promise<string> { return this.inner.realpath(p); }
+  inspect(p: string, o: Within & { expect: 'file' | 'folder' }): Promise<FileStat> { return this.inner.inspect(p, o); }
   readFile(p: string, o: Within & { maxBytes: number }): Promise<FileContent> { return this.inner.readFile(p, o); }
   async writeFile(p: string, d: Uint8Array, o: Within & { mode?: number; tag: string }): Promise<void> { this.spend('write', p); return this.inner.writeFile(p, d, o); }
   removeTemp(p: string, tag: string, o: Within): Promise<boolean> { return this.inner.removeTemp(p, tag, o); }

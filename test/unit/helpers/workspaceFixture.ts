@@ -41,6 +41,7 @@ export class SpyWorkspaceFs implements WorkspaceFs {
   stat(p: string): Promise<FileStat | undefined> { this.note('stat', p); return this.inner.stat(p); }
   lstat(p: string): Promise<FileStat | undefined> { this.note('lstat', p); return this.inner.lstat(p); }
   realpath(p: string): Promise<string> { this.note('realpath', p); return this.inner.realpath(p); }
+  inspect(p: string, o: Within & { expect: 'file' | 'folder' }): Promise<FileStat> { this.note('inspect', p); return this.inner.inspect(p, o); }
   readFile(p: string, o: Within & { maxBytes: number }): Promise<FileContent> { this.note('readFile', p); return this.inner.readFile(p, o); }
   writeFile(p: string, d: Uint8Array, o: Within & { mode?: number; tag: string }): Promise<void> { this.note('writeFile', p); return this.inner.writeFile(p, d, o); }
   removeTemp(p: string, tag: string, o: Within): Promise<boolean> { this.note('removeTemp', p); return this.inner.removeTemp(p, tag, o); }

@@ -1,0 +1,17 @@
+import { REDACTION_CONTEXT_BYTES } from '../secretRedactor';
+import type { SecretRedactor } from '../secretRedactor';
+import type { RingBuffer, RingRead } from './ringBuffer';
+
+/**
+ * A read of a process's output with credentials redacted, judged on the bytes around it as well, so a secret split by
+ * the cursor, by `maxBytes` or by its arrival in pieces is seen whole (see SecretRedactor.redactRange). The cursor
+ * stays a raw byte offset into the output; `final`: the process has exited, nothing more will come.
+ */
+export function readRedacted(buffer: RingBuffer, cursor: number, maxBytes: number, final: boolean, redactor: SecretRedactor | undefined): RingRead {
+  const r = buffer.read(cursor, maxBytes, { final });
+  if (!redactor?.enabled) return r;
+  const start = r.cursor - r.chunk.length;
+  const around = buffer.slice(start - REDACTION_CONTEXT_BYTES, r.cursor + REDACTION_CONTEXT_BYTES);
+  const out = redactor.redactRange(around.bytes, around.from, start, r.cursor, { atEnd: around.from + around.bytes.length >= buffer.end, final });
+  return { ...r, chunk: out.chunk, cursor: out.stop };
+}

@@ -1,0 +1,226 @@
+/**
+ * Best-effort redaction of well-known credential shapes from what agents read back: command output (`read_process`)
+ * and search result lines. `read` and `apply_patch` are never redacted: an agent must be able to edit a file that
+ * holds such a string, byte for byte.
+ *
+ * Each secret is replaced by a visible marker, `[REDACTED:<kind>]`. Detection runs on bytes read as Latin-1 (one
+ * character per byte), so every position is a byte offset: the secret shapes are ASCII, and command output cursors
+ * stay raw byte offsets (see `redactRange`).
+ */
+
+/** One kind of secret. `pattern` must be global; a capture group named `s`, when present, is the secret itself. */
+interface Rule {
+  readonly kind: string;
+  readonly pattern: RegExp;
+  /** Matches, at the end of a text, what could still grow into this secret (a prefix that has not all arrived). */
+  readonly tail?: RegExp;
+}
+
+/** Characters tokens are made of: what must not precede a token for it to start there. */
+const WORD = 'A-Za-z0-9_\\-';
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A token that starts with one of `starts`, then `body` characters (`min` to `max` of them). */
+function tokenRule(kind: string, starts: readonly string[], body: string, min: number, max: number): Rule {
+  const alt = starts.map(escape).join('|');
+  // What could still become this token at the end of a text: the first characters of a start, or a start and a body not yet
+  // long enough to end (the longest form may still be arriving).
+  const partial = new Set<string>();
+  for (const s of starts) for (let n = 1; n < s.length; n++) partial.add(escape(s.slice(0, n)));
+  return {
+    kind,
+    pattern: new RegExp(`(?<![${WORD}])(?:${alt})[${body}]{${min},${max}}(?![${body}])`, 'g'),
+    tail: new RegExp(`(?<![${WORD}])(?:${[...partial].join('|')}${partial.size > 0 ? '|' : ''}(?:${alt})[${body}]{0,${max}})$`),
+  };
+}
+
+/** The built-in shapes, most specific first (an overlap keeps the earlier-starting, then the longer match). */
+const RULES: readonly Rule[] = [
+  {
+    kind: 'private-key',
+    // A PEM private key block (also JSON-escaped, as in a GCP service-account file); unterminated: to the end.
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)/g,
+    tail: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?![\s\S]*-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)[\s\S]*$|-{2,5}(?:B(?:E(?:G(?:I(?:N(?: [A-Z0-9 ]*)?)?)?)?)?)?$/,
+  },
+  tokenRule('anthropic-key', ['sk-ant-'], 'A-Za-z0-9_\\-', 20, 300),
+  tokenRule('openai-key', ['sk-proj-', 'sk-svcacct-', 'sk-admin-', 'sk-'], 'A-Za-z0-9_\\-', 20, 300),
+  tokenRule('github-token', ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], 'A-Za-z0-9', 36, 255),
+  tokenRule('github-token', ['github_pat_'], 'A-Za-z0-9_', 22, 255),
+  tokenRule('gitlab-token', ['glpat-'], 'A-Za-z0-9_\\-', 20, 100),
+  tokenRule('npm-token', ['npm_'], 'A-Za-z0-9', 36, 36),
+  tokenRule('pypi-token', ['pypi-'], 'A-Za-z0-9_\\-', 50, 400),
+  tokenRule('slack-token', ['xoxa-', 'xoxb-', 'xoxp-', 'xoxo-', 'xoxr-', 'xoxs-'], 'A-Za-z0-9\\-', 10, 200),
+  tokenRule('stripe-key', ['sk_live_', 'rk_live_'], 'A-Za-z0-9', 20, 200),
+  tokenRule('google-api-key', ['AIza'], 'A-Za-z0-9_\\-', 35, 35),
+  tokenRule('aws-access-key-id', ['AKIA', 'ASIA', 'ABIA', 'ACCA'], 'A-Z0-9', 16, 16),
+  {
+    kind: 'aws-secret-access-key',
+    pattern: /aws_?secret_?access_?key["']?\s*[:=]\s*["']?(?<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
+    tail: /aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{0,40}$/i,
+  },
+  {
+    kind: 'gcp-private-key-id',
+    pattern: /"private_key_id"\s*:\s*"(?<s>[0-9a-f]{40})"/g,
+  },
+  {
+    // Both parts of a JWT start with `eyJ` (`{"` in base64url): prose rarely does.
+    kind: 'jwt',
+    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?![A-Za-z0-9_-])/g,
+    tail: /(?<![A-Za-z0-9_-])(?:ey?|eyJ[A-Za-z0-9_-]*(?:\.(?:e(?:y(?:J[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?)?)?)?)?)$/,
+  },
+  {
+    // An Authorization header's credential; 20+ characters so that prose ("a Bearer token") is left alone.
+    kind: 'bearer-token',
+    pattern: /\bBearer\s+(?<s>[A-Za-z0-9._~+/=-]{20,})/g,
+    tail: /\bBearer\s+[A-Za-z0-9._~+/=-]*$/,
+  },
+];
+
+/** A secret found in a text: `[from, to)` and its kind. */
+export interface Found {
+  readonly from: number;
+  readonly to: number;
+  readonly kind: string;
+}
+
+export interface RedactorOptions {
+  /** Whether to redact at all (`codespace.redaction.enabled`). */
+  readonly enabled: () => boolean;
+  /** This extension's own tokens (MCP and inbox), redacted wherever they appear. */
+  readonly ownTokens: () => Iterable<string>;
+  /** Values the operator listed (`codespace.redaction.values`). */
+  readonly values: () => readonly string[];
+}
+
+/** Shortest listed value that is redacted: shorter ones would match noise. */
+export const MIN_LISTED_VALUE = 6;
+/** How far before a read and after it output is looked at, so a secret split by the cursor is still seen whole. */
+export const REDACTION_CONTEXT_BYTES = 8192;
+
+function latin1(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, Math.min(bytes.length, i + 8192)));
+  return out;
+}
+
+const encoder = new TextEncoder();
+
+export class SecretRedactor {
+  constructor(private readonly options: RedactorOptions) {}
+
+  get enabled(): boolean {
+    return this.options.enabled();
+  }
+
+  private exact(): { value: string; kind: string }[] {
+    const out: { value: string; kind: string }[] = [];
+    for (const t of this.options.ownTokens()) if (t.length >= MIN_LISTED_VALUE) out.push({ value: t, kind: 'codespace-token' });
+    for (const v of this.options.values()) if (typeof v === 'string' && v.length >= MIN_LISTED_VALUE) out.push({ value: v, kind: 'listed-value' });
+    return out;
+  }
+
+  /** Every secret in `text`, sorted, without overlaps (the earlier start wins, then the longer match). */
+  find(text: string): Found[] {
+    const all: Found[] = [];
+    for (const rule of RULES) {
+      rule.pattern.lastIndex = 0;
+      for (const m of text.matchAll(rule.pattern)) {
+        const s = m.groups?.s;
+        const from = s !== undefined ? (m.index as number) + m[0].lastIndexOf(s) : (m.index as number);
+        all.push({ from, to: from + (s ?? m[0]).length, kind: rule.kind });
+      }
+    }
+    for (const { value, kind } of this.exact()) {
+      for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + value.length)) all.push({ from: at, to: at + value.length, kind });
+    }
+    all.sort((a, b) => a.from - b.from || b.to - a.to);
+    const kept: Found[] = [];
+    for (const f of all) if (kept.length === 0 || f.from >= (kept[kept.length - 1] as Found).to) kept.push(f);
+    return kept;
+  }
+
+  /** Where, at the end of `text`, a secret may have begun that has not all arrived; undefined when none may have. */
+  heldTail(text: string): number | undefined {
+    let at: number | undefined;
+    const earliest = (i: number): void => {
+      at = at === undefined ? i : Math.min(at, i);
+    };
+    for (const rule of RULES) {
+      const m = rule.tail?.exec(text);
+      if (m && m[0].length > 0) earliest(m.index);
+    }
+    for (const { value } of this.exact()) {
+      for (let n = Math.min(value.length - 1, text.length); n >= 4; n--) {
+        if (text.endsWith(value.slice(0, n))) {
+          earliest(text.length - n);
+          break;
+        }
+      }
+    }
+    return at;
+  }
+
+  /** A text with every secret replaced by its marker; `cut` when the text was cut short (a secret may be cut too). */
+  redactText(text: string, options: { cut?: boolean } = {}): string {
+    if (!this.enabled) return text;
+    const found = this.find(text);
+    let out = '';
+    let at = 0;
+    for (const f of found) {
+      out += text.slice(at, f.from) + marker(f.kind);
+      at = f.to;
+    }
+    const tail = options.cut ? this.heldTail(text.slice(at)) : undefined;
+    return tail === undefined ? out + text.slice(at) : `${out}${text.slice(at, at + tail)}${marker('truncated')}`;
+  }
+
+  /**
+   * Redacts the part `[start, stop)` of a process's output, given the bytes `window` around it (from offset
+   * `windowStart`; it should reach REDACTION_CONTEXT_BYTES before `start` and after `stop`, as far as retained and
+   * written). Cursors stay raw byte offsets: the returned `stop` is where the next read starts. It never ends inside a
+   * secret: the chunk ends before one that starts inside it, or, when one starts at `start`, just after it (a chunk
+   * may then be longer than asked, by at most one secret). While output may still come (`final` false and the window
+   * reaches the end of what was written, `atEnd`), a tail that may be the start of a secret is held back until it is
+   * complete or the process ends, so a secret written in pieces is never shown in pieces.
+   */
+  redactRange(window: Uint8Array, windowStart: number, start: number, stop: number, options: { atEnd: boolean; final: boolean }): { chunk: Uint8Array; stop: number } {
+    const text = latin1(window);
+    const s = start - windowStart;
+    let t = stop - windowStart;
+    const found = this.find(text);
+    if (options.atEnd && !options.final) {
+      const held = this.heldTail(text);
+      const touching = found.find((f) => f.to === text.length);
+      const from = Math.min(held ?? text.length, touching?.from ?? text.length);
+      if (from < t) t = Math.max(s, from);
+    }
+    for (const f of found) {
+      if (f.from < t && f.to > t) t = f.from > s ? f.from : f.to;
+    }
+    const parts: Uint8Array[] = [];
+    let at = s;
+    for (const f of found) {
+      if (f.to <= s || f.from >= t) continue;
+      const a = Math.max(f.from, s);
+      if (a > at) parts.push(window.subarray(at, a));
+      parts.push(encoder.encode(marker(f.kind)));
+      at = Math.min(f.to, t);
+    }
+    if (t > at) parts.push(window.subarray(at, t));
+    const size = parts.reduce((n, p) => n + p.length, 0);
+    const chunk = new Uint8Array(size);
+    let o = 0;
+    for (const p of parts) {
+      chunk.set(p, o);
+      o += p.length;
+    }
+    return { chunk, stop: windowStart + t };
+  }
+}
+
+export function marker(kind: string): string {
+  return `[REDACTED:${kind}]`;
+}

@@ -1,0 +1,62 @@
+import type {
+  DocumentSymbolNode,
+  EditorLocation,
+  EditorState,
+  FileDiagnostics,
+  LanguageFeatures,
+  RenameOutcome,
+  SettleOptions,
+  TextPosition,
+  TextRange,
+  WorkspaceSymbol,
+} from '../../../src/core/ports/languageFeatures';
+
+/** A language server double: each answer is whatever the test sets; every call is recorded. */
+export class FakeLanguage implements LanguageFeatures {
+  calls: string[] = [];
+  diags: FileDiagnostics[] = [];
+  settled = true;
+  settleCalls: { paths: readonly string[]; options: SettleOptions }[] = [];
+  symbolsTree: DocumentSymbolNode[] = [];
+  wsSymbols: WorkspaceSymbol[] = [];
+  locations: EditorLocation[] = [];
+  hovers: { contents: string[]; range?: TextRange }[] = [];
+  renameAnswer: (path: string, position: TextPosition, newName: string) => Promise<RenameOutcome> = () => Promise.resolve({ edits: [], fileOperations: 0 });
+  state: EditorState = { active: undefined, visible: [], dirty: [] };
+
+  diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
+    this.calls.push(`diagnostics ${paths ? paths.join(',') : '*'}`);
+    return Promise.resolve(paths ? this.diags.filter((d) => paths.includes(d.path)) : this.diags);
+  }
+  async settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
+    this.settleCalls.push({ paths, options });
+    this.calls.push(`settle ${paths.join(',')}`);
+    return { settled: this.settled, files: await this.diagnostics(paths) };
+  }
+  documentSymbols(p: string): Promise<DocumentSymbolNode[]> {
+    this.calls.push(`symbols ${p}`);
+    return Promise.resolve(this.symbolsTree);
+  }
+  workspaceSymbols(): Promise<WorkspaceSymbol[]> {
+    return Promise.resolve(this.wsSymbols);
+  }
+  definition(p: string, pos: TextPosition): Promise<EditorLocation[]> {
+    this.calls.push(`definition ${p} ${pos.line}:${pos.character}`);
+    return Promise.resolve(this.locations);
+  }
+  references(p: string, pos: TextPosition): Promise<EditorLocation[]> {
+    this.calls.push(`references ${p} ${pos.line}:${pos.character}`);
+    return Promise.resolve(this.locations);
+  }
+  hover(p: string): Promise<{ contents: string[]; range?: TextRange }[]> {
+    this.calls.push(`hover ${p}`);
+    return Promise.resolve(this.hovers);
+  }
+  rename(p: string, pos: TextPosition, newName: string): Promise<RenameOutcome> {
+    this.calls.push(`rename ${p} ${pos.line}:${pos.character} ${newName}`);
+    return this.renameAnswer(p, pos, newName);
+  }
+  editorState(): EditorState {
+    return this.state;
+  }
+}
