@@ -13,6 +13,7 @@ import { patchOperation, proposalFiles } from '../core/patch/patchOperation';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/runner/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
+import { ToolGroups } from '../core/tools/toolGroups';
 import { execCommandTool } from '../core/tools/execCommand';
 import { ToolError } from '../core/errors';
 import { ExecLog } from '../core/ledger/execLog';
@@ -72,6 +73,8 @@ export interface AssembleOptions {
   readonly language?: LanguageFeatures;
   /** `codespace.diagnostics.settleMs`, read fresh per patch (default 0: apply_patch returns no diagnostics). */
   readonly diagnosticsSettleMs?: () => number;
+  /** `codespace.tools.disabledGroups`, read fresh (default: every group served). */
+  readonly disabledToolGroups?: () => readonly unknown[];
 }
 
 export interface AssembledServices {
@@ -186,6 +189,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     search: o.contentSearch ?? NO_CONTENT_SEARCH,
     language: o.language,
     diagnosticsSettleMs: o.diagnosticsSettleMs ?? (() => 0),
+    toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err))),
   };
   const engine = services.search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
@@ -212,6 +216,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
       await steering.flush();
       steering.dispose();
       runner.dispose();
+      services.toolGroups.dispose();
       approvals.dispose();
       ledger.dispose();
       await shared.close();

@@ -13,6 +13,7 @@ import type { WorkspaceFs } from '../ports/workspaceFs';
 import type { ContentSearch } from '../ports/contentSearch';
 import type { WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
+import type { ToolGroups } from './toolGroups';
 
 /** Operator limits, read fresh on every call so a settings change applies at once. */
 export interface Limits {
@@ -55,6 +56,8 @@ export interface CoreServices {
   readonly language: LanguageFeatures | undefined;
   /** How long apply_patch waits for the touched files' diagnostics to settle, in milliseconds; 0: not at all. */
   readonly diagnosticsSettleMs: () => number;
+  /** Which tool groups the operator serves (`codespace.tools.disabledGroups`). */
+  readonly toolGroups: ToolGroups;
 }
 
 /** Operator settings for commands, read fresh on every call. */

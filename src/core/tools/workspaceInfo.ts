@@ -34,12 +34,11 @@ export const workspaceInfoTool = defineTool({
   name: 'workspace_info',
   title: 'Workspace information',
   description:
-    'Without workspace_id: lists every workspace folder open in this VS Code window with its id. ' +
-    'With workspace_id: what agents may do there now (trust, profile, files/process availability, approvals, limits). ' +
-    'Call this first; availability does not reserve the workspace.',
+    'Start here. Without workspace_id: the open workspace folders and their ids. With one: what is allowed there now ' +
+    '(profile, trust, commands and sandbox, approvals, limits). Both say which tool groups are turned off.',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).optional().describe('Id of one workspace folder; omit to list them all.'),
+    workspace_id: z.string().min(1).optional(),
   },
   output: {
     workspaces: z.array(workspaceSummary).optional(),
