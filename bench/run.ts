@@ -16,6 +16,7 @@ import { readLatency } from './readLatency';
 import { sandboxStartup } from './sandboxStartup';
 import { sessionTransport } from './sessionTransport';
 import { searchThroughput } from './searchThroughput';
+import { toolListSize } from './toolListSize';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
@@ -25,6 +26,7 @@ const GROUPS: Record<string, BenchGroup> = {
   session: sessionTransport,
   sandbox: sandboxStartup,
   search: searchThroughput,
+  toollist: toolListSize,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

@@ -14,7 +14,9 @@ export const SERVER_NAME = 'codespace';
 const INSTRUCTIONS =
   'CodeSpace serves the folders open in the developer\'s VS Code window. Start with workspace_info (no arguments) to ' +
   'learn workspace ids, then workspace_info with an id to learn what is allowed. Paths are relative to the workspace ' +
-  'root. Read a file before patching it and pass the version you read as the expected version.';
+  'root; lines and characters are 1-based (characters in UTF-16 code units, as editors count them). Read a file before ' +
+  'patching it and pass the version you read as the expected version. Once a session has opened a work (work_open), every ' +
+  'result carries coordination { work_id, queued_instructions }: above 0, call steer_claim_next.';
 
 /** Compact JSON: the text block repeats structuredContent for text-only clients, so keep it small. */
 function text(value: unknown): string {

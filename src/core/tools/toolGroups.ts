@@ -46,6 +46,15 @@ export class ToolGroups implements Disposable {
     return { disabled, tools: disabled.flatMap((g) => TOOL_GROUPS[g].map((t) => t.name)), unknown };
   }
 
+  /** What workspace_info notes: the groups turned off, and setting entries that name no group. */
+  notes(): string[] {
+    const { disabled, unknown } = this.state();
+    const notes: string[] = [];
+    if (disabled.length > 0) notes.push(`Turned off by the operator (${TOOL_GROUPS_SETTING}): ${disabled.join(', ')}; those tools are not served.`);
+    if (unknown.length > 0) notes.push(`${TOOL_GROUPS_SETTING} names no group ${unknown.map((g) => JSON.stringify(g)).join(', ')} (ignored); the groups are ${TOOL_GROUP_NAMES.join(', ')}.`);
+    return notes;
+  }
+
   /** The group that turns this tool off, when it is off now; undefined when it is served. */
   disabledGroupOf(toolName: string): ToolGroup | undefined {
     const group = toolGroupOf(toolName);

@@ -51,12 +51,17 @@ export const workspaceInfoTool = defineTool({
       .object({ read_bytes: z.number(), find_results: z.number(), retained_output_bytes: z.number() })
       .optional(),
     notes: z.array(z.string()).optional(),
+    /** Present when the operator turned tool groups off (codespace.tools.disabledGroups): they are not served. */
+    tools_off: z.object({ groups: z.array(z.string()), tools: z.array(z.string()) }).optional(),
   },
   async handler(args, { services }) {
     const { workspaces } = services;
+    const groups = services.toolGroups.state();
+    const toolsOff = groups.disabled.length > 0 ? { tools_off: { groups: [...groups.disabled], tools: [...groups.tools] } } : {};
     if (args.workspace_id === undefined) {
       return {
         workspaces: workspaces.list().map((w) => ({ id: w.id, name: w.name, trusted: w.trusted, profile: w.profile })),
+        ...toolsOff,
       };
     }
     const ws = workspaces.get(args.workspace_id);
@@ -70,6 +75,7 @@ export const workspaceInfoTool = defineTool({
     else if (ws.profile === 'read-only') notes.push('Profile read-only: agents may only read.');
     else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
+    notes.push(...services.toolGroups.notes());
     if (ws.canExec && isolation.refusing) notes.push(`Commands are refused: the developer requires a command sandbox and none can run here (${isolation.command_sandbox.reason ?? 'unknown reason'}).`);
     return {
       workspace_id: ws.id,
@@ -89,6 +95,7 @@ export const workspaceInfoTool = defineTool({
       },
       limits: { read_bytes: limits.readBytes, find_results: limits.findResults, retained_output_bytes: limits.retainedOutputBytes },
       notes,
+      ...toolsOff,
     };
   },
 });
