@@ -55,7 +55,8 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
   // Our own handlers, not McpServer.registerTool: the SDK would serve its own, larger conversion of the schemas.
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: dispatcher.served().map(listedTool) }));
   const listening = dispatcher.services.toolGroups.onDidChange(() => {
-    if (server.isConnected()) server.sendToolListChanged();
+    if (!server.isConnected()) return;
+    server.server.sendToolListChanged().catch((err: unknown) => dispatcher.services.logger.debug(`[tools] tools/list_changed not sent: ${err instanceof Error ? err.message : String(err)}`));
   });
   const closed = server.server.onclose;
   server.server.onclose = () => {
