@@ -17,6 +17,7 @@ import { readLatency } from './readLatency';
 import { sandboxStartup } from './sandboxStartup';
 import { sessionTransport } from './sessionTransport';
 import { searchThroughput } from './searchThroughput';
+import { toolListSize } from './toolListSize';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
@@ -27,6 +28,7 @@ const GROUPS: Record<string, BenchGroup> = {
   sandbox: sandboxStartup,
   network: networkStartup,
   search: searchThroughput,
+  toollist: toolListSize,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

@@ -110,6 +110,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     language: new VsCodeLanguageFeatures(),
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
+    disabledToolGroups: settings.toolsDisabledGroups,
   });
   shutdown = core.shutdown;
   phase('services');
@@ -176,6 +177,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
         core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
       }
       if (settings.affects(e, 'discovery.tokenFile')) discovery.refresh();
+      // Connected sessions hear notifications/tools/list_changed when the served tools change.
+      if (settings.affects(e, 'tools.disabledGroups')) core.services.toolGroups.refresh();
       if (settings.affects(e, 'server.port')) {
         vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describe(err)));
       }

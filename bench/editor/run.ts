@@ -9,6 +9,7 @@
  *   read_process        200 MiB of PTY output vs bare node-pty in the same extension host
  *   flood               extension host RSS growth and event-loop delay during a 1 GiB flood, terminal mirror on
  *   sessions            extension host event-loop delay during 32 sessions × 1,000 calls
+ *   toollist            the tools/list size against its 24 KB budget (bench/editor/toolList.ts)
  *   activation          activate() to listening of the packaged VSIX in fresh windows; bundle and VSIX sizes
  *                       (bench/editor/activation.ts; runs first and leaves dist/ holding the production build)
  *
@@ -42,6 +43,7 @@ import { sampleText } from '../readLatency';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, SamplerReport } from './protocol';
 import { BENCH_INFO_FILE } from './protocol';
 import { ACTIVATION_BUDGET_MS, BUNDLE_BUDGET_BYTES, measureActivation } from './activation';
+import { toolListGroup } from './toolList';
 
 /** Repo root: this file compiles to out/bench/editor/run.js. */
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -853,6 +855,7 @@ async function searchGroup(rig: Rig): Promise<GroupOutput> {
  */
 const GROUPS: Record<string, (rig: Rig) => Promise<GroupOutput>> = {
   activation: activationGroup,
+  toollist: (rig) => toolListGroup(rig.info),
   read: readGroup,
   find: findGroup,
   search: searchGroup,

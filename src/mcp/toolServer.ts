@@ -1,12 +1,12 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/runner/dispatch';
-import { kindFlags } from '../core/toolKinds';
 import { completeWorkspaceId } from './completions';
 import { progressReporter } from './progress';
 import { registerSteeringResources } from './steeringResources';
+import { listedTool } from './toolSchemas';
 import { registerWorkspaceResources } from './workspaceResources';
 
 export const SERVER_NAME = 'codespace';
@@ -14,7 +14,9 @@ export const SERVER_NAME = 'codespace';
 const INSTRUCTIONS =
   'CodeSpace serves the folders open in the developer\'s VS Code window. Start with workspace_info (no arguments) to ' +
   'learn workspace ids, then workspace_info with an id to learn what is allowed. Paths are relative to the workspace ' +
-  'root. Read a file before patching it and pass the version you read as the expected version.';
+  'root; lines and characters are 1-based (characters in UTF-16 code units, as editors count them). Read a file before ' +
+  'patching it and pass the version you read as the expected version. Once a session has opened a work (work_open), every ' +
+  'result carries coordination { work_id, queued_instructions }: above 0, call steer_claim_next.';
 
 /** Compact JSON: the text block repeats structuredContent for text-only clients, so keep it small. */
 function text(value: unknown): string {
@@ -38,8 +40,9 @@ export function errorResult(body: ToolErrorBody): CallToolResult {
 }
 
 /**
- * Builds one MCP server for one session over the tool catalogue. This adapter only translates: tools/list comes
- * from McpServer.registerTool (schemas and the annotations of the kind table); tools/call goes to the core's
+ * Builds one MCP server for one session over the tool catalogue. This adapter only translates: tools/list serves
+ * the tools the operator has not turned off (src/mcp/toolSchemas.ts: compact schemas, annotations from the kind
+ * table), and sends notifications/tools/list_changed when that changes; tools/call goes to the core's
  * ToolDispatcher, and its outcome becomes a CallToolResult. Per MCP 2025-11-25 (SEP-1303) bad arguments are tool
  * errors (`isError: true`, INVALID_ARGUMENTS); only an unknown tool (and malformed JSON-RPC, which the SDK answers
  * before us) is a protocol error. The SDK still checks every result against CallToolResultSchema, and clients
@@ -47,32 +50,19 @@ export function errorResult(body: ToolErrorBody): CallToolResult {
  */
 export function createToolServer(options: { dispatcher: ToolDispatcher; version: string }): McpServer {
   const { dispatcher } = options;
-  const server = new McpServer({ name: SERVER_NAME, title: 'CodeSpace for VS Code', version: options.version }, { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } });
+  const server = new McpServer({ name: SERVER_NAME, title: 'CodeSpace for VS Code', version: options.version }, { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true } } });
 
-  for (const tool of dispatcher.tools) {
-    const flags = kindFlags(tool.kind);
-    server.registerTool(
-      tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: tool.input,
-        outputSchema: tool.output,
-        annotations: {
-          title: tool.title,
-          readOnlyHint: flags.readOnly,
-          destructiveHint: flags.destructive,
-          idempotentHint: flags.idempotent,
-          openWorldHint: false,
-        },
-      },
-      // Never called: tools/call is answered below.
-      () => errorResult({ code: 'INTERNAL', message: 'unreachable' }),
-    );
-  }
-  // registerTool declares `tools.listChanged: true` (the SDK assumes tools may come and go). Ours are fixed for
-  // the life of a session and we never send notifications/tools/list_changed, so say so.
-  server.server.registerCapabilities({ tools: { listChanged: false } });
+  // Our own handlers, not McpServer.registerTool: the SDK would serve its own, larger conversion of the schemas.
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: dispatcher.served().map(listedTool) }));
+  const listening = dispatcher.services.toolGroups.onDidChange(() => {
+    if (!server.isConnected()) return;
+    server.server.sendToolListChanged().catch((err: unknown) => dispatcher.services.logger.debug(`[tools] tools/list_changed not sent: ${err instanceof Error ? err.message : String(err)}`));
+  });
+  const closed = server.server.onclose;
+  server.server.onclose = () => {
+    listening.dispose();
+    closed?.();
+  };
   // Workspace files (a read-only template) and the steering queues (subscribable, listed per open work).
   registerWorkspaceResources(server, dispatcher);
   registerSteeringResources(server, dispatcher.services.steering, dispatcher.services.logger, (prefix) => completeWorkspaceId(dispatcher, prefix));

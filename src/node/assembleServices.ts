@@ -14,6 +14,7 @@ import { patchOperation, proposalFiles } from '../core/patch/patchOperation';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/runner/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
+import { ToolGroups } from '../core/tools/toolGroups';
 import { execCommandTool } from '../core/tools/execCommand';
 import { ToolError } from '../core/errors';
 import { ExecLog } from '../core/ledger/execLog';
@@ -75,6 +76,8 @@ export interface AssembleOptions {
   readonly diagnosticsSettleMs?: () => number;
   /** Redaction of credentials from command output and search lines (default: on, no listed values). */
   readonly redaction?: { readonly enabled: () => boolean; readonly values: () => readonly string[] };
+  /** `codespace.tools.disabledGroups`, read fresh (default: every group served). */
+  readonly disabledToolGroups?: () => readonly unknown[];
 }
 
 export interface AssembledServices {
@@ -197,6 +200,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     language: o.language,
     diagnosticsSettleMs: o.diagnosticsSettleMs ?? (() => 0),
     redactor,
+    toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err))),
   };
   const engine = services.search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
@@ -224,6 +228,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
       await steering.flush();
       steering.dispose();
       runner.dispose();
+      services.toolGroups.dispose();
       approvals.dispose();
       ledger.dispose();
       await shared.close();

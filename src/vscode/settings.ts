@@ -112,6 +112,15 @@ export const settings = {
     const ms = read<number>('diagnostics.settleMs', 2000);
     return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 30_000) : 0;
   },
+  /**
+   * `codespace.tools.disabledGroups`: the user's and the workspace's entries together, so a workspace can turn more
+   * groups off but never serve one again that the user turned off. Unchecked: ToolGroups names what it ignores.
+   */
+  toolsDisabledGroups(): unknown[] {
+    const inspected = vscode.workspace.getConfiguration(SECTION).inspect<unknown>('tools.disabledGroups');
+    const entries = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+    return [...entries(inspected?.globalValue), ...entries(inspected?.workspaceValue), ...entries(inspected?.workspaceFolderValue)];
+  },
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
   },

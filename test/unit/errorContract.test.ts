@@ -124,12 +124,12 @@ describe('error contract on the wire (real host over HTTP)', () => {
     await removeTree(root);
   });
 
-  it('initialize advertises tools without listChanged (the tool list never changes)', async () => {
+  it('initialize advertises tools with listChanged (the operator may turn tool groups off and on)', async () => {
     const r = await rawRequest(h.port, { headers: { ...MCP_HEADERS, authorization: `Bearer ${h.token.value}` }, body: INIT_BODY });
     assert.equal(r.status, 200, r.body);
     sid = r.headers['mcp-session-id'] as string;
     const body = JSON.parse(r.body) as { result: { capabilities: { tools?: { listChanged?: boolean } } } };
-    assert.deepEqual(body.result.capabilities.tools, { listChanged: false });
+    assert.deepEqual(body.result.capabilities.tools, { listChanged: true });
   });
 
   it('a bad argument is a result with isError and INVALID_ARGUMENTS, not a JSON-RPC error', async () => {

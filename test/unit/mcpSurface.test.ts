@@ -54,11 +54,11 @@ describe('MCP surface: workspace files as resources, completion', () => {
     await removeTree(base);
   });
 
-  it('offers resources and completions (subscriptions and list changes are for the steering queues)', () => {
+  it('offers resources and completions (subscriptions and list changes are for the steering queues), and says the tool list may change', () => {
     const caps = h.client.getServerCapabilities();
     assert.deepEqual(caps?.resources, { subscribe: true, listChanged: true });
     assert.deepEqual(caps?.completions, {});
-    assert.deepEqual(caps?.tools, { listChanged: false });
+    assert.deepEqual(caps?.tools, { listChanged: true });
   });
 
   it('lists the workspace-file template (next to the steering one) and, with no open work, no enumerated resources', async () => {

@@ -5,6 +5,7 @@ import type { Logger } from '../ports/logger';
 import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from '../tools/tool';
 import { EXTRA_CONTENT } from '../tools/tool';
 import { invalidArgumentsBody } from './argumentErrors';
+import { TOOL_GROUPS_SETTING } from '../tools/toolGroups';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
@@ -12,14 +13,6 @@ export interface CallContext {
   /** Reports progress of a long call, when the client asked for it (MCP `_meta.progressToken`). */
   readonly progress?: ProgressReporter;
 }
-
-/** The steering hint every tool result of a session with an open work carries (TOOLS.md "Conventions"). */
-export const coordinationSchema = z
-  .object({
-    work_id: z.string(),
-    queued_instructions: z.number().int().nonnegative(),
-  })
-  .describe('Your open work and how many instructions of the developer wait for it: above 0, call steer_claim_next.');
 
 /** The answer to one tool call, before any protocol sees it. */
 export type ToolOutcome =
@@ -35,20 +28,26 @@ export type ToolOutcome =
  */
 export class ToolDispatcher {
   private readonly byName = new Map<string, { tool: AnyTool; input: z.ZodObject<z.ZodRawShape> }>();
-  /** The catalogue as served: each output schema also allows `coordination`, which any result may carry. */
-  readonly tools: readonly AnyTool[];
-
   constructor(
-    tools: readonly AnyTool[],
+    /**
+     * Every tool of the catalogue, served or not. Any result may also carry `coordination: { work_id,
+     * queued_instructions }` (see call()); output schemas leave room for it.
+     */
+    readonly tools: readonly AnyTool[],
     readonly services: CoreServices,
     private readonly logger: Logger,
   ) {
-    this.tools = tools.map((t) => ({ ...t, output: { ...t.output, coordination: coordinationSchema.optional() } }));
     for (const tool of this.tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict() });
   }
 
   names(): string[] {
     return [...this.byName.keys()];
+  }
+
+  /** The tools served now: the catalogue less the groups the operator turned off (tools/list). */
+  served(): AnyTool[] {
+    const off = new Set(this.services.toolGroups.state().tools);
+    return this.tools.filter((t) => !off.has(t.name));
   }
 
   /**
@@ -71,7 +70,19 @@ export class ToolDispatcher {
     const entry = this.byName.get(name);
     if (!entry) {
       const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
-      return { kind: 'unknown_tool', message: `Unknown tool ${shown}. Known tools: ${this.names().join(', ')}.` };
+      return { kind: 'unknown_tool', message: `Unknown tool ${shown}. Known tools: ${this.served().map((t) => t.name).join(', ')}.` };
+    }
+    const group = this.services.toolGroups.disabledGroupOf(name);
+    if (group !== undefined) {
+      return {
+        kind: 'error',
+        body: {
+          code: 'TOOL_DISABLED',
+          message: `${name} is turned off: the operator's setting ${TOOL_GROUPS_SETTING} includes "${group}".`,
+          hint: `Use the tools tools/list shows (workspace_info says what is off); only the developer can serve "${group}" again.`,
+          details: { group, setting: TOOL_GROUPS_SETTING },
+        },
+      };
     }
     const parsed = entry.input.safeParse(args ?? {});
     if (!parsed.success) {

@@ -19,19 +19,18 @@ const applyPatchOperation = defineOperationTool({
   name: 'apply_patch',
   title: 'Apply a patch',
   description:
-    'Applies a V4A patch ("*** Begin Patch" … "*** End Patch" with Add File / Update File [Move to] / Delete File sections and @@ hunks). ' +
-    'All or nothing: every hunk of every file is checked before the first write, files are written atomically, and a failed write restores the others. ' +
-    'expected_versions must map every existing file the patch updates, moves or deletes to the version read returned. ' +
-    'operation_key makes the call idempotent: resending the same key and arguments returns the stored result without writing again. ' +
-    'check_only: true previews (unified diff and resulting version per file) and writes nothing; a preview and an apply need different keys.',
+    'Creates, edits, moves and deletes files with a V4A patch: \'*** Begin Patch\', then per file \'*** Add File: p\' (+ ' +
+    'lines), \'*** Delete File: p\' or \'*** Update File: p\' (optionally \'*** Move to: q\') with @@ hunks of \' \', \'-\', ' +
+    '\'+\' lines, then \'*** End Patch\'. All or nothing. expected_versions: each existing file touched -> the version ' +
+    'read returned. A new operation_key per change (a repeat returns the stored result); check_only: true previews.',
   kind: 'patch',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
-    patch: z.string().min(1).max(32 * 1024 * 1024).describe('The V4A patch text.'),
-    expected_versions: z.record(z.string(), z.string()).describe('Path → version from read, for every existing file touched.'),
-    operation_key: z.string().min(1).max(200).describe('Your idempotency key for this exact request.'),
-    check_only: z.boolean().optional().describe('Preview only: return diffs and resulting versions, write nothing.'),
-    work_id: z.string().min(1).optional().describe('The work this patch belongs to (work_open).'),
+    workspace_id: z.string().min(1),
+    patch: z.string().min(1).max(32 * 1024 * 1024),
+    expected_versions: z.record(z.string(), z.string()),
+    operation_key: z.string().min(1).max(200),
+    check_only: z.boolean().optional(),
+    work_id: z.string().min(1).optional(),
   },
   output: {
     status: z.enum(['checked', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown']),

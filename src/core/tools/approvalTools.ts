@@ -31,15 +31,13 @@ export const approvalCreateTool = defineTool({
   name: 'approval_create',
   title: 'Ask for approval',
   description:
-    'Opens an approval hold for a request, whatever the approval settings: request holds the arguments of an apply_patch ' +
-    '(it has "patch") or exec_command (it has "command") call; tool names which when it is ambiguous. The request is ' +
-    'checked and planned now, and nothing is written or started. The developer decides in VS Code; call ' +
-    'operation_resume with the approval_id to wait for the decision and run it. A hold never raises a permission.',
+    'Asks the developer to approve a request before it runs: request holds the arguments of an apply_patch or ' +
+    'exec_command call. Nothing runs now: call operation_resume with the approval_id to wait for the decision and run it.',
   kind: 'approval',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info; must match request.workspace_id when that is given.'),
-    tool: z.enum(['apply_patch', 'exec_command']).optional().describe('Which tool the request is for. Default: apply_patch when request has "patch", exec_command when it has "command".'),
-    request: z.record(z.string(), z.unknown()).describe('The arguments of the apply_patch or exec_command call to hold.'),
+    workspace_id: z.string().min(1),
+    tool: z.enum(['apply_patch', 'exec_command']).optional(),
+    request: z.record(z.string(), z.unknown()),
   },
   output: holdShape,
   async handler(args, { services, signal }) {
@@ -63,15 +61,13 @@ export const approvalResolveTool = defineTool({
   name: 'approval_resolve',
   title: 'Decide on a hold',
   description:
-    'Grants or denies a pending hold. By default only the developer in VS Code decides (panel or diff editor) and this ' +
-    'tool answers PERMISSION_DENIED; it works only when the operator set codespace.approvals.agentMayResolve. A grant of ' +
-    'a hold whose files changed on disk fails with VERSION_CONFLICT (the hold is stale). Granting does not run anything: ' +
-    'call operation_resume.',
+    'Grants or denies a hold. Only when the developer set codespace.approvals.agentMayResolve; otherwise ' +
+    'PERMISSION_DENIED. Runs nothing: call operation_resume next.',
   kind: 'approval',
   input: {
-    approval_id: z.string().min(1).max(200).describe('The approval_id of the hold.'),
+    approval_id: z.string().min(1).max(200),
     decision: z.enum(['grant', 'deny']),
-    note: z.string().max(MAX_NOTE_CHARS).optional().describe('Why; reaches the agent with the decision.'),
+    note: z.string().max(MAX_NOTE_CHARS).optional(),
   },
   output: holdShape,
   async handler(args, { services }) {
@@ -83,15 +79,12 @@ export const operationResumeTool = defineTool({
   name: 'operation_resume',
   title: 'Resume a held operation',
   description:
-    `Waits up to wait_ms (at most ${MAX_RESUME_WAIT_MS}, default ${MAX_RESUME_WAIT_MS}) for the developer's decision on a hold, then, if granted, ` +
-    're-checks policy and file versions and runs the original request once, returning its result (apply_patch: with ' +
-    'reviewer_changes when the developer edited the proposal). Still pending after the wait: APPROVAL_CONFLICT, call again. ' +
-    'Denied: APPROVAL_DENIED with the note. Files changed meanwhile: VERSION_CONFLICT (stale). Repeating after it ran returns ' +
-    'the stored result; a resume cut off mid-way is APPROVAL_AMBIGUOUS and never runs a command twice.',
+    `After APPROVAL_REQUIRED or approval_create: waits up to wait_ms (default and at most ${MAX_RESUME_WAIT_MS}) for the developer's ` +
+    `decision and, once granted, runs the request once and returns its result. Still pending: call again. Safe to repeat.`,
   kind: 'resume',
   input: {
-    approval_id: z.string().min(1).max(200).describe('The approval_id from APPROVAL_REQUIRED or approval_create.'),
-    wait_ms: z.number().int().min(0).max(MAX_RESUME_WAIT_MS).optional().describe(`How long to wait for the decision (ms, ≤ ${MAX_RESUME_WAIT_MS}).`),
+    approval_id: z.string().min(1).max(200),
+    wait_ms: z.number().int().min(0).max(MAX_RESUME_WAIT_MS).optional(),
   },
   // Either tool's result: apply_patch (status, operation_id, files, ...) or exec_command (process_id, dispatch_status).
   output: {

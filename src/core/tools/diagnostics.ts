@@ -98,19 +98,15 @@ export const diagnosticsTool = defineTool({
   name: 'diagnostics',
   title: 'Problems (diagnostics)',
   description:
-    'The Problems the editor\'s language servers report (type errors, lint findings): for the given files, or for the whole workspace. ' +
-    'Each with path, range (1-based line and character), severity, message, source and code; errors first. ' +
-    'Files named in paths are opened for analysis (not shown) and waited for, within the settle limit (settled says whether they went quiet). ' +
-    'Without paths: the files the editor has analysed (typically open ones; a language server may not check unopened files). ' +
-    `At most ${LANGUAGE_LIMITS.maxDiagnostics}; truncated: true means more; counts cover all.`,
+    'The Problems the language servers report (type errors, lint): for paths, opened and waited for (settled: they ' +
+    'went quiet in time), or for all files the editor has checked. Errors first.',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    workspace_id: z.string().min(1),
     paths: z
       .array(z.string().min(1))
       .max(LANGUAGE_LIMITS.maxPaths)
-      .optional()
-      .describe('Files relative to the workspace root; omit for every file of the workspace the editor has diagnostics for.'),
+      .optional(),
   },
   output: {
     diagnostics: z.array(diagnosticSchema),

@@ -12,20 +12,18 @@ export const editorContextTool = defineTool({
   name: 'editor_context',
   title: 'What the developer is looking at',
   description:
-    'The editor as the developer sees it: the active editor\'s file and selections (with the selected text, bounded), the visible editors, and files with unsaved changes. ' +
-    'The developer can point you at code by selecting it. Ranges are 1-based (line and character). ' +
-    'Files outside the workspace folders are reported as outside: true, without path or content.',
+    'What the developer is looking at: the active file with its selections and selected text, the visible editors, ' +
+    'and unsaved files. Use it when they point at code (\'this function\').',
   kind: 'inspect',
   input: {},
   output: {
     active: fileRef
       .extend({
         selections: z.array(rangeSchema).optional(),
-        selected_text: z.string().optional().describe('The primary selection\'s text.'),
+        selected_text: z.string().optional(),
         selection_truncated: z.boolean().optional(),
       })
-      .optional()
-      .describe('Absent when no text editor has focus.'),
+      .optional(),
     visible: z.array(fileRef.extend({ selections: z.array(rangeSchema).optional() })),
     dirty: z.array(fileRef),
   },

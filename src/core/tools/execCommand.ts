@@ -36,28 +36,22 @@ export const execCommandTool = defineOperationTool({
   name: 'exec_command',
   title: 'Run a command',
   description:
-    'Starts a command in a workspace and returns its process_id at once. command is an argument array run without a shell: ' +
-    '";", "&&", pipes, "$(...)" and quotes are passed literally (run ["sh", "-c", "..."] to use a shell). cwd is relative to the ' +
-    'workspace root (default: the root). tty: true gives a pseudo-terminal of 24x80 (resize with process_resize). Environment ' +
-    'and timeout are operator settings. dispatch_status "confirmed" means the process started, not that it succeeded: poll ' +
-    'read_process (use wait_ms) and judge the end with process_status. A running command occupies the workspace: another ' +
-    'exec_command or apply_patch gets WORKSPACE_BUSY until it ends; occupancy "shared" (dev servers, watchers) neither blocks ' +
-    'nor is blocked. The developer sees each process as a VS Code terminal.',
+    'Starts a command and returns its process_id at once. command is an argv array run without a shell (use [\'sh\', ' +
+    '\'-c\', \'...\'] for one). Then read_process (wait_ms), and judge it by process_status. While it runs, patches and ' +
+    'other commands get WORKSPACE_BUSY unless occupancy is \'shared\' (servers, watchers). tty: true gives a terminal.',
   kind: 'exec',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    workspace_id: z.string().min(1),
     command: z
       .array(argument)
       .min(1)
-      .refine((argv) => argv[0] !== '', { message: 'The program name (command[0]) must not be empty.' })
-      .describe('Program and arguments, e.g. ["npm", "test"]. No shell is involved.'),
-    tty: z.boolean().optional().describe('Run on a pseudo-terminal (24x80) for programs that need one. Default false (pipes).'),
-    cwd: z.string().optional().describe('Working directory relative to the workspace root, "/"-separated. Default: the root.'),
+      .refine((argv) => argv[0] !== '', { message: 'The program name (command[0]) must not be empty.' }),
+    tty: z.boolean().optional(),
+    cwd: z.string().optional(),
     occupancy: z
       .enum(['exclusive', 'shared'])
-      .optional()
-      .describe('"exclusive" (default): the workspace is busy while it runs. "shared": a long-lived helper that does not block patches or other commands.'),
-    work_id: z.string().optional().describe('The work this command belongs to, from work_open.'),
+      .optional(),
+    work_id: z.string().optional(),
   },
   output: {
     process_id: z.string(),

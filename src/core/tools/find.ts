@@ -22,18 +22,16 @@ export const findTool = defineTool({
   name: 'find',
   title: 'Find files',
   description:
-    'Lists files whose workspace-relative path matches a glob ("**/*.ts", "src/**/test_*.py", "{a,b}/*.md"). ' +
-    'A path glob, not a content search. Honours the editor\'s files.exclude. Results are sorted and bounded; ' +
-    'truncated: true means there are more matches than returned.',
+    'Lists files whose path matches a glob (\'**/*.ts\', \'src/*.{js,ts}\'; * stays in one folder, ** spans folders), ' +
+    'honouring files.exclude. To search file contents, use search.',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
+    workspace_id: z.string().min(1),
     pattern: z
       .string()
       .min(1)
-      .max(GLOB_LIMITS.maxLength)
-      .describe('Glob relative to the workspace root; "*" stays in one folder, "**" spans folders, "{a,b}" alternates (one level), "[a-z]" is a class.'),
-    max_results: z.number().int().min(1).optional().describe('Most paths to return; capped by the operator limit.'),
+      .max(GLOB_LIMITS.maxLength),
+    max_results: z.number().int().min(1).optional(),
   },
   output: {
     paths: z.array(z.string()),

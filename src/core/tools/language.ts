@@ -102,8 +102,8 @@ export function checkPosition(file: CheckedFile, line: number, character: number
 }
 
 export const positionInput = {
-  line: z.number().int().min(1).describe('1-based line, as read counts lines.'),
-  character: z.number().int().min(1).describe('1-based character in the line, in UTF-16 code units (as read\'s start_column).'),
+  line: z.number().int().min(1),
+  character: z.number().int().min(1),
 };
 
 function bounded(text: string, max: number): string {

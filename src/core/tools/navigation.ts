@@ -4,8 +4,8 @@ import { defineTool } from './tool';
 import type { CoreServices } from './tool';
 
 const target = {
-  workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
-  path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
+  workspace_id: z.string().min(1),
+  path: z.string().min(1),
   ...positionInput,
 };
 
@@ -14,8 +14,6 @@ const locationsOutput = {
   outside: z.number().describe('Locations outside every workspace folder (for example a library\'s declaration files), dropped.'),
   truncated: z.boolean(),
 };
-
-const positionNote = 'line and character are 1-based (character in UTF-16 code units, as read\'s start_column); a position past the end of its line or file is INVALID_ARGUMENTS.';
 
 /** Definition and references share one path: check the position, ask the editor, confine and bound what it says. */
 async function locationsAt(
@@ -36,8 +34,7 @@ export const definitionTool = defineTool({
   name: 'definition',
   title: 'Go to definition',
   description:
-    'Where the symbol at a position is defined, as the editor\'s language server says ("Go to Definition"): each location with path, range and its line as context. ' +
-    `${positionNote} Locations outside the workspace folders are only counted in outside.`,
+    'Where the symbol at a position is defined, each location with its line as context.',
   kind: 'inspect',
   input: target,
   output: locationsOutput,
@@ -48,8 +45,7 @@ export const referencesTool = defineTool({
   name: 'references',
   title: 'Find all references',
   description:
-    'Every use of the symbol at a position, declaration included, as the editor\'s language server finds them ("Find All References"), sorted by path and position, each with its line as context. ' +
-    `${positionNote} At most ${LANGUAGE_LIMITS.maxLocations}; truncated: true means more. Uses outside the workspace folders are only counted in outside.`,
+    'Every reference to the symbol at a position, declaration included, each with its line as context.',
   kind: 'inspect',
   input: target,
   output: locationsOutput,
@@ -60,8 +56,7 @@ export const hoverTool = defineTool({
   name: 'hover',
   title: 'Hover information',
   description:
-    'What the editor shows on hover at a position: the type, signature and documentation of the symbol there (Markdown), and the range it describes. ' +
-    `${positionNote} Text is bounded to ${LANGUAGE_LIMITS.maxHoverChars} characters (truncated). An empty contents: nothing is known there.`,
+    'What VS Code shows on hover at a position: type, signature and docs, as Markdown. Empty: nothing is known there.',
   kind: 'inspect',
   input: target,
   output: {

@@ -8,9 +8,7 @@ export const operationStatusTool = defineTool({
   name: 'operation_status',
   title: 'Operation status',
   description:
-    'Returns the recorded outcome of an apply_patch, by operation_key or operation_id (exactly one). Never re-runs anything. ' +
-    'Records survive window reloads and crashes; an operation cut off mid-way is settled on the next start from disk hashes ' +
-    '(applied, not_applied, or unknown with evidence).',
+    'The recorded outcome of an apply_patch or rename_symbol, by operation_key or operation_id (one of them), e.g. after a lost answer. Runs nothing.',
   kind: 'operationQuery',
   input: {
     operation_key: z.string().min(1).optional(),

@@ -6,12 +6,13 @@ import { defineOperationTool } from './tool';
 export const processResizeTool = defineOperationTool({
   name: 'process_resize',
   title: 'Resize a process terminal',
-  description: 'Changes the terminal size of a process started with tty: true (the program sees SIGWINCH). Processes on pipes answer NOT_A_TTY.',
+  description:
+    'Resizes the terminal of a process started with tty: true.',
   kind: 'processControl',
   input: {
-    process_id: z.string().min(1).describe('The process_id returned by exec_command.'),
-    rows: z.number().int().min(1).max(MAX_TERMINAL_DIMENSION).describe('Terminal rows.'),
-    cols: z.number().int().min(1).max(MAX_TERMINAL_DIMENSION).describe('Terminal columns.'),
+    process_id: z.string().min(1),
+    rows: z.number().int().min(1).max(MAX_TERMINAL_DIMENSION),
+    cols: z.number().int().min(1).max(MAX_TERMINAL_DIMENSION),
   },
   output: {
     process_id: z.string(),

@@ -11,14 +11,11 @@ export const processStatusTool = defineTool({
   name: 'process_status',
   title: 'Process status',
   description:
-    'How a process stands: state running or exited. Once exited, termination says how it ended: "exited" (on its own, with ' +
-    'exit_code), "timeout" (stopped by the operator timeout), "terminated" (terminate_process or closed by the developer) or ' +
-    '"unknown" (for example killed by a signal from elsewhere). Only termination "exited" with exit_code 0 is a success. ' +
-    'output_complete (once exited): false when the output could not be collected to its end, so its tail may be missing. ' +
-    'A process from before a window reload is answered from the ledger: termination "unknown" when the reload ended it.',
+    'Whether a process still runs and how it ended: termination \'exited\' with exit_code (success only with 0), ' +
+    '\'timeout\', \'terminated\' or \'unknown\'. output_complete false: the output\'s tail may be missing.',
   kind: 'processRead',
   input: {
-    process_id: z.string().min(1).describe('The process_id returned by exec_command.'),
+    process_id: z.string().min(1),
   },
   output: {
     state: z.enum(['running', 'exited']),

@@ -22,23 +22,19 @@ export const readTool = defineTool({
   name: 'read',
   title: 'Read a file',
   description:
-    'Reads a text file. Returns its content and version ("sha256:" of the bytes on disk: pass it to apply_patch as the expected version). ' +
-    'At most the read limit (1 MiB by default) per call; truncated: true means more follows — continue with start_line = next_start_line ' +
-    '(and start_column = next_start_column when the cut fell inside a line longer than the limit). ' +
-    'start_line/end_line (1-based, inclusive) read any part of a larger file. dirty_in_editor: the developer has unsaved edits in VS Code. ' +
-    'An image (PNG, JPEG, GIF or WebP by its bytes, up to 5 MiB) comes back as MCP image content, with path, version, size and mime here.',
+    'Reads a text file: content and version (pass it in apply_patch\'s expected_versions). end_line is inclusive. When ' +
+    'truncated, go on from start_line = next_start_line (and start_column = next_start_column). An image comes back as image content.',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
-    path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
-    start_line: z.number().int().min(1).optional().describe('First line to return (1-based).'),
-    end_line: z.number().int().min(1).optional().describe('Last line to return (inclusive).'),
+    workspace_id: z.string().min(1),
+    path: z.string().min(1),
+    start_line: z.number().int().min(1).optional(),
+    end_line: z.number().int().min(1).optional(),
     start_column: z
       .number()
       .int()
       .min(1)
-      .optional()
-      .describe('Where to start inside start_line (1-based, in UTF-16 code units as editors count characters); from next_start_column.'),
+      .optional(),
   },
   output: {
     path: z.string(),

@@ -33,20 +33,17 @@ export const renameSymbolTool = defineTool({
   name: 'rename_symbol',
   title: 'Rename a symbol',
   description:
-    'Renames the symbol at a position everywhere the language server finds it (the editor\'s "Rename Symbol"), as one reviewed, atomic apply_patch: ' +
-    'the rename\'s edits become a V4A patch (returned in patch) with every touched file\'s current version expected, and go through approvals, review and the ledger like any patch. ' +
-    'Result: what apply_patch returns, plus patch and expected_versions. check_only: true previews. line and character are 1-based. ' +
-    'Refused when a touched file has unsaved changes in the editor (FILE_DIRTY_IN_EDITOR), when the editor\'s copy differs from disk (VERSION_CONFLICT), ' +
-    'or when the rename would touch files outside this workspace. operation_key: as apply_patch (a repeat after the rename applied computes a different patch: see operation_status).',
+    'Renames the symbol at a position everywhere the language server finds it, as one apply_patch (versions, ' +
+    'approvals, review, ledger; the result adds the patch). check_only: true previews. Refused when a touched file has unsaved edits.',
   kind: 'patch',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
-    path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
+    workspace_id: z.string().min(1),
+    path: z.string().min(1),
     ...positionInput,
-    new_name: z.string().min(1).max(1000).describe('The new name.'),
-    operation_key: z.string().min(1).max(200).describe('Your idempotency key for this exact request.'),
-    check_only: z.boolean().optional().describe('Preview only: return the patch, diffs and resulting versions; write nothing.'),
-    work_id: z.string().min(1).optional().describe('The work this rename belongs to (work_open).'),
+    new_name: z.string().min(1).max(1000),
+    operation_key: z.string().min(1).max(200),
+    check_only: z.boolean().optional(),
+    work_id: z.string().min(1).optional(),
   },
   output: {
     ...applyPatchTool.output,

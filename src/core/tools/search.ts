@@ -41,20 +41,18 @@ export const searchTool = defineTool({
   name: 'search',
   title: 'Search file contents',
   description:
-    'Searches the text of the workspace\'s files with the ripgrep VS Code ships, honouring files.exclude, search.exclude and ' +
-    '.gitignore as the editor\'s search does. query is a literal unless regex: true (Rust regex syntax). Case-insensitive ' +
-    'unless case_sensitive: true. include/exclude are root-relative globs. One result per matching line (path, 1-based line ' +
-    'and column of the first match in it, text, and context_lines of context); bounded: truncated: true means there is more.',
+    'Searches file contents with ripgrep as VS Code\'s search does (search.exclude, .gitignore). query is literal ' +
+    'unless regex (Rust syntax), case-insensitive unless case_sensitive; include/exclude: globs. One match per line.',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
-    query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Text to find (a literal), or a regular expression when regex is true. One line: no line breaks.'),
-    regex: z.boolean().optional().describe('Treat query as a regular expression (Rust regex syntax, as VS Code\'s search). Default false.'),
-    case_sensitive: z.boolean().optional().describe('Match case exactly. Default false.'),
-    include: z.array(z.string().min(1).max(GLOB_LIMITS.maxLength)).max(MAX_GLOBS).optional().describe('Only files matching one of these root-relative globs ("src/**/*.ts", "**/*.md").'),
-    exclude: z.array(z.string().min(1).max(GLOB_LIMITS.maxLength)).max(MAX_GLOBS).optional().describe('Leave out files matching these globs, on top of the editor\'s excludes.'),
-    max_results: z.number().int().min(1).max(SEARCH_MAX_RESULTS).optional().describe(`Most matching lines to return (default ${SEARCH_DEFAULT_RESULTS}).`),
-    context_lines: z.number().int().min(0).max(SEARCH_MAX_CONTEXT_LINES).optional().describe('Lines of context before and after each match (default 0).'),
+    workspace_id: z.string().min(1),
+    query: z.string().min(1).max(MAX_QUERY_CHARS),
+    regex: z.boolean().optional(),
+    case_sensitive: z.boolean().optional(),
+    include: z.array(z.string().min(1).max(GLOB_LIMITS.maxLength)).max(MAX_GLOBS).optional(),
+    exclude: z.array(z.string().min(1).max(GLOB_LIMITS.maxLength)).max(MAX_GLOBS).optional(),
+    max_results: z.number().int().min(1).max(SEARCH_MAX_RESULTS).optional(),
+    context_lines: z.number().int().min(0).max(SEARCH_MAX_CONTEXT_LINES).optional(),
   },
   output: {
     matches: z.array(

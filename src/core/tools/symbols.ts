@@ -64,14 +64,12 @@ export const symbolsTool = defineTool({
   name: 'symbols',
   title: 'Symbols of a file',
   description:
-    'The outline of a file as the editor\'s language server sees it: classes, functions, methods, variables..., as a tree ' +
-    '(children nested), each with kind, range (the whole declaration) and selection_range (its name; pass that position to ' +
-    `definition, references, hover or rename_symbol). Lines and characters are 1-based. At most ${LANGUAGE_LIMITS.maxSymbols} symbols, ` +
-    `${LANGUAGE_LIMITS.maxSymbolDepth} levels deep; truncated: true means more (total counts all).`,
+    'A file\'s outline from its language server, as a tree. A selection_range is the symbol\'s name: pass its start to ' +
+    'definition, references, hover or rename_symbol.',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info.'),
-    path: z.string().min(1).describe('File path relative to the workspace root, "/"-separated.'),
+    workspace_id: z.string().min(1),
+    path: z.string().min(1),
   },
   output: {
     path: z.string(),
@@ -92,13 +90,11 @@ export const workspaceSymbolsTool = defineTool({
   name: 'workspace_symbols',
   title: 'Find symbols by name',
   description:
-    'Symbols whose name matches query (the editor\'s "Go to Symbol in Workspace": fuzzy, as the language servers match it) in the workspace folders. ' +
-    'Each with name, kind, container and location (1-based). Symbols outside every workspace folder (libraries) are only counted in outside. ' +
-    `At most ${LANGUAGE_LIMITS.maxLocations}; truncated: true means more. A language server may only know files of projects it has loaded (open one file of the project first).`,
+    'Finds symbols by name in the workspace, like VS Code\'s Go to Symbol in Workspace. Matches outside the workspace folders are only counted (outside).',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).describe('Workspace id from workspace_info: results are from this workspace only.'),
-    query: z.string().min(1).max(200).describe('Name or part of a name.'),
+    workspace_id: z.string().min(1),
+    query: z.string().min(1).max(200),
   },
   output: {
     symbols: z.array(z.object({ name: z.string(), kind: z.string(), container: z.string().optional(), location: locationSchema })),

@@ -6,11 +6,10 @@ export const terminateProcessTool = defineOperationTool({
   name: 'terminate_process',
   title: 'Terminate a process',
   description:
-    'Stops a process and everything it started: SIGTERM to its whole process group, then SIGKILL after a grace period. ' +
-    'Returns once it has ended, with its final state. Terminating a process that already ended changes nothing and returns its state.',
+    'Stops a process and everything it started (SIGTERM, then SIGKILL) and returns its final state. Safe to repeat.',
   kind: 'processKill',
   input: {
-    process_id: z.string().min(1).describe('The process_id returned by exec_command.'),
+    process_id: z.string().min(1),
   },
   output: {
     process_id: z.string(),

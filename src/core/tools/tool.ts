@@ -14,6 +14,7 @@ import type { ContentSearch } from '../ports/contentSearch';
 import type { WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 import type { SecretRedactor } from '../secretRedactor';
+import type { ToolGroups } from './toolGroups';
 
 /** Operator limits, read fresh on every call so a settings change applies at once. */
 export interface Limits {
@@ -58,6 +59,8 @@ export interface CoreServices {
   readonly diagnosticsSettleMs: () => number;
   /** Redacts credentials from what agents read back (search lines here; command output in the supervisor). */
   readonly redactor: SecretRedactor;
+  /** Which tool groups the operator serves (`codespace.tools.disabledGroups`). */
+  readonly toolGroups: ToolGroups;
 }
 
 /** Operator settings for commands, read fresh on every call. */

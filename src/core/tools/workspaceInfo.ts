@@ -42,12 +42,11 @@ export const workspaceInfoTool = defineTool({
   name: 'workspace_info',
   title: 'Workspace information',
   description:
-    'Without workspace_id: lists every workspace folder open in this VS Code window with its id. ' +
-    'With workspace_id: what agents may do there now (trust, profile, files/process availability, approvals, limits). ' +
-    'Call this first; availability does not reserve the workspace.',
+    'Start here. Without workspace_id: the open workspace folders and their ids. With one: what is allowed there now ' +
+    '(profile, trust, commands and sandbox, approvals, limits). Both say which tool groups are turned off.',
   kind: 'inspect',
   input: {
-    workspace_id: z.string().min(1).optional().describe('Id of one workspace folder; omit to list them all.'),
+    workspace_id: z.string().min(1).optional(),
   },
   output: {
     workspaces: z.array(workspaceSummary).optional(),
@@ -60,12 +59,17 @@ export const workspaceInfoTool = defineTool({
       .object({ read_bytes: z.number(), find_results: z.number(), retained_output_bytes: z.number() })
       .optional(),
     notes: z.array(z.string()).optional(),
+    /** Present when the operator turned tool groups off (codespace.tools.disabledGroups): they are not served. */
+    tools_off: z.object({ groups: z.array(z.string()), tools: z.array(z.string()) }).optional(),
   },
   async handler(args, { services }) {
     const { workspaces } = services;
+    const groups = services.toolGroups.state();
+    const toolsOff = groups.disabled.length > 0 ? { tools_off: { groups: [...groups.disabled], tools: [...groups.tools] } } : {};
     if (args.workspace_id === undefined) {
       return {
         workspaces: workspaces.list().map((w) => ({ id: w.id, name: w.name, trusted: w.trusted, profile: w.profile })),
+        ...toolsOff,
       };
     }
     const ws = workspaces.get(args.workspace_id);
@@ -79,6 +83,7 @@ export const workspaceInfoTool = defineTool({
     else if (ws.profile === 'read-only') notes.push('Profile read-only: agents may only read.');
     else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
+    notes.push(...services.toolGroups.notes());
     if (ws.canExec && isolation.refusing) {
       // A working sandbox that still refuses: its network relay cannot start (`codespace.exec.network` "domains").
       if (isolation.command_sandbox.enabled) notes.push(`Commands are refused: ${isolation.command_sandbox.reason ?? 'unknown reason'}.`);
@@ -108,6 +113,7 @@ export const workspaceInfoTool = defineTool({
       },
       limits: { read_bytes: limits.readBytes, find_results: limits.findResults, retained_output_bytes: limits.retainedOutputBytes },
       notes,
+      ...toolsOff,
     };
   },
 });

@@ -70,7 +70,7 @@ export interface Harness {
  */
 export async function connectHarness(
   folders: FolderInfo[],
-  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs; contentSearch?: ContentSearch } = {},
+  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs; contentSearch?: ContentSearch; disabledToolGroups?: () => readonly unknown[] } = {},
 ): Promise<Harness> {
   const source = options.source ?? new InMemoryWorkspaceSource(folders, options.trusted ?? true);
   const fs = options.fs ?? new SpyWorkspaceFs();
@@ -89,6 +89,7 @@ export async function connectHarness(
       timeoutMs: () => 0,
       lifetime: 'unit-test',
       ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
+      ...(options.disabledToolGroups ? { disabledToolGroups: options.disabledToolGroups } : {}),
     });
   }
   const services = assembled.services;
