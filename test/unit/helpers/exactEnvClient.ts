@@ -28,7 +28,8 @@ export async function exactEnvClient(command: string, args: readonly string[], o
     await exited;
   };
   try {
-    await client.connect(transport);
+    // A child that exits before answering fails the connect at once, with what it said.
+    await Promise.race([client.connect(transport), exited.then(() => Promise.reject(new Error(`exited with ${child.exitCode ?? child.signalCode}: ${stderr.join('')}`)))]);
   } catch (err) {
     await close();
     throw Object.assign(err as Error, { stderr: stderr.join('') });
