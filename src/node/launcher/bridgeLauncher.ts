@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { BridgeCommand } from '../../core/connection';
 import { shellQuote } from '../../core/connection';
 
 /** Where the launcher lives, relative to the user's home: the same on every machine, for every version. */
@@ -108,4 +109,27 @@ export function writeLauncher(t: LauncherTarget, file: string = launcherPath()):
     throw err;
   }
   return file;
+}
+
+/**
+ * The bridge command "Connect an Agent" gives: for an installed extension on a POSIX system, the launcher, written
+ * (or refreshed) now; otherwise, or when writing fails (said in the log), `node <extension>/dist/stdio.js`. A
+ * development or test run never touches the user's launcher: it would point at a checkout.
+ */
+export function installBridgeLauncher(options: { installed: boolean; extensionRoot: string; extensionId: string; log: (line: string) => void }): BridgeCommand {
+  const direct: BridgeCommand = { command: 'node', args: [path.join(options.extensionRoot, 'dist', 'stdio.js')] };
+  if (!options.installed || process.platform === 'win32') return direct;
+  try {
+    const file = writeLauncher({
+      extensionRoot: options.extensionRoot,
+      extensionsDirs: [path.dirname(options.extensionRoot)],
+      folderPrefix: `${options.extensionId.toLowerCase()}-`,
+      runtime: process.execPath,
+    });
+    options.log(`[connect] bridge launcher ${file} runs ${path.join(options.extensionRoot, 'dist', 'stdio.js')}`);
+    return { command: file, args: [], homePath: LAUNCHER_HOME_PATH };
+  } catch (err) {
+    options.log(`[connect] writing the bridge launcher failed (${err instanceof Error ? err.message : String(err)}): agents get node <extension>/dist/stdio.js, which changes with each update`);
+    return direct;
+  }
 }
