@@ -51,12 +51,12 @@ function realOrResolved(p: string, cwd: string): string {
  * short list (no CODESPACE_* at all) unless `env_vars` names more; Gemini CLI drops variables that look like
  * secrets (`*_TOKEN`) unless the server's `env` names them. A URL that arrived without its token is that filter.
  */
-export function missingTokenMessage(url: string, env: NodeJS.ProcessEnv): string {
+export function missingTokenMessage(lead: string, env: NodeJS.ProcessEnv): string {
   const stripped = env[ENV_URL]
     ? `${ENV_URL} reached the bridge but ${ENV_TOKEN} did not: the agent was started from a VS Code terminal and removed the token from the environment it gives MCP servers (Gemini CLI drops variables named like *_TOKEN).`
     : `Neither ${ENV_URL} nor ${ENV_TOKEN} reached the bridge: either the agent was not started from a terminal of that window, or it gave the bridge a reduced environment (Codex passes only HOME, LANG, LOGNAME, PATH, SHELL, TERM, TMPDIR and USER).`;
   return [
-    `The CodeSpace window (${url}) publishes no token file (codespace.discovery.tokenFile is off).`,
+    lead,
     stripped,
     `Turn codespace.discovery.tokenFile on (user settings), or start the agent from a terminal of that window and let it pass both variables to the bridge:`,
     `Codex: env_vars = ["${ENV_URL}", "${ENV_TOKEN}"] in [mcp_servers.codespace] of ~/.codex/config.toml;`,
@@ -66,7 +66,7 @@ export function missingTokenMessage(url: string, env: NodeJS.ProcessEnv): string
 
 function withToken(found: FoundRecord, env: NodeJS.ProcessEnv, how: string): Target {
   const token = readToken(found) ?? (env[ENV_TOKEN] || undefined);
-  if (!token) throw new LocateError(missingTokenMessage(found.record.url, env), false);
+  if (!token) throw new LocateError(missingTokenMessage(`The CodeSpace window (${found.record.url}) publishes no token file (codespace.discovery.tokenFile is off).`, env), false);
   return { url: found.record.url, token, folders: found.record.workspaceFolders, describe: `${how}: ${found.record.url} (pid ${found.record.pid}, ${found.record.workspaceFolders.join(', ')})` };
 }
 
@@ -90,7 +90,7 @@ export function locate(options: LocateOptions): Target {
     if (found) return withToken(found, options.env, `from ${ENV_URL}`);
     // Not in the records (a remote window, or the folder is not shared with us): use it as given, loopback only.
     if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+\/mcp$/.test(envUrl)) throw new LocateError(`${ENV_URL}=${envUrl} is not a loopback CodeSpace endpoint.`, false);
-    if (!envToken) throw new LocateError(`No CodeSpace window record matches ${envUrl}. ${missingTokenMessage(envUrl, options.env)}`, true);
+    if (!envToken) throw new LocateError(missingTokenMessage(`No CodeSpace window record matches ${envUrl}, so its token file cannot be read.`, options.env), true);
     return { url: envUrl, token: envToken, describe: `from ${ENV_URL}: ${envUrl}` };
   }
   const target = realOrResolved(options.workspace ?? options.cwd, options.cwd);
