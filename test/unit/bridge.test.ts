@@ -144,6 +144,11 @@ describe('codespace-mcp bridge', function () {
         JSON.stringify(args),
       );
     }
+    // A terminal's URL that no record names (a window whose records this user cannot see), its token dropped.
+    await assert.rejects(
+      bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: 'http://127.0.0.1:1/mcp' } }),
+      (e: unknown) => e instanceof McpError && /No CodeSpace window record matches http:\/\/127\.0\.0\.1:1\/mcp, so its token file cannot be read\. CODESPACE_MCP_URL reached the bridge but CODESPACE_MCP_TOKEN did not/.test(e.message),
+    );
     const withEnv = await bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: url, CODESPACE_MCP_TOKEN: w.host.token.value } });
     assert.equal(await readText(withEnv, 'which.txt'), 'alpha');
   });
