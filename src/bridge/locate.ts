@@ -54,7 +54,7 @@ function realOrResolved(p: string, cwd: string): string {
 export function missingTokenMessage(lead: string, env: NodeJS.ProcessEnv): string {
   const stripped = env[ENV_URL]
     ? `${ENV_URL} reached the bridge but ${ENV_TOKEN} did not: the agent was started from a VS Code terminal and removed the token from the environment it gives MCP servers (Gemini CLI drops variables named like *_TOKEN).`
-    : `Neither ${ENV_URL} nor ${ENV_TOKEN} reached the bridge: either the agent was not started from a terminal of that window, or it gave the bridge a reduced environment (Codex passes only HOME, LANG, LOGNAME, PATH, SHELL, TERM, TMPDIR and USER).`;
+    : `Neither ${ENV_URL} nor ${ENV_TOKEN} reached the bridge: either the agent was not started from a terminal of that window, or it gave the bridge a reduced environment (Codex passes HOME, LANG, LOGNAME, PATH, SHELL, TERM, TMPDIR, USER and little else).`;
   return [
     lead,
     stripped,

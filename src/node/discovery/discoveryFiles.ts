@@ -42,7 +42,7 @@ function userRuntimeDir(uid: number, root: string): string | undefined {
 /**
  * Where this window publishes: `/run/user/<uid>/codespace` when that runtime folder exists and is the user's own,
  * else `/tmp/codespace-<uid>`. A function of the uid and the file system only: an agent may start the bridge
- * with an environment without XDG_RUNTIME_DIR or with another TMPDIR (Codex passes only HOME, LANG, LOGNAME,
+ * with an environment without XDG_RUNTIME_DIR or with another TMPDIR (Codex passes HOME, LANG, LOGNAME,
  * PATH, SHELL, TERM, TMPDIR and USER), and it must still compute the same folder. Windows (no uid): the
  * per-user temp folder. `CODESPACE_DISCOVERY_DIR`, when set to an absolute path, replaces all of this.
  */
