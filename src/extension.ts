@@ -6,6 +6,7 @@ import { SERVER_NAME, createToolServer } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
 import { GitWorkTree } from './node/gitWorkTree';
 import { WindowPublisher } from './node/discovery/windowPublisher';
+import { installBridgeLauncher } from './node/launcher/bridgeLauncher';
 import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
 import { nodePtyCandidates } from './node/nodePtyLoader';
 import { COMMANDS } from './vscode/commandIds';
@@ -155,7 +156,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     version,
     logger: log,
   });
-  const bridge = { command: 'node', args: [vscode.Uri.joinPath(context.extensionUri, 'dist', 'stdio.js').fsPath] };
+  const bridge = installBridgeLauncher({
+    installed: context.extensionMode === vscode.ExtensionMode.Production,
+    extensionRoot: context.extensionUri.fsPath,
+    extensionId: context.extension.id,
+    log: (line) => log.info(line),
+  });
 
   context.subscriptions.push(
     workspaces,

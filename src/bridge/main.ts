@@ -1,7 +1,7 @@
 // codespace-mcp: the stdio bridge to a CodeSpace window (dist/stdio.js). Logs go to stderr only: stdout carries
 // the MCP messages. Usage: codespace-mcp [--workspace <path>] [--reconnect-timeout <seconds>] [--list]
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { readRecords, discoveryDir } from '../node/discovery/discoveryFiles';
+import { discoveryDirs, readAllRecords } from '../node/discovery/discoveryFiles';
 import { Bridge } from './bridge';
 import { ENV_TOKEN, ENV_URL, LocateError, locate } from './locate';
 
@@ -57,14 +57,14 @@ async function main(): Promise<number> {
     log(`${(err as Error).message}\n\n${USAGE}`);
     return 2;
   }
-  const dir = discoveryDir();
-  const locateOptions = { dir, env: process.env, cwd: process.cwd(), ...(args.workspace !== undefined ? { workspace: args.workspace } : {}) };
+  const dirs = discoveryDirs();
+  const locateOptions = { dirs, env: process.env, cwd: process.cwd(), ...(args.workspace !== undefined ? { workspace: args.workspace } : {}) };
   if (args.mode === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   if (args.mode === 'list') {
-    const records = readRecords(dir);
+    const records = readAllRecords(dirs);
     process.stdout.write(`${JSON.stringify(records.map((f) => f.record), null, 2)}\n`);
     return 0;
   }

@@ -53,15 +53,21 @@ export function connectionText(info: ConnectionInfo): string {
   ].join('\n');
 }
 
-/** How to start the stdio bridge on this machine: `node <extension>/dist/stdio.js`. */
+/**
+ * How to start the stdio bridge on this machine: the stable launcher `~/.codespace/bin/codespace-mcp` of an
+ * installed extension (`homePath` says where it is below the home folder, the same on every machine and after every
+ * update), else `node <extension>/dist/stdio.js` (a development checkout, Windows).
+ */
 export interface BridgeCommand {
   readonly command: string;
   readonly args: readonly string[];
+  /** The launcher's path relative to the user's home, when `command` is the launcher. */
+  readonly homePath?: string;
 }
 
 /** One entry of "CodeSpace: Connect an Agent…": what is copied, and which project file it may write. */
 export interface AgentConnection {
-  readonly id: 'codex' | 'codex-http' | 'claude' | 'claude-http' | 'vscode' | 'cursor' | 'gemini' | 'http' | 'stdio';
+  readonly id: 'codex' | 'codex-http' | 'claude' | 'claude-http' | 'vscode' | 'cursor' | 'gemini' | 'antigravity' | 'http' | 'stdio';
   readonly label: string;
   readonly detail: string;
   /** Copied to the clipboard. Contains the token only for `http` (a generic client has no other way). */
@@ -77,14 +83,26 @@ export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_/.:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The bridge as a shell command line: `~/.codespace/bin/codespace-mcp` (the shell expands `~`), or quoted words. */
 function bridgeLine(b: BridgeCommand): string {
+  if (b.homePath !== undefined) return [`~/${b.homePath}`, ...b.args.map(shellQuote)].join(' ');
   return [b.command, ...b.args].map(shellQuote).join(' ');
+}
+
+/**
+ * The launcher as each project file's client expands it, so a committed file works on every teammate's machine:
+ * Claude Code expands `${HOME}` in `.mcp.json`; VS Code and Cursor expand `${userHome}` in their mcp.json.
+ */
+function projectCommand(target: McpJsonTarget, b: BridgeCommand): string {
+  if (b.homePath === undefined) return b.command;
+  return target === '.mcp.json' ? `\${HOME}/${b.homePath}` : `\${userHome}/${b.homePath}`;
 }
 
 /** The server entry a project file gets: the bridge, finding the window by the project folder. */
 export function mcpJsonEntry(target: McpJsonTarget, b: BridgeCommand): Record<string, unknown> {
-  if (target === '.vscode/mcp.json') return { type: 'stdio', command: b.command, args: [...b.args, '--workspace', '${workspaceFolder}'] };
-  return { command: b.command, args: [...b.args, '--workspace', '.'] };
+  const command = projectCommand(target, b);
+  if (target === '.vscode/mcp.json') return { type: 'stdio', command, args: [...b.args, '--workspace', '${workspaceFolder}'] };
+  return { command, args: [...b.args, '--workspace', '.'] };
 }
 
 /** The key a project file keeps its servers under. */
@@ -126,8 +144,13 @@ export function agentConnections(info: { url: string; token: string; serverName:
     {
       id: 'codex',
       label: 'Codex CLI',
-      detail: 'Through the CodeSpace bridge: no port or token in ~/.codex/config.toml.',
-      text: `codex mcp add ${name} -- ${line}`,
+      detail: 'Through the CodeSpace bridge: no port or token in ~/.codex/config.toml. Includes the setting `codex exec` needs for tools that write.',
+      text: [
+        `codex mcp add ${name} -- ${line}`,
+        `# codex exec runs with approval policy "never" and then refuses tools that need approval (apply_patch, exec_command).`,
+        `# To let it use them, add this line under [mcp_servers.${name}] in ~/.codex/config.toml:`,
+        `# default_tools_approval_mode = "approve"`,
+      ].join('\n'),
     },
     {
       id: 'codex-http',
@@ -165,8 +188,18 @@ export function agentConnections(info: { url: string; token: string; serverName:
     {
       id: 'gemini',
       label: 'Gemini CLI',
-      detail: 'Through the CodeSpace bridge.',
-      text: `gemini mcp add ${name} ${line}`,
+      detail: 'Through the CodeSpace bridge, in your user settings (without --scope user it writes .gemini/settings.json into the workspace). The server stays disabled until you trust the folder.',
+      text: [
+        `gemini mcp add --scope user ${name} ${line}`,
+        `# Gemini CLI disables MCP servers in a folder it does not trust: trust the workspace when it asks (or /permissions),`,
+        `# or add it to ~/.gemini/trustedFolders.json as {"<folder>": "TRUST_FOLDER"}.`,
+      ].join('\n'),
+    },
+    {
+      id: 'antigravity',
+      label: 'Antigravity CLI (agy)',
+      detail: 'Through the CodeSpace bridge: paste into ~/.gemini/antigravity-cli/mcp_config.json (all workspaces) or .agents/mcp_config.json (one workspace).',
+      text: JSON.stringify({ mcpServers: { [name]: { command: bridge.command, args: [...bridge.args] } } }, null, 2),
     },
     {
       id: 'http',

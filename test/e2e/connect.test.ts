@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Page } from 'playwright-core';
 import type { FoundRecord } from '../../src/core/discovery/record';
-import { readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
+import { DISCOVERY_DIR_ENV, readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
 import { REPO_ROOT, startWorkbench } from './index';
 import type { Workbench } from './index';
 import { call } from './mcpClient';
@@ -52,7 +52,7 @@ describe('connecting an agent to the right window', function () {
       command: process.execPath,
       args: [BRIDGE, ...args],
       cwd: options.cwd ?? os.tmpdir(),
-      env: { PATH: process.env.PATH ?? '', XDG_RUNTIME_DIR: runtime, ...options.env },
+      env: { PATH: process.env.PATH ?? '', [DISCOVERY_DIR_ENV]: dir, ...options.env },
       stderr: 'pipe',
     });
     transport.stderr?.on('data', (c: Buffer) => bridgeLog.push(c.toString('utf8')));
@@ -78,12 +78,13 @@ describe('connecting an agent to the right window', function () {
   }
 
   before(async () => {
-    // A discovery folder of this run only: the extension hosts inherit it from code-server, which inherits ours.
+    // A discovery folder of this run only (CODESPACE_DISCOVERY_DIR): the extension hosts inherit it from code-server,
+    // which inherits ours.
     runtime = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-e2e-run-'));
     fs.chmodSync(runtime, 0o700);
     dir = path.join(runtime, 'codespace');
-    savedRuntime = process.env.XDG_RUNTIME_DIR;
-    process.env.XDG_RUNTIME_DIR = runtime;
+    savedRuntime = process.env[DISCOVERY_DIR_ENV];
+    process.env[DISCOVERY_DIR_ENV] = dir;
     wb = await startWorkbench({ workspace: 'workspace' });
     await wb.waitForActivation();
     root1 = fs.realpathSync(wb.workspaceDir);
@@ -98,8 +99,8 @@ describe('connecting an agent to the right window', function () {
       await wb.screenshot('e2e-connect-final').catch(() => undefined);
       await wb.stop();
     }
-    if (savedRuntime === undefined) delete process.env.XDG_RUNTIME_DIR;
-    else process.env.XDG_RUNTIME_DIR = savedRuntime;
+    if (savedRuntime === undefined) delete process.env[DISCOVERY_DIR_ENV];
+    else process.env[DISCOVERY_DIR_ENV] = savedRuntime;
     fs.rmSync(runtime, { recursive: true, force: true });
   });
 
@@ -208,7 +209,7 @@ describe('connecting an agent to the right window', function () {
     // itself, so it fails from any other folder (modelcontextprotocol/inspector#1334): run it from its build folder,
     // as that issue's workaround says. The bridge finds its window by --workspace, not by that directory.
     const runInspector = async (target: string[], args: string[]): Promise<unknown> => {
-      const { stdout } = await execFileP(process.execPath, [inspector, ...target, ...args], { cwd: path.dirname(inspector), env: { ...process.env, XDG_RUNTIME_DIR: runtime }, timeout: 120_000 });
+      const { stdout } = await execFileP(process.execPath, [inspector, ...target, ...args], { cwd: path.dirname(inspector), env: { ...process.env }, timeout: 120_000 });
       return JSON.parse(stdout) as unknown;
     };
     const overHttp = [found.record.url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`];

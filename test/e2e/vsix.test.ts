@@ -8,9 +8,50 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { pathToFileURL } from 'node:url';
+import * as yauzl from 'yauzl';
+import * as yazl from 'yazl';
+import { exactEnvClient } from '../unit/helpers/exactEnvClient';
 import { EXTENSION_ID, REPO_ROOT, startWorkbench } from './index';
 import type { Workbench } from './index';
 import { call, connect, copyConnectionSettings } from './mcpClient';
+
+/**
+ * The same VSIX as the next version: `version` in extension/package.json and in the manifest's Identity, every other
+ * byte as built. What an update installs, without building twice.
+ */
+async function bumpVsix(source: string, dest: string, version: string): Promise<void> {
+  const entries: { name: string; data: Buffer }[] = [];
+  await new Promise<void>((resolve, reject) => {
+    yauzl.open(source, { lazyEntries: true }, (err, zip) => {
+      if (err) return reject(err);
+      zip.on('error', reject);
+      zip.on('end', () => resolve());
+      zip.on('entry', (entry) => {
+        if (entry.fileName.endsWith('/')) return zip.readEntry();
+        zip.openReadStream(entry, (e, stream) => {
+          if (e) return reject(e);
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', () => {
+            entries.push({ name: entry.fileName, data: Buffer.concat(chunks) });
+            zip.readEntry();
+          });
+        });
+      });
+      zip.readEntry();
+    });
+  });
+  const out = new yazl.ZipFile();
+  for (const { name, data } of entries) {
+    let bytes = data;
+    if (name === 'extension/package.json') bytes = Buffer.from(JSON.stringify({ ...(JSON.parse(data.toString('utf8')) as object), version }, null, 2));
+    if (name === 'extension.vsixmanifest') bytes = Buffer.from(data.toString('utf8').replace(/(<Identity [^>]*Version=")[^"]*"/, `$1${version}"`));
+    out.addBuffer(bytes, name);
+  }
+  out.end();
+  await new Promise<void>((resolve, reject) => out.outputStream.pipe(fs.createWriteStream(dest)).on('close', resolve).on('error', reject));
+}
 
 /** The node-pty of the offline VS Code (code-server) under test: what the extension must load. */
 function vscodeNodePtyVersion(): string {
@@ -32,10 +73,17 @@ describe('the packaged VSIX, installed into VS Code', function () {
   let wb: Workbench;
   let client: Client;
   let wsId: string;
+  let vsix: string;
+  let home: string;
+  const savedHome = process.env.HOME;
 
   before(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-vsix-'));
-    const vsix = buildVsix(tmp);
+    vsix = buildVsix(tmp);
+    // A home of this run: the installed extension writes its launcher there (code-server inherits the variable).
+    home = path.join(tmp, 'home');
+    fs.mkdirSync(home);
+    process.env.HOME = home;
     wb = await startWorkbench({ workspace: 'workspace', installVsix: [vsix] });
     await wb.waitForActivation();
     const { url, token } = await copyConnectionSettings(wb);
@@ -43,6 +91,7 @@ describe('the packaged VSIX, installed into VS Code', function () {
   });
 
   after(async () => {
+    process.env.HOME = savedHome;
     await client?.close().catch(() => undefined);
     if (wb) {
       await wb.screenshot('e2e-vsix').catch(() => undefined);
@@ -87,5 +136,37 @@ describe('the packaged VSIX, installed into VS Code', function () {
     const log = wb.readExtensionLog();
     assert.match(log, new RegExp(`\\[pty\\] node-pty ${vscodeNodePtyVersion().replace(/\./g, '\\.')} loaded from VS Code's application: \\S*node_modules[/\\\\]node-pty`));
     assert.match(log, /\[activate\] ready in \d+(\.\d+)? ms \(activate\(\) to listening\)/);
+  });
+
+  it('writes the stable launcher; the same launcher starts the bridge under Codex\'s environment before and after an update', async () => {
+    const launcher = path.join(home, '.codespace', 'bin', 'codespace-mcp');
+    assert.equal(fs.statSync(launcher).mode & 0o777, 0o755, 'written at activation');
+    const installed = (): string[] => fs.readdirSync(wb.extensionsDir).filter((d) => d.startsWith(`${EXTENSION_ID}-`));
+    const [first] = installed();
+    assert.match(wb.readExtensionLog(), new RegExp(`\\[connect\\] bridge launcher \\S+codespace-mcp runs \\S*${first!.replace(/\./g, '\\.')}/dist/stdio\\.js`));
+    const user = os.userInfo();
+    // What Codex gives an MCP server, in its working directory (the project).
+    const codexEnv = { HOME: home, LANG: 'C.UTF-8', LOGNAME: user.username, PATH: '/usr/bin:/bin', SHELL: '/bin/sh', TERM: 'xterm', TMPDIR: path.join(tmp, 'agent-tmp'), USER: user.username };
+    const readme = async (): Promise<string> => {
+      const c = await exactEnvClient(launcher, [], { env: codexEnv, cwd: fs.realpathSync(wb.workspaceDir) });
+      try {
+        const info = await call<{ workspaces: { id: string }[] }>(c.client, 'workspace_info', {});
+        return (await call<{ content: string }>(c.client, 'read', { workspace_id: info.workspaces[0]!.id, path: 'README.md' })).content;
+      } finally {
+        await c.close();
+      }
+    };
+    const expected = fs.readFileSync(path.join(wb.workspaceDir, 'README.md'), 'utf8');
+    assert.equal(await readme(), expected);
+
+    // The update: code-server installs the next version beside the running one; the old folder goes, as VS Code
+    // removes it at its next start. The launcher is not rewritten in between.
+    const next = path.join(tmp, 'codespace-next.vsix');
+    await bumpVsix(vsix, next, '99.0.0');
+    const host = (await import(pathToFileURL(path.join(REPO_ROOT, 'scripts', 'vscodeHost.mjs')).href)) as { installExtension(o: { vsix: string; userDataDir: string; extensionsDir: string }): void };
+    host.installExtension({ vsix: next, userDataDir: wb.userDataDir, extensionsDir: wb.extensionsDir });
+    fs.rmSync(path.join(wb.extensionsDir, first!), { recursive: true, force: true });
+    assert.deepEqual(installed(), [`${EXTENSION_ID}-99.0.0`]);
+    assert.equal(await readme(), expected, 'the same launcher runs the new version\'s bridge');
   });
 });

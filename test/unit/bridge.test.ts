@@ -12,7 +12,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../../src/core/ports/logger';
 import type { ServerControl, ServerState } from '../../src/core/ports/serverControl';
+import { DISCOVERY_DIR_ENV, discoveryDir } from '../../src/node/discovery/discoveryFiles';
 import { WindowPublisher } from '../../src/node/discovery/windowPublisher';
+import { exactEnvClient } from './helpers/exactEnvClient';
 import type { RunningHost } from './helpers/httpFixture';
 import { startHost } from './helpers/httpFixture';
 
@@ -35,9 +37,9 @@ describe('codespace-mcp bridge', function () {
   const clients: Client[] = [];
   const stderr: string[] = [];
 
-  async function openWindow(root: string, port = 0, publishToken = true): Promise<Window> {
+  async function openWindow(root: string, port = 0, publishToken = true, publishIn = dir): Promise<Window> {
     const host = await startHost(root, port);
-    const publisher = new WindowPublisher({ server: host.host, folders: () => [root], token: () => host.token.value, publishToken: () => publishToken, version: 't', logger: silentLogger, dir });
+    const publisher = new WindowPublisher({ server: host.host, folders: () => [root], token: () => host.token.value, publishToken: () => publishToken, version: 't', logger: silentLogger, dir: publishIn });
     publisher.refresh();
     const w: Window = {
       host,
@@ -56,7 +58,7 @@ describe('codespace-mcp bridge', function () {
       command: process.execPath,
       args: [BRIDGE, '--reconnect-timeout', '30', ...args],
       cwd: options.cwd ?? tmp,
-      env: { PATH: process.env.PATH ?? '', XDG_RUNTIME_DIR: runtime, ...options.env },
+      env: { PATH: process.env.PATH ?? '', [DISCOVERY_DIR_ENV]: dir, ...options.env },
       stderr: 'pipe',
     });
     transport.stderr?.on('data', (c: Buffer) => stderr.push(c.toString('utf8')));
@@ -124,12 +126,56 @@ describe('codespace-mcp bridge', function () {
     await assert.rejects(bridgeClient(['--workspace', rootA]), (e: unknown) => e instanceof McpError && /2 VS Code windows have a workspace folder containing/.test(e.message));
   });
 
-  it('without a token file, only a client with the terminal environment gets in', async () => {
+  it('without a token file, only a client with the terminal environment gets in, and a stripped token is named as such', async () => {
     const w = await openWindow(rootA, 0, false);
     assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith('.token')), [], 'no token file published');
-    await assert.rejects(bridgeClient(['--workspace', rootA]), (e: unknown) => e instanceof McpError && /publishes no token file .*CODESPACE_MCP_TOKEN is not set/.test(e.message));
-    const withEnv = await bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: `http://127.0.0.1:${w.host.port}/mcp`, CODESPACE_MCP_TOKEN: w.host.token.value } });
+    const url = `http://127.0.0.1:${w.host.port}/mcp`;
+    // Nothing of the terminal reached the bridge (not started from one, or an agent such as Codex dropped it all).
+    await assert.rejects(
+      bridgeClient(['--workspace', rootA]),
+      (e: unknown) => e instanceof McpError && /publishes no token file \(codespace\.discovery\.tokenFile is off\)\. Neither CODESPACE_MCP_URL nor CODESPACE_MCP_TOKEN reached the bridge.*Codex: env_vars = \["CODESPACE_MCP_URL", "CODESPACE_MCP_TOKEN"\]/.test(e.message),
+    );
+    // Started from the window's terminal, but the agent removed the *_TOKEN variable (Gemini CLI): said as such,
+    // whichever way the bridge finds the window.
+    for (const args of [[], ['--workspace', rootA]]) {
+      await assert.rejects(
+        bridgeClient(args, { cwd: rootA, env: { CODESPACE_MCP_URL: url } }),
+        (e: unknown) => e instanceof McpError && /CODESPACE_MCP_URL reached the bridge but CODESPACE_MCP_TOKEN did not: the agent was started from a VS Code terminal and removed the token.*Turn codespace\.discovery\.tokenFile on.*Gemini CLI: "env": \{"CODESPACE_MCP_URL": "\$CODESPACE_MCP_URL", "CODESPACE_MCP_TOKEN": "\$CODESPACE_MCP_TOKEN"\}/.test(e.message),
+        JSON.stringify(args),
+      );
+    }
+    // A terminal's URL that no record names (a window whose records this user cannot see), its token dropped.
+    await assert.rejects(
+      bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: 'http://127.0.0.1:1/mcp' } }),
+      (e: unknown) => e instanceof McpError && /No CodeSpace window record matches http:\/\/127\.0\.0\.1:1\/mcp, so its token file cannot be read\. CODESPACE_MCP_URL reached the bridge but CODESPACE_MCP_TOKEN did not/.test(e.message),
+    );
+    const withEnv = await bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: url, CODESPACE_MCP_TOKEN: w.host.token.value } });
     assert.equal(await readText(withEnv, 'which.txt'), 'alpha');
+  });
+
+  it('finds its window from the user alone: under Codex\'s reduced environment with another TMPDIR, and under an empty one', async () => {
+    // The window publishes where the extension host computes from its own environment (a desktop session has
+    // XDG_RUNTIME_DIR and maybe TMPDIR); the agent gives the bridge another environment.
+    const otherTmp = path.join(tmp, 'agent-tmp');
+    fs.mkdirSync(otherTmp);
+    const windowDir = discoveryDir({ env: { XDG_RUNTIME_DIR: runtime, TMPDIR: path.join(tmp, 'window-tmp') } });
+    await openWindow(rootA, 0, true, windowDir);
+    const user = os.userInfo();
+    // Exactly what Codex gives an MCP server (HOME LANG LOGNAME PATH SHELL TERM TMPDIR USER), in its working directory.
+    const codexEnv = { HOME: user.homedir, LANG: 'C.UTF-8', LOGNAME: user.username, PATH: process.env.PATH ?? '/usr/bin:/bin', SHELL: '/bin/sh', TERM: 'xterm', TMPDIR: otherTmp, USER: user.username };
+    for (const [label, env, args] of [
+      ['codex', codexEnv, []],
+      ['empty', {}, ['--workspace', rootA]],
+      ['empty, by cwd', {}, []],
+    ] as const) {
+      const c = await exactEnvClient(process.execPath, [BRIDGE, ...args], { env: { ...env }, cwd: rootA });
+      try {
+        const r = (await c.client.callTool({ name: 'read', arguments: { workspace_id: 'demo', path: 'which.txt' } })) as CallToolResult;
+        assert.equal((r.structuredContent as { content: string }).content, 'alpha', `${label}: ${c.stderr.join('')}`);
+      } finally {
+        await c.close();
+      }
+    }
   });
 
   it('keeps the client session across a window reload that changes the port, and across a token rotation', async () => {

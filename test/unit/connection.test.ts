@@ -8,14 +8,41 @@ describe('Connect an Agent: commands and project files', () => {
   it('gives each agent its exact command, the bridge first, and the token only to the generic HTTP entry', () => {
     const all = agentConnections(info);
     const byId = Object.fromEntries(all.map((c) => [c.id, c]));
-    assert.deepEqual(all.map((c) => c.id), ['codex', 'codex-http', 'claude', 'claude-http', 'vscode', 'cursor', 'gemini', 'http', 'stdio']);
-    assert.equal(byId.codex?.text, "codex mcp add codespace -- node '/home/a b/.vscode/extensions/codespace.codespace-vscode-0.1.0/dist/stdio.js'");
+    assert.deepEqual(all.map((c) => c.id), ['codex', 'codex-http', 'claude', 'claude-http', 'vscode', 'cursor', 'gemini', 'antigravity', 'http', 'stdio']);
+    assert.equal(byId.codex?.text.split('\n')[0], "codex mcp add codespace -- node '/home/a b/.vscode/extensions/codespace.codespace-vscode-0.1.0/dist/stdio.js'");
     assert.equal(byId.claude?.text, "claude mcp add codespace -- node '/home/a b/.vscode/extensions/codespace.codespace-vscode-0.1.0/dist/stdio.js'");
     assert.match(byId['codex-http']?.text ?? '', /url = "http:\/\/127\.0\.0\.1:4567\/mcp"\nbearer_token_env_var = "CODESPACE_MCP_TOKEN"/);
     assert.equal(byId['claude-http']?.text, "claude mcp add --transport http codespace http://127.0.0.1:4567/mcp --header 'Authorization: Bearer ${CODESPACE_MCP_TOKEN}'");
     for (const c of all) {
       if (c.id === 'http') assert.ok(c.text.includes(info.token));
       else assert.ok(!c.text.includes(info.token), `${c.id} never carries the token`);
+    }
+  });
+
+  it('names the stable launcher: ~ in commands, ${HOME} / ${userHome} in project files, no machine path in any of them', () => {
+    const launcher = { command: '/home/ann/.codespace/bin/codespace-mcp', args: [], homePath: '.codespace/bin/codespace-mcp' };
+    const byId = Object.fromEntries(agentConnections({ ...info, bridge: launcher }).map((c) => [c.id, c]));
+    assert.equal(
+      byId.codex?.text,
+      [
+        'codex mcp add codespace -- ~/.codespace/bin/codespace-mcp',
+        '# codex exec runs with approval policy "never" and then refuses tools that need approval (apply_patch, exec_command).',
+        '# To let it use them, add this line under [mcp_servers.codespace] in ~/.codex/config.toml:',
+        '# default_tools_approval_mode = "approve"',
+      ].join('\n'),
+    );
+    assert.equal(byId.claude?.text, 'claude mcp add codespace -- ~/.codespace/bin/codespace-mcp');
+    assert.match(byId.gemini?.text ?? '', /^gemini mcp add --scope user codespace ~\/\.codespace\/bin\/codespace-mcp\n# Gemini CLI disables MCP servers in a folder it does not trust.*\n.*trustedFolders\.json as \{"<folder>": "TRUST_FOLDER"\}/);
+    assert.deepEqual(JSON.parse(byId.antigravity?.text ?? ''), { mcpServers: { codespace: { command: '/home/ann/.codespace/bin/codespace-mcp', args: [] } } });
+    const project = mergeMcpJson(undefined, '.mcp.json', 'codespace', launcher);
+    assert.ok(project.ok);
+    assert.deepEqual(JSON.parse(project.text), { mcpServers: { codespace: { command: '${HOME}/.codespace/bin/codespace-mcp', args: ['--workspace', '.'] } } });
+    const vscodeFile = mergeMcpJson(undefined, '.vscode/mcp.json', 'codespace', launcher);
+    assert.ok(vscodeFile.ok);
+    assert.deepEqual(JSON.parse(vscodeFile.text), { servers: { codespace: { type: 'stdio', command: '${userHome}/.codespace/bin/codespace-mcp', args: ['--workspace', '${workspaceFolder}'] } } });
+    for (const target of ['.mcp.json', '.vscode/mcp.json', '.cursor/mcp.json'] as const) {
+      const merged = mergeMcpJson(undefined, target, 'codespace', launcher);
+      assert.ok(merged.ok && !merged.text.includes('/home/ann'), `${target} names no path of this machine`);
     }
   });
 

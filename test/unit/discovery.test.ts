@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DiscoveryRecord, FoundRecord } from '../../src/core/discovery/record';
 import { endpointUrlFor, parseRecord, pathContains, selectByWorkspace, selectSameFolders } from '../../src/core/discovery/record';
-import { DiscoveryDirError, DiscoveryEntry, checkDiscoveryDir, discoveryDir, ownPidStart, readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
+import { DISCOVERY_DIR_ENV, DiscoveryDirError, DiscoveryEntry, checkDiscoveryDir, discoveryDir, discoveryDirs, ownPidStart, readAllRecords, readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
 
 function record(port: number, folders: string[], pid = process.pid, createdAt = new Date().toISOString()): DiscoveryRecord {
   return { version: 1, pid, port, url: endpointUrlFor(port), protocol: 'mcp-streamable-http', workspaceFolders: folders, createdAt, serverVersion: 't' };
@@ -78,10 +78,56 @@ describe('discovery records: files on disk', () => {
   });
   afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-  it('lives in $XDG_RUNTIME_DIR/codespace, else in <tmpdir>/codespace-<uid>', () => {
-    assert.equal(discoveryDir({ XDG_RUNTIME_DIR: '/run/user/7' }), '/run/user/7/codespace');
-    assert.equal(discoveryDir({}), path.join(os.tmpdir(), `codespace-${process.getuid?.() ?? ''}`));
-    assert.equal(discoveryDir({ XDG_RUNTIME_DIR: 'relative' }), path.join(os.tmpdir(), `codespace-${process.getuid?.() ?? ''}`));
+  it('lives where the uid alone says: the user\'s own runtime folder, else /tmp/codespace-<uid>, whatever the environment', () => {
+    const uid = process.getuid?.() as number;
+    const runRoot = path.join(tmp, 'run-user');
+    const tmpRoot = path.join(tmp, 'shared-tmp');
+    fs.mkdirSync(runRoot);
+    const places = { runUserRoot: runRoot, tmpRoot };
+    // No runtime folder (a system without systemd-logind, a container, a cron job): the fixed temp folder.
+    const fallback = path.join(tmpRoot, `codespace-${uid}`);
+    for (const env of [{}, { XDG_RUNTIME_DIR: '/elsewhere' }, { TMPDIR: '/var/other-tmp' }]) assert.equal(discoveryDir({ ...places, env }), fallback, JSON.stringify(env));
+    // The user's own 0700 runtime folder: there, with or without XDG_RUNTIME_DIR.
+    const runtime = path.join(runRoot, String(uid));
+    fs.mkdirSync(runtime, { mode: 0o700 });
+    for (const env of [{}, { XDG_RUNTIME_DIR: '/elsewhere', TMPDIR: '/var/other-tmp' }]) assert.equal(discoveryDir({ ...places, env }), path.join(runtime, 'codespace'));
+    // A runtime folder that is not private, or a symlink in its place, is not the user's runtime folder.
+    fs.chmodSync(runtime, 0o755);
+    assert.equal(discoveryDir({ ...places, env: {} }), fallback);
+    fs.rmdirSync(runtime);
+    fs.mkdirSync(path.join(tmp, 'real-run'), { mode: 0o700 });
+    fs.symlinkSync(path.join(tmp, 'real-run'), runtime);
+    assert.equal(discoveryDir({ ...places, env: {} }), fallback);
+    if (uid === 0) {
+      fs.rmSync(runtime);
+      fs.mkdirSync(runtime, { mode: 0o700 });
+      fs.chownSync(runtime, 12345, 12345);
+      assert.equal(discoveryDir({ ...places, env: {} }), fallback, 'another user\'s folder is not ours');
+    }
+    // The test override names one folder, for writer and reader alike.
+    assert.equal(discoveryDir({ ...places, env: { [DISCOVERY_DIR_ENV]: '/x/y' } }), '/x/y');
+    assert.deepEqual(discoveryDirs({ ...places, env: { [DISCOVERY_DIR_ENV]: '/x/y', XDG_RUNTIME_DIR: '/r' } }), ['/x/y']);
+    assert.equal(discoveryDir({ ...places, env: { [DISCOVERY_DIR_ENV]: 'relative' } }), fallback);
+  });
+
+  it('readers search the canonical folder first, then where earlier versions published; a refused extra folder is skipped', () => {
+    const uid = process.getuid?.() as number;
+    const places = { runUserRoot: path.join(tmp, 'no-run'), tmpRoot: path.join(tmp, 'shared-tmp') };
+    const dirs = discoveryDirs({ ...places, env: { XDG_RUNTIME_DIR: path.join(tmp, 'xdg') } });
+    assert.deepEqual(dirs, [path.join(tmp, 'shared-tmp', `codespace-${uid}`), path.join(tmp, 'xdg', 'codespace'), path.join(os.tmpdir(), `codespace-${uid}`)]);
+
+    const canonical = dirs[0] as string;
+    const legacy = dirs[1] as string;
+    fs.mkdirSync(path.dirname(legacy));
+    fs.mkdirSync(path.join(tmp, 'shared-tmp'));
+    DiscoveryEntry.create(canonical).write(record(6101, [tmp]), 't1');
+    DiscoveryEntry.create(legacy).write(record(6102, [tmp]), 't2');
+    assert.deepEqual(readAllRecords(dirs.slice(0, 2)).map((f) => f.record.port).sort(), [6101, 6102]);
+    // A legacy folder that is a symlink is never read, and does not hide the canonical one.
+    fs.rmSync(legacy, { recursive: true });
+    fs.symlinkSync(canonical, legacy);
+    assert.deepEqual(readAllRecords(dirs.slice(0, 2)).map((f) => f.record.port), [6101]);
+    assert.throws(() => readAllRecords([legacy, canonical]), DiscoveryDirError, 'a refused canonical folder is an error');
   });
 
   it('writes a 0600 record and a 0600 token file in a 0700 folder, atomically, and removes both', () => {

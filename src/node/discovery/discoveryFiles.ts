@@ -14,12 +14,69 @@ import { identify } from '../survivors';
 
 const getuid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 
-/** `$XDG_RUNTIME_DIR/codespace` (a per-user 0700 tmpfs on Linux), else `<tmpdir>/codespace-<uid>`. */
-export function discoveryDir(env: NodeJS.ProcessEnv = process.env): string {
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime && path.isAbsolute(runtime)) return path.join(runtime, 'codespace');
-  const uid = getuid();
-  return path.join(os.tmpdir(), uid === undefined ? `codespace-${os.userInfo().username}` : `codespace-${uid}`);
+/** Names one discovery folder for every process that sees it (tests, unusual setups). Both sides honour it alone. */
+export const DISCOVERY_DIR_ENV = 'CODESPACE_DISCOVERY_DIR';
+
+/** What decides the folders: the user's identity and the file system, never variables an agent may strip. */
+export interface DiscoveryPlaces {
+  readonly env?: NodeJS.ProcessEnv;
+  /** Default: this process's uid. */
+  readonly uid?: number;
+  /** Where systemd makes each user's runtime folder (default `/run/user`). */
+  readonly runUserRoot?: string;
+  /** The shared temp folder of the fallback (default `/tmp`, whatever TMPDIR says). */
+  readonly tmpRoot?: string;
+}
+
+/** `<root>/<uid>` when it is that user's own private folder (a logged-in user's runtime folder on Linux). */
+function userRuntimeDir(uid: number, root: string): string | undefined {
+  const dir = path.join(root, String(uid));
+  try {
+    const st = fs.lstatSync(dir);
+    return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where this window publishes: `/run/user/<uid>/codespace` when that runtime folder exists and is the user's own,
+ * else `/tmp/codespace-<uid>`. A function of the uid and the file system only: an agent may start the bridge
+ * with an environment without XDG_RUNTIME_DIR or with another TMPDIR (Codex passes HOME, LANG, LOGNAME,
+ * PATH, SHELL, TERM, TMPDIR and USER), and it must still compute the same folder. Windows (no uid): the
+ * per-user temp folder. `CODESPACE_DISCOVERY_DIR`, when set to an absolute path, replaces all of this.
+ */
+export function discoveryDir(places: DiscoveryPlaces = {}): string {
+  const override = (places.env ?? process.env)[DISCOVERY_DIR_ENV];
+  if (override && path.isAbsolute(override)) return override;
+  const uid = places.uid ?? getuid();
+  if (uid === undefined) return path.join(os.tmpdir(), `codespace-${os.userInfo().username}`);
+  const runtime = userRuntimeDir(uid, places.runUserRoot ?? '/run/user');
+  return runtime ? path.join(runtime, 'codespace') : path.join(places.tmpRoot ?? '/tmp', `codespace-${uid}`);
+}
+
+/**
+ * Every folder a reader searches, the canonical one first: the other candidate of the rule above (a runtime
+ * folder that appeared or went while a window ran), and where earlier versions published
+ * (`$XDG_RUNTIME_DIR/codespace`, `<tmpdir>/codespace-<uid>`), when this process knows them. With
+ * `CODESPACE_DISCOVERY_DIR` set, that folder alone.
+ */
+export function discoveryDirs(places: DiscoveryPlaces = {}): string[] {
+  const env = places.env ?? process.env;
+  const first = discoveryDir(places);
+  const override = env[DISCOVERY_DIR_ENV];
+  if (override && path.isAbsolute(override)) return [first];
+  const uid = places.uid ?? getuid();
+  const all = [first];
+  if (uid !== undefined) {
+    const runtime = userRuntimeDir(uid, places.runUserRoot ?? '/run/user');
+    if (runtime) all.push(path.join(runtime, 'codespace'));
+    all.push(path.join(places.tmpRoot ?? '/tmp', `codespace-${uid}`));
+  }
+  const xdg = env.XDG_RUNTIME_DIR;
+  if (xdg && path.isAbsolute(xdg)) all.push(path.join(xdg, 'codespace'));
+  all.push(path.join(os.tmpdir(), uid === undefined ? `codespace-${os.userInfo().username}` : `codespace-${uid}`));
+  return [...new Set(all)];
 }
 
 export class DiscoveryDirError extends Error {}
@@ -175,6 +232,22 @@ export function readRecords(dir: string, alive: (record: DiscoveryRecord) => boo
     }
     out.push({ record, file });
   }
+  return out;
+}
+
+/**
+ * The live windows' records in every folder of `dirs` (discoveryDirs). A refused first (canonical) folder throws as
+ * readRecords does; a refused other folder is skipped: it is never read, and the canonical one still is.
+ */
+export function readAllRecords(dirs: readonly string[], alive: (record: DiscoveryRecord) => boolean = recordAlive): FoundRecord[] {
+  const out: FoundRecord[] = [];
+  dirs.forEach((dir, i) => {
+    try {
+      out.push(...readRecords(dir, alive));
+    } catch (err) {
+      if (i === 0 || !(err instanceof DiscoveryDirError)) throw err;
+    }
+  });
   return out;
 }
 
