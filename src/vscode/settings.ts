@@ -77,9 +77,9 @@ export const settings = {
     const s = read<number>('exec.timeoutSeconds', 1800, undefined, true);
     return Number.isFinite(s) && s > 0 ? s * 1000 : 0;
   },
-  /** `codespace.diagnostics.settleMs`: the longest wait for diagnostics after a patch; 0: none. */
+  /** `codespace.diagnostics.settleMs`: how long an edited file's diagnostics are followed in the background; 0: not at all. */
   diagnosticsSettleMs(): number {
-    const ms = read<number>('diagnostics.settleMs', 2000);
+    const ms = read<number>('diagnostics.settleMs', 5000);
     return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 30_000) : 0;
   },
   ledger(): { maxRecords: number; maxAgeMs: number } {

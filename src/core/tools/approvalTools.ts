@@ -5,7 +5,8 @@ import { InvalidArgumentsError } from '../errors';
 import { holdViewSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
-import { applyPatchTool } from './applyPatch';
+import type { ApplyPatchResult } from '../patch/patchService';
+import { applyPatchTool, withPatchDiagnostics } from './applyPatch';
 import { execCommandTool } from './execCommand';
 import type { AnyTool, OperationToolDefinition } from './tool';
 import { defineTool } from './tool';
@@ -85,7 +86,7 @@ export const operationResumeTool = defineTool({
   description:
     `Waits up to wait_ms (at most ${MAX_RESUME_WAIT_MS}, default ${MAX_RESUME_WAIT_MS}) for the developer's decision on a hold, then, if granted, ` +
     're-checks policy and file versions and runs the original request once, returning its result (apply_patch: with ' +
-    'reviewer_changes when the developer edited the proposal). Still pending after the wait: APPROVAL_CONFLICT, call again. ' +
+    'reviewer_changes when the developer edited the proposal, and diagnostics as apply_patch has them). Still pending after the wait: APPROVAL_CONFLICT, call again. ' +
     'Denied: APPROVAL_DENIED with the note. Files changed meanwhile: VERSION_CONFLICT (stale). Repeating after it ran returns ' +
     'the stored result; a resume cut off mid-way is APPROVAL_AMBIGUOUS and never runs a command twice.',
   kind: 'resume',
@@ -102,11 +103,16 @@ export const operationResumeTool = defineTool({
     hint: z.string().optional(),
     reviewer_changes: applyPatchTool.output.reviewer_changes,
     reviewer_note: z.string().optional(),
+    diagnostics: applyPatchTool.output.diagnostics,
     process_id: z.string().optional(),
     dispatch_status: execCommandTool.output.dispatch_status.optional(),
   },
-  async handler(args, { services, signal }) {
-    return (await services.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal)) as never;
+  async handler(args, { services, signal, session }) {
+    const result = await services.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal);
+    const hold = services.approvals.stored(args.approval_id);
+    // A resumed patch is followed for diagnostics as apply_patch follows one (the stored result never carries them).
+    if (hold.tool === 'apply_patch') return (await withPatchDiagnostics(services, hold.workspace_id, result as ApplyPatchResult, session)) as never;
+    return result as never;
   },
 });
 
