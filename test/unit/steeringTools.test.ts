@@ -56,10 +56,11 @@ describe('steering tools over MCP (real SDK clients, real port)', function () {
     assert.equal(byName.get('steer_status')?.annotations?.readOnlyHint, true);
     for (const n of ['work_open', 'steer_claim_next', 'steer_complete', 'work_finish']) assert.equal(byName.get(n)?.annotations?.readOnlyHint, false, n);
     for (const t of tools) assert.ok((t.outputSchema?.properties as Record<string, unknown> | undefined)?.coordination, `${t.name} allows coordination`);
+    for (const t of tools) assert.ok((t.outputSchema?.properties as Record<string, unknown> | undefined)?.diagnostics_update, `${t.name} allows diagnostics_update`);
     const prompts = (await client.listPrompts()).prompts;
     assert.deepEqual(prompts.map((p) => p.name), ['codespace_agent_loop']);
     const text = JSON.stringify((await client.getPrompt({ name: 'codespace_agent_loop' })).messages);
-    for (const word of ['work_open', 'check_only', 'process_status', 'steer_claim_next', 'work_finish']) assert.match(text, new RegExp(word));
+    for (const word of ['work_open', 'check_only', 'process_status', 'steer_claim_next', 'work_finish', 'diagnostics_update', 'diagnostics \\{ paths \\}']) assert.match(text, new RegExp(word));
     // Its arguments: both optional; workspace_id completes to the window's folders; given, the loop starts there.
     assert.deepEqual(prompts[0]?.arguments?.map((a) => [a.name, a.required ?? false]), [['workspace_id', false], ['task', false]]);
     const completed = await client.complete({ ref: { type: 'ref/prompt', name: 'codespace_agent_loop' }, argument: { name: 'workspace_id', value: 'de' } });
