@@ -370,6 +370,8 @@ describe('editor tools (language features port)', () => {
       assert.equal(r.status, 'applied');
       assert.deepEqual(r.diagnostics?.items.map((d) => `${d.path}:${d.code}`), ['src/math.ts:2322']);
       assert.equal(r.diagnostics?.pending, true);
+      // The follow-up round starts after the answer.
+      while (fake.settleCalls.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       assert.deepEqual(fake.settleCalls.map((c) => [c.paths, c.options.requireChange]), [[[at('src/math.ts'), at('src/new.ts')], true]]);
       // The ledger's record is the patch's result, without diagnostics.
       const status = ok<Record<string, unknown>>(await h.call('operation_status', { operation_key: 'break' }));
@@ -381,6 +383,7 @@ describe('editor tools (language features port)', () => {
       const r = ok<{ status: string; diagnostics?: { unchecked?: number } }>(await h.call('apply_patch', { workspace_id: 'proj', patch: `*** Begin Patch\n${files}\n*** End Patch\n`, expected_versions: {}, operation_key: 'big' }));
       assert.equal(r.status, 'applied');
       assert.equal(r.diagnostics?.unchecked, 5);
+      while (fake.settleCalls.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       assert.equal(fake.settleCalls[0]?.paths.length, 20);
     });
 

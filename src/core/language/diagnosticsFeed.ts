@@ -77,9 +77,12 @@ export class DiagnosticsFeed implements Disposable {
       this.latest.delete(file.abs);
       for (const reports of this.undelivered.values()) reports.delete(file.abs);
     }
-    this.running ??= this.loop().finally(() => {
-      this.running = undefined;
-    });
+    // The round starts after the edit's answer has gone out: none of its work is the edit's to pay.
+    this.running ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.loop())
+      .finally(() => {
+        this.running = undefined;
+      });
     return followed;
   }
 

@@ -281,7 +281,8 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
       const mustSee = new Set<string>();
       const syncing: vscode.Uri[] = [];
       const tabbed = tabUris();
-      let firstCheck = false;
+      /** Files opened for a first check that had no problems before: a clean file may never be reported. */
+      const firstCheck = new Set<string>();
       if (options.requireChange) {
         for (const [i, uri] of uris.entries()) {
           const text = await diskText(paths[i] as string);
@@ -302,7 +303,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
             // on its first check, as measured with the TypeScript server): a longer quiet period covers its first
             // check instead.
             if (vscode.languages.getDiagnostics(uri).length > 0) mustSee.add(key);
-            else firstCheck = true;
+            else firstCheck.add(key);
           } catch {
             // Not a text document the editor can open (binary, too large): no language server will report it.
           }
@@ -325,10 +326,12 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
       // The quiet period counts from when the documents show the new content.
       lastReport = Math.max(lastReport, Date.now());
       let nudgeAt = Date.now() + NUDGE_MS;
-      const quietMs = firstCheck ? FIRST_CHECK_QUIET_MS : QUIET_MS;
       for (;;) {
         if (options.signal?.aborted) return false;
         const now = Date.now();
+        // The longer quiet period covers a first check that has not arrived yet; once every such file has been
+        // reported, the ordinary one decides.
+        const quietMs = [...firstCheck].every((k) => seen.has(k)) ? QUIET_MS : FIRST_CHECK_QUIET_MS;
         const allSeen = [...mustSee].every((k) => seen.has(k));
         if (!allSeen && now >= nudgeAt) {
           // Still unreported: reopen our tabs of those files once, which makes the server check them again.
