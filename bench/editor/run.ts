@@ -1070,7 +1070,7 @@ function environmentTable(info: ControlInfo, quick: boolean, noBudget: boolean, 
 function summaryTable(verdicts: readonly Verdict[]): string {
   return markdownTable(
     ['What', 'Measured against', 'Ours (median / p99)', 'Baseline (median / p99)', 'Ratio or value', 'Target', 'Verdict'],
-    verdicts.map((v) => [v.what, v.against, v.ours, v.baseline, v.result, v.target, v.pass ? 'within target' : 'OVER target']),
+    verdicts.map((v) => [v.what, v.against, v.ours, v.baseline, v.result, v.target, v.pass ? 'meets' : 'misses']),
   );
 }
 
