@@ -37,7 +37,7 @@ export const diagnosticsReportSchema = z.object({
  */
 export const diagnosticsUpdateSchema = z
   .array(z.record(z.string(), z.unknown()))
-  .describe('Problems of files you edited, reported since: per file { workspace_id, path, version, settled, counts, items }. Fix the errors your edit introduced.');
+  .describe('New Problems of files you edited, per file; fix errors you introduced.');
 
 /** Most files of one patch that are followed: opening a tab each for a 1000-file patch would swamp the editor. */
 export const MAX_SETTLE_FILES = MAX_FOLLOWED_FILES;
