@@ -129,6 +129,36 @@ export function smallCase(): Case {
   return { name: `${SMALL_FILES} files, 1 edit each`, files, after, v4a: v4a.join('\n'), gitDiff: `${git.join('\n')}\n`, warmup: 2, rounds: 10 };
 }
 
+/** The small files of the one-line edit cases, one kind each: 20 lines as such a file has them. */
+const SMALL_FILE_LINES: Record<string, (i: number) => string> = {
+  txt: (i) => `Line ${i} of the notes, plain text without any structure.`,
+  md: (i) => (i === 0 ? '# Notes' : i % 5 === 1 ? '' : `- item ${i}: a short bullet of the list`),
+  json: (i) => (i === 0 ? '{' : i === 19 ? '  "last": true' : i === 20 ? '}' : `  "key_${i}": "value ${i}",`),
+  ts: (i) => `export const value${i}: number = ${i};`,
+  py: (i) => `value_${i} = ${i}  # a module-level constant`,
+};
+
+/** A one-line edit (line 10) of a 20-line file of one kind (`txt`, `md`, `json`, `ts`, `py`), as an agent makes it. */
+export function oneLineCase(kind: string): Case {
+  const make = SMALL_FILE_LINES[kind];
+  if (!make) throw new Error(`no small file of kind ${kind}`);
+  const count = kind === 'json' ? 21 : 20;
+  const lines = Array.from({ length: count }, (_, i) => make(i));
+  const rel = `edit/small.${kind}`;
+  const target = lines[10] as string;
+  const replacement = kind === 'json' ? target.replace('value', 'changed value') : kind === 'md' ? `${target} (edited)` : target.replace(/10/g, '11');
+  const edits = [{ at: 10, replacement }];
+  return {
+    name: `one-line edit of a ${count}-line .${kind}`,
+    files: new Map([[rel, `${lines.join('\n')}\n`]]),
+    after: new Map([[rel, applyEdits(lines, edits)]]),
+    v4a: `*** Begin Patch\n${v4aSection(rel, lines, edits)}\n*** End Patch`,
+    gitDiff: `${gitSection(rel, lines, edits)}\n`,
+    warmup: 2,
+    rounds: 10,
+  };
+}
+
 /** Replaces `dir` with a fresh copy of the case's files. */
 export function populate(dir: string, files: Map<string, string>): void {
   fs.rmSync(dir, { recursive: true, force: true });

@@ -83,6 +83,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
+  const language = new VsCodeLanguageFeatures();
+  context.subscriptions.push(language);
   const core = await assembleServices({
     workspaces,
     fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),
@@ -108,7 +110,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
     contentSearch: new RipgrepContentSearch(editorRipgrep()),
-    language: new VsCodeLanguageFeatures(),
+    language,
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
     disabledToolGroups: settings.toolsDisabledGroups,

@@ -37,7 +37,7 @@ import { SEARCH_QUERY, runRgSearch } from '../searchThroughput';
 import type { Contender, GroupResult, Row, Stats } from '../lib';
 import { Resources, fmtMs, interleave, markdownTable, renderGroup, summarize } from '../lib';
 import type { Case } from '../patchApply';
-import { bigCase, gitApply, populate, sha256, smallCase, verify } from '../patchApply';
+import { bigCase, gitApply, oneLineCase, populate, sha256, smallCase, verify } from '../patchApply';
 import { flood } from '../processThroughput';
 import { sampleText } from '../readLatency';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, SamplerReport } from './protocol';
@@ -497,71 +497,223 @@ function restore(dir: string, files: ReadonlyMap<string, string>): void {
   }
 }
 
-async function patchGroup(rig: Rig): Promise<GroupOutput> {
+interface CaseMeasure {
+  readonly ours: Stats;
+  readonly git: Stats;
+  readonly reports: readonly SamplerReport[];
+  readonly idle: LoopDelay;
+}
+
+let patchKey = 0;
+
+/**
+ * One patch case, `apply_patch` against `git apply` of the same change, interleaved in rounds with a rotating start.
+ * Both start from the same files, rewritten before each apply (then PATCH_SETTLE_MS for the file watcher).
+ */
+async function measureCase(rig: Rig, c: Case, tag: string): Promise<CaseMeasure> {
   const { sizes, mcp } = rig;
+  const gitDir = path.join(rig.scratchDir, `git-${tag}`);
+  const patchFile = path.join(rig.scratchDir, `change-${tag}.diff`);
+  fs.writeFileSync(patchFile, c.gitDiff);
+  const expected: Record<string, string> = {};
+  for (const [rel, content] of c.files) expected[rel] = sha256(content);
+  const samples = { ours: [] as number[], git: [] as number[] };
+  const reports: SamplerReport[] = [];
+  const contenders: Record<keyof typeof samples, () => Promise<number>> = {
+    ours: async () => {
+      restore(rig.workDir, c.files);
+      await sleep(PATCH_SETTLE_MS);
+      let ms = 0;
+      const { value, report } = await rig.control.sample(async () => {
+        const t0 = performance.now();
+        const r = await call<{ status: string; reason?: string }>(mcp.client, 'apply_patch', {
+          workspace_id: rig.workId,
+          patch: c.v4a,
+          expected_versions: expected,
+          operation_key: `bench-editor-${process.pid}-${patchKey++}`,
+        });
+        ms = performance.now() - t0;
+        return r;
+      });
+      if (value.status !== 'applied') throw new Error(`apply_patch answered ${value.status} (${value.reason ?? ''}) on ${c.name}`);
+      reports.push(report);
+      verify(rig.workDir, c.after, 'apply_patch');
+      return ms;
+    },
+    git: async () => {
+      populate(gitDir, c.files);
+      await sleep(PATCH_SETTLE_MS);
+      const t0 = performance.now();
+      await gitApply(gitDir, patchFile);
+      const ms = performance.now() - t0;
+      verify(gitDir, c.after, 'git apply');
+      return ms;
+    },
+  };
+  const order = Object.keys(contenders) as (keyof typeof samples)[];
+  const total = sizes.patchWarmupRounds + sizes.patchRounds;
+  let idle: IdleProbe | undefined;
+  for (let round = 0; round < total; round++) {
+    const warm = round < sizes.patchWarmupRounds;
+    if (round === sizes.patchWarmupRounds) idle = new IdleProbe(rig.resources);
+    for (let k = 0; k < order.length; k++) {
+      const name = order[(round + k) % order.length] as keyof typeof samples;
+      const ms = await contenders[name]();
+      if (!warm) samples[name].push(ms);
+    }
+    if (warm) reports.length = 0;
+    log(`${c.name}: round ${round + 1}/${total}${warm ? ' (warm-up)' : ''}`);
+  }
+  return { ours: summarize(samples.ours), git: summarize(samples.git), reports, idle: await (idle as IdleProbe).stop() };
+}
+
+/** The kinds of small file of the one-line edit group. */
+const EDIT_KINDS = ['txt', 'md', 'json', 'ts', 'py'] as const;
+const EDIT_TARGET = 3;
+
+async function editGroup(rig: Rig): Promise<GroupOutput> {
+  const rows: Row[] = [];
+  const verdicts: Verdict[] = [];
+  const ratios: { label: string; value: number; target: number }[] = [];
+  for (const kind of EDIT_KINDS) {
+    const c = oneLineCase(kind);
+    const m = await measureCase(rig, c, `edit-${kind}`);
+    rows.push(
+      { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: m.ours, note: 'default settings: diagnostics followed in the background where a language server reports on the file' },
+      { contender: `git apply — ${c.name}`, stats: m.git, note: 'child process per apply' },
+    );
+    ratios.push({ label: `ours / git apply, .${kind}`, value: m.ours.median / m.git.median, target: EDIT_TARGET });
+    verdicts.push(ratioVerdict(`\`apply_patch\`, ${c.name}`, '`git apply`', m.ours, m.git, EDIT_TARGET));
+  }
+  return {
+    group: {
+      title: 'apply_patch vs git apply: a one-line edit of a small file, by kind of file',
+      description: 'Same change, same start state, median wall time per apply, default settings. Lower is better.',
+      rows,
+      ratios,
+      notes: [`Each file is rewritten and ${PATCH_SETTLE_MS} ms pass before each timed apply (both contenders); results are verified byte for byte outside the timed region. ${rig.sizes.patchWarmupRounds} warm-up + ${rig.sizes.patchRounds} measured rounds per kind, interleaved.`],
+    },
+    verdicts,
+  };
+}
+
+/** The TypeScript file of the time-to-see group: 20 clean lines, then line 10 made a type error and back. */
+const SEE_FILE = 'see/probe.ts';
+const SEE_CLEAN = 'export const value10: number = 10;';
+const SEE_BROKEN = 'export const value10: number = "ten";';
+/** Seeing the error should cost no more than every edit used to wait for the settle (1.7–1.8 s, one run). */
+const SEE_TARGET_MS = 2000;
+const SEE_DEADLINE_MS = 60_000;
+
+interface SeenUpdate {
+  readonly path: string;
+  readonly items: { severity: string; code?: string }[];
+}
+
+async function seeGroup(rig: Rig): Promise<GroupOutput> {
+  const { mcp } = rig;
+  const lines = Array.from({ length: 20 }, (_, i) => `export const value${i}: number = ${i};`);
+  fs.mkdirSync(path.join(rig.workDir, 'see'), { recursive: true });
+  fs.writeFileSync(path.join(rig.workDir, ...SEE_FILE.split('/')), `${lines.join('\n')}\n`);
+  const version = async (): Promise<string> => (await call<{ version: string }>(mcp.client, 'read', { workspace_id: rig.workId, path: SEE_FILE })).version;
+  const edit = async (from: string, to: string): Promise<{ ms: number; pending: boolean }> => {
+    const v = await version();
+    const t0 = performance.now();
+    const r = await call<{ status: string; diagnostics?: { pending: boolean } }>(mcp.client, 'apply_patch', {
+      workspace_id: rig.workId,
+      patch: `*** Begin Patch\n*** Update File: ${SEE_FILE}\n@@\n-${from}\n+${to}\n*** End Patch`,
+      expected_versions: { [SEE_FILE]: v },
+      operation_key: `bench-see-${process.pid}-${patchKey++}`,
+    });
+    if (r.status !== 'applied') throw new Error(`apply_patch answered ${r.status}`);
+    return { ms: performance.now() - t0, pending: r.diagnostics?.pending === true };
+  };
+  const hasError = (items: { severity: string; code?: string }[]): boolean => items.some((d) => d.severity === 'error' && d.code === '2322');
+  /** Back to the clean file, and every report about it taken (so the next round starts from nothing pending). */
+  const reset = async (): Promise<void> => {
+    await edit(SEE_BROKEN, SEE_CLEAN);
+    const deadline = performance.now() + SEE_DEADLINE_MS;
+    for (;;) {
+      const d = await call<{ diagnostics: { severity: string; code?: string }[]; settled: boolean }>(mcp.client, 'diagnostics', { workspace_id: rig.workId, paths: [SEE_FILE], wait_ms: 30_000 });
+      if (d.settled && !hasError(d.diagnostics)) return;
+      if (performance.now() > deadline) throw new Error('the fixed file still reports the type error');
+    }
+  };
+  // Through the next result: the agent keeps working (a cheap `read` every 20 ms) and looks at diagnostics_update.
+  const viaNextResult = async (): Promise<{ seen: number; edit: number; pending: boolean }> => {
+    const t0 = performance.now();
+    const e = await edit(SEE_CLEAN, SEE_BROKEN);
+    for (;;) {
+      const r = await call<{ diagnostics_update?: SeenUpdate[] }>(mcp.client, 'read', { workspace_id: rig.workId, path: SAMPLE_FILE });
+      if (r.diagnostics_update?.some((u) => u.path === SEE_FILE && hasError(u.items))) return { seen: performance.now() - t0, edit: e.ms, pending: e.pending };
+      if (performance.now() - t0 > SEE_DEADLINE_MS) throw new Error('the type error never reached a result');
+      await sleep(20);
+    }
+  };
+  // Through diagnostics: the agent asks right after the edit, and diagnostics waits for the report.
+  const viaDiagnostics = async (): Promise<{ seen: number; edit: number; pending: boolean }> => {
+    const t0 = performance.now();
+    const e = await edit(SEE_CLEAN, SEE_BROKEN);
+    for (;;) {
+      const d = await call<{ diagnostics: { severity: string; code?: string }[] }>(mcp.client, 'diagnostics', { workspace_id: rig.workId, paths: [SEE_FILE], wait_ms: 30_000 });
+      if (hasError(d.diagnostics)) return { seen: performance.now() - t0, edit: e.ms, pending: e.pending };
+      if (performance.now() - t0 > SEE_DEADLINE_MS) throw new Error('diagnostics never showed the type error');
+    }
+  };
+  // The file starts clean: make it broken once so the first reset has something to fix, and warm the server up.
+  await edit(SEE_CLEAN, SEE_BROKEN);
+  const rounds = Math.max(3, Math.ceil(rig.sizes.patchRounds / 2) + 1);
+  const next: { seen: number; edit: number; pending: boolean }[] = [];
+  const asked: { seen: number; edit: number; pending: boolean }[] = [];
+  for (let round = 0; round < rounds + 1; round++) {
+    const warm = round === 0;
+    for (const [list, run] of round % 2 === 0 ? ([[next, viaNextResult], [asked, viaDiagnostics]] as const) : ([[asked, viaDiagnostics], [next, viaNextResult]] as const)) {
+      await reset();
+      const r = await run();
+      if (!warm) list.push(r);
+    }
+    log(`see: round ${round + 1}/${rounds + 1}${warm ? ' (warm-up)' : ''}`);
+  }
+  const nextSeen = summarize(next.map((x) => x.seen));
+  const askedSeen = summarize(asked.map((x) => x.seen));
+  const edits = summarize([...next, ...asked].map((x) => x.edit));
+  const allPending = [...next, ...asked].every((x) => x.pending);
+  const seenVerdict = (what: string, st: Stats): Verdict => ({
+    what,
+    against: 'the settle every edit waited for before',
+    ours: msCell(st),
+    baseline: '—',
+    result: `${fmtMs(st.median)} ms`,
+    target: `≤ ${SEE_TARGET_MS} ms`,
+    pass: st.median <= SEE_TARGET_MS,
+    value: st.median,
+  });
+  return {
+    group: {
+      title: 'Time until the agent has seen a type error its edit introduced (TypeScript, default settings)',
+      description: `A one-line \`apply_patch\` of a 20-line .ts file in the workspace makes \`${SEE_BROKEN}\` (TS2322). Timed from sending the edit to the first answer that shows the error. Lower is better.`,
+      rows: [
+        { contender: 'ours: edit, then the next results (a `read` every 20 ms) until `diagnostics_update` shows the error', stats: nextSeen, note: '' },
+        { contender: 'ours: edit, then `diagnostics { paths, wait_ms }` until it shows the error', stats: askedSeen, note: '' },
+        { contender: 'ours: the edit itself (`apply_patch` of the .ts file, answered before the report)', stats: edits, note: allPending ? 'every edit answered with diagnostics.pending: true' : 'WARNING: some edit answered without pending' },
+      ],
+      ratios: [],
+      notes: [`1 warm-up + ${rounds} measured rounds of each way, alternating which goes first; before each, the file is fixed again and diagnostics confirms it clean.`],
+    },
+    verdicts: [seenVerdict('type error seen on the next result after the edit', nextSeen), seenVerdict('type error seen through `diagnostics` right after the edit', askedSeen)],
+  };
+}
+
+async function patchGroup(rig: Rig): Promise<GroupOutput> {
+  const { sizes } = rig;
   const rows: Row[] = [];
   const verdicts: Verdict[] = [];
   const notes: string[] = [];
-  let key = 0;
   const cases: Case[] = [bigCase(), smallCase()];
   for (const [i, c] of cases.entries()) {
-    const gitDir = path.join(rig.scratchDir, `git-${i}`);
-    const patchFile = path.join(rig.scratchDir, `change-${i}.diff`);
-    fs.writeFileSync(patchFile, c.gitDiff);
-    const expected: Record<string, string> = {};
-    for (const [rel, content] of c.files) expected[rel] = sha256(content);
-    const samples = { ours: [] as number[], git: [] as number[] };
-    const reports: SamplerReport[] = [];
-    const contenders: Record<keyof typeof samples, () => Promise<number>> = {
-      ours: async () => {
-        restore(rig.workDir, c.files);
-        await sleep(PATCH_SETTLE_MS);
-        let ms = 0;
-        const { value, report } = await rig.control.sample(async () => {
-          const t0 = performance.now();
-          const r = await call<{ status: string; reason?: string }>(mcp.client, 'apply_patch', {
-            workspace_id: rig.workId,
-            patch: c.v4a,
-            expected_versions: expected,
-            operation_key: `bench-editor-${process.pid}-${key++}`,
-          });
-          ms = performance.now() - t0;
-          return r;
-        });
-        if (value.status !== 'applied') throw new Error(`apply_patch answered ${value.status} (${value.reason ?? ''}) on ${c.name}`);
-        reports.push(report);
-        verify(rig.workDir, c.after, 'apply_patch');
-        return ms;
-      },
-      git: async () => {
-        populate(gitDir, c.files);
-        await sleep(PATCH_SETTLE_MS);
-        const t0 = performance.now();
-        await gitApply(gitDir, patchFile);
-        const ms = performance.now() - t0;
-        verify(gitDir, c.after, 'git apply');
-        return ms;
-      },
-    };
-    const order = Object.keys(contenders) as (keyof typeof samples)[];
-    const total = sizes.patchWarmupRounds + sizes.patchRounds;
-    let idle: IdleProbe | undefined;
-    for (let round = 0; round < total; round++) {
-      const warm = round < sizes.patchWarmupRounds;
-      if (round === sizes.patchWarmupRounds) idle = new IdleProbe(rig.resources);
-      for (let k = 0; k < order.length; k++) {
-        const name = order[(round + k) % order.length] as keyof typeof samples;
-        const ms = await contenders[name]();
-        if (!warm) samples[name].push(ms);
-      }
-      if (warm) reports.length = 0;
-      log(`patch ${c.name}: round ${round + 1}/${total}${warm ? ' (warm-up)' : ''}`);
-    }
-    const idleDelay = await (idle as IdleProbe).stop();
-    const ours = summarize(samples.ours);
-    const git = summarize(samples.git);
+    const { ours, git, reports, idle: idleDelay } = await measureCase(rig, c, String(i));
     rows.push(
-      { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: ours, note: `V4A patch ${(c.v4a.length / 1024).toFixed(0)} KiB; validate, ledger, ${c.files.size} write(s) through VS Code's file system` },
+      { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: ours, note: `V4A patch ${(c.v4a.length / 1024).toFixed(0)} KiB; validate, ledger, ${c.files.size} write(s) through VS Code's file system; default settings` },
       { contender: `git apply — ${c.name}`, stats: git, note: `child process per apply; diff ${(c.gitDiff.length / 1024).toFixed(0)} KiB` },
     );
     const loopMax = Math.max(...reports.map((r) => r.loopMaxMs));
@@ -859,6 +1011,8 @@ const GROUPS: Record<string, (rig: Rig) => Promise<GroupOutput>> = {
   read: readGroup,
   find: findGroup,
   search: searchGroup,
+  edit: editGroup,
+  see: seeGroup,
   patch: patchGroup,
   sessions: sessionsGroup,
   pty: ptyGroup,
@@ -919,7 +1073,7 @@ function environmentTable(info: ControlInfo, quick: boolean, noBudget: boolean, 
 function summaryTable(verdicts: readonly Verdict[]): string {
   return markdownTable(
     ['What', 'Measured against', 'Ours (median / p99)', 'Baseline (median / p99)', 'Ratio or value', 'Target', 'Verdict'],
-    verdicts.map((v) => [v.what, v.against, v.ours, v.baseline, v.result, v.target, v.pass ? 'within target' : 'OVER target']),
+    verdicts.map((v) => [v.what, v.against, v.ours, v.baseline, v.result, v.target, v.pass ? 'meets' : 'misses']),
   );
 }
 
@@ -954,9 +1108,6 @@ function makeWorkspace(tmpRoot: string, controlFile: string): { wsFile: string; 
 function writeSettings(userDataDir: string): void {
   const settings = {
     'codespace.limits.findResults': FIND_MAX_RESULTS,
-    // apply_patch is compared with `git apply`: the write path alone, without waiting for the language servers'
-    // diagnostics afterwards (that wait is bounded by this setting and measured by test/integration/language.test.ts).
-    'codespace.diagnostics.settleMs': 0,
     'workbench.startupEditor': 'none',
     'telemetry.telemetryLevel': 'off',
     'extensions.autoCheckUpdates': false,

@@ -16,7 +16,8 @@ const INSTRUCTIONS =
   'learn workspace ids, then workspace_info with an id to learn what is allowed. Paths are relative to the workspace ' +
   'root; lines and characters are 1-based (characters in UTF-16 code units, as editors count them). Read a file before ' +
   'patching it and pass the version you read as the expected version. Once a session has opened a work (work_open), every ' +
-  'result carries coordination { work_id, queued_instructions }: above 0, call steer_claim_next.';
+  'result carries coordination { work_id, queued_instructions }: above 0, call steer_claim_next. After an edit, any later ' +
+  'result may carry diagnostics_update: what the language servers reported on the files you edited; fix what you broke.';
 
 /** Compact JSON: the text block repeats structuredContent for text-only clients, so keep it small. */
 function text(value: unknown): string {

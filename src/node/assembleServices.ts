@@ -34,6 +34,7 @@ import { SteeringService } from '../core/steering/steeringService';
 import type { ContentSearch } from '../core/ports/contentSearch';
 import { NO_CONTENT_SEARCH } from '../core/ports/contentSearch';
 import type { LanguageFeatures } from '../core/ports/languageFeatures';
+import { DiagnosticsFeed } from '../core/language/diagnosticsFeed';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -72,7 +73,7 @@ export interface AssembleOptions {
   readonly contentSearch?: ContentSearch;
   /** The editor's language features (the VS Code host); absent: the editor tools answer UNAVAILABLE. */
   readonly language?: LanguageFeatures;
-  /** `codespace.diagnostics.settleMs`, read fresh per patch (default 0: apply_patch returns no diagnostics). */
+  /** `codespace.diagnostics.settleMs`, read fresh per edit (default 0: edits are not followed for diagnostics). */
   readonly diagnosticsSettleMs?: () => number;
   /** Redaction of credentials from command output and search lines (default: on, no listed values). */
   readonly redaction?: { readonly enabled: () => boolean; readonly values: () => readonly string[] };
@@ -182,6 +183,16 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   });
   const steer = await steering.open();
   o.logger.info(`[steering] ${steer.works} work(s) loaded, ${steer.open} open, ${steer.queued} instruction(s) queued, ${steer.claimed} claimed`);
+  const diagnosticsSettleMs = o.diagnosticsSettleMs ?? (() => 0);
+  const diagnosticsFeed = new DiagnosticsFeed({
+    language: o.language,
+    settleMs: diagnosticsSettleMs,
+    versionOf: async (workspaceId, rel) => {
+      const v = await patches.versionAt(o.workspaces.get(workspaceId), rel);
+      return v === 'directory' ? undefined : v;
+    },
+    logger: o.logger,
+  });
   const services: CoreServices = {
     workspaces: o.workspaces,
     fs: o.fs,
@@ -198,7 +209,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     steering,
     search: o.contentSearch ?? NO_CONTENT_SEARCH,
     language: o.language,
-    diagnosticsSettleMs: o.diagnosticsSettleMs ?? (() => 0),
+    diagnosticsSettleMs,
+    diagnosticsFeed,
     redactor,
     toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err))),
   };
@@ -218,6 +230,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     dispatcher,
     steering,
     async shutdown() {
+      diagnosticsFeed.dispose();
       await supervisor.disposeAll();
       await sandbox?.close();
       watching.dispose();

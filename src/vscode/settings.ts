@@ -107,9 +107,9 @@ export const settings = {
     const v = vscode.workspace.getConfiguration(SECTION).inspect<unknown>('redaction.values')?.globalValue;
     return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
   },
-  /** `codespace.diagnostics.settleMs`: the longest wait for diagnostics after a patch; 0: none. */
+  /** `codespace.diagnostics.settleMs`: how long an edited file's diagnostics are followed in the background; 0: not at all. */
   diagnosticsSettleMs(): number {
-    const ms = read<number>('diagnostics.settleMs', 2000);
+    const ms = read<number>('diagnostics.settleMs', 5000);
     return Number.isFinite(ms) && ms > 0 ? Math.min(ms, 30_000) : 0;
   },
   /**

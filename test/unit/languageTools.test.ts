@@ -298,42 +298,41 @@ describe('editor tools (language features port)', () => {
   describe('apply_patch diagnostics', () => {
     const breakPatch = '*** Begin Patch\n*** Update File: src/math.ts\n@@\n-  return a + b;\n+  return "a" + b;\n*** Add File: src/new.ts\n+export const n = 1;\n*** End Patch\n';
 
-    it('an applied patch carries the touched files\' diagnostics after a settle that requires a change', async () => {
+    it('an applied patch answers at once with what was known (pending) and hands the files to a settle that requires a change', async () => {
       fake.diags = [
-        { path: at('src/math.ts'), diagnostics: [{ range: range(2, 3), severity: 'error', message: 'Type string is not assignable to number', source: 'ts', code: '2322' }] },
+        { path: at('src/math.ts'), diagnostics: [{ range: range(2, 3), severity: 'error', message: 'reported before the edit', source: 'ts', code: '2322' }] },
         { path: at('src/main.ts'), diagnostics: [{ range: range(1, 1), severity: 'warning', message: 'not touched' }] },
       ];
-      const r = ok<{ status: string; diagnostics?: { settled: boolean; items: { path: string; code?: string }[] } }>(
+      const r = ok<{ status: string; diagnostics?: { pending: boolean; items: { path: string; code?: string }[] } }>(
         await h.call('apply_patch', { workspace_id: 'proj', patch: breakPatch, expected_versions: { 'src/math.ts': sha(MATH) }, operation_key: 'break' }),
       );
       assert.equal(r.status, 'applied');
       assert.deepEqual(r.diagnostics?.items.map((d) => `${d.path}:${d.code}`), ['src/math.ts:2322']);
-      assert.equal(r.diagnostics?.settled, true);
+      assert.equal(r.diagnostics?.pending, true);
+      // The follow-up round starts after the answer.
+      while (fake.settleCalls.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       assert.deepEqual(fake.settleCalls.map((c) => [c.paths, c.options.requireChange]), [[[at('src/math.ts'), at('src/new.ts')], true]]);
       // The ledger's record is the patch's result, without diagnostics.
       const status = ok<Record<string, unknown>>(await h.call('operation_status', { operation_key: 'break' }));
       assert.equal('diagnostics' in status, false);
     });
 
-    it('waits for at most 20 files of a large patch and says how many it left unchecked', async () => {
+    it('follows at most 20 files of a large patch and says how many it left unchecked', async () => {
       const files = Array.from({ length: 25 }, (_, i) => `*** Add File: gen/f${String(i).padStart(2, '0')}.ts\n+export const v${i} = ${i};`).join('\n');
       const r = ok<{ status: string; diagnostics?: { unchecked?: number } }>(await h.call('apply_patch', { workspace_id: 'proj', patch: `*** Begin Patch\n${files}\n*** End Patch\n`, expected_versions: {}, operation_key: 'big' }));
       assert.equal(r.status, 'applied');
       assert.equal(r.diagnostics?.unchecked, 5);
+      while (fake.settleCalls.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       assert.equal(fake.settleCalls[0]?.paths.length, 20);
     });
 
-    it('a settle that times out says settled: false; check_only, failures and settleMs 0 get none', async () => {
-      fake.settled = false;
-      const r = ok<{ diagnostics?: { settled: boolean } }>(await h.call('apply_patch', { workspace_id: 'proj', patch: breakPatch, expected_versions: { 'src/math.ts': sha(MATH) }, operation_key: 'late' }));
-      assert.equal(r.diagnostics?.settled, false);
-      const now = await fsp.readFile(at('src/main.ts'), 'utf8');
+    it('check_only, failures and settleMs 0 get no diagnostics and follow nothing', async () => {
       const upd = (key: string, extra: Record<string, unknown> = {}) =>
-        h.call('apply_patch', { workspace_id: 'proj', patch: '*** Begin Patch\n*** Update File: src/main.ts\n@@\n-const total = add(1, 2);\n+const total = add(2, 2);\n*** End Patch\n', expected_versions: { 'src/main.ts': sha(now) }, operation_key: key, ...extra });
-      fake.settleCalls = [];
+        h.call('apply_patch', { workspace_id: 'proj', patch: '*** Begin Patch\n*** Update File: src/main.ts\n@@\n-const total = add(1, 2);\n+const total = add(2, 2);\n*** End Patch\n', expected_versions: { 'src/main.ts': sha(MAIN) }, operation_key: key, ...extra });
       const checked = ok<Record<string, unknown>>(await upd('preview', { check_only: true }));
       assert.equal(checked.status, 'checked');
       assert.equal('diagnostics' in checked, false);
+      assert.equal(toolError(await h.call('apply_patch', { workspace_id: 'proj', patch: '*** Begin Patch\n*** Update File: src/main.ts\n@@\n-no such line\n+x\n*** End Patch\n', expected_versions: { 'src/main.ts': sha(MAIN) }, operation_key: 'bad' })).code, 'PATCH_CONTEXT_NOT_FOUND');
       settleMs = 0;
       const off = ok<Record<string, unknown>>(await upd('off'));
       assert.equal(off.status, 'applied');

@@ -56,17 +56,18 @@ describe('steering tools over MCP (real SDK clients, real port)', function () {
     for (const n of ['work_open', 'steer_status', 'steer_claim_next', 'steer_complete', 'work_finish']) assert.ok(byName.has(n), n);
     assert.equal(byName.get('steer_status')?.annotations?.readOnlyHint, true);
     for (const n of ['work_open', 'steer_claim_next', 'steer_complete', 'work_finish']) assert.equal(byName.get(n)?.annotations?.readOnlyHint, false, n);
-    // Any result may carry coordination: every output schema accepts it, as the SDK client validates results.
+    // Any result may carry coordination and diagnostics_update: every output schema accepts them, as the SDK client validates results.
     const ajv = new AjvJsonSchemaValidator();
+    const extra = { coordination: { work_id: 'work-1', queued_instructions: 2 }, diagnostics_update: [{ workspace_id: 'w', path: 'a.ts', version: 'sha256:0', settled: true, counts: { error: 1 }, items: [] }] };
     for (const t of tools) {
       assert.ok(t.outputSchema, t.name);
-      const check = ajv.getValidator(t.outputSchema)({ coordination: { work_id: 'work-1', queued_instructions: 2 } });
-      assert.ok(check.valid, `${t.name} allows coordination: ${check.errorMessage ?? ''}`);
+      const check = ajv.getValidator(t.outputSchema)(extra);
+      assert.ok(check.valid, `${t.name} allows coordination and diagnostics_update: ${check.errorMessage ?? ''}`);
     }
     const prompts = (await client.listPrompts()).prompts;
     assert.deepEqual(prompts.map((p) => p.name), ['codespace_agent_loop']);
     const text = JSON.stringify((await client.getPrompt({ name: 'codespace_agent_loop' })).messages);
-    for (const word of ['work_open', 'check_only', 'process_status', 'steer_claim_next', 'work_finish']) assert.match(text, new RegExp(word));
+    for (const word of ['work_open', 'check_only', 'process_status', 'steer_claim_next', 'work_finish', 'diagnostics_update', 'diagnostics \\{ paths \\}']) assert.match(text, new RegExp(word));
     // Its arguments: both optional; workspace_id completes to the window's folders; given, the loop starts there.
     assert.deepEqual(prompts[0]?.arguments?.map((a) => [a.name, a.required ?? false]), [['workspace_id', false], ['task', false]]);
     const completed = await client.complete({ ref: { type: 'ref/prompt', name: 'codespace_agent_loop' }, argument: { name: 'workspace_id', value: 'de' } });

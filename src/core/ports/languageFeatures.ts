@@ -104,9 +104,17 @@ export interface LanguageFeatures {
   /** The diagnostics of these files, or of every file the editor has diagnostics for. */
   diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]>;
   /**
+   * Whether any language server of this editor is known to report diagnostics on a file like this one (by its
+   * language): false for a plain text file in an editor without a server for it. Answered at once, from what the
+   * editor says about its languages and from every report seen so far. A file it answers false for is never waited
+   * on: no server would report it.
+   */
+  reportsOn(path: string): boolean;
+  /**
    * Makes the language servers analyse the files, waits until they have re-reported them and then stayed quiet for
    * a short while (at most `timeoutMs`; `settled` says whether that happened in time), and returns their
-   * diagnostics then.
+   * diagnostics then. With `requireChange`, only reports made while the editor shows the file's content on disk
+   * count: a late report about the content before a change is not taken for one about the content after it.
    */
   settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }>;
   documentSymbols(path: string): Promise<DocumentSymbolNode[]>;

@@ -6,6 +6,7 @@ import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from '../t
 import { EXTRA_CONTENT } from '../tools/tool';
 import { invalidArgumentsBody } from './argumentErrors';
 import { TOOL_GROUPS_SETTING } from '../tools/toolGroups';
+import { updateOf } from '../tools/diagnostics';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
@@ -53,7 +54,9 @@ export class ToolDispatcher {
   /**
    * Runs one call. A session that names an open work (`work_id`) takes it on; every answer to a session with an
    * open work then carries `coordination` (results at the top level, errors in `details`), so the agent learns
-   * at its next call, whatever the tool, that the developer has queued an instruction.
+   * at its next call, whatever the tool, that the developer has queued an instruction. In the same way an answer
+   * carries `diagnostics_update`: what the language servers reported, since the last answer, about files this
+   * session edited.
    */
   async call(name: string, args: unknown, signal: AbortSignal, context: CallContext = {}): Promise<ToolOutcome> {
     const outcome = await this.run(name, args, signal, context);
@@ -61,9 +64,12 @@ export class ToolDispatcher {
     const named = (args as { work_id?: unknown } | null | undefined)?.work_id;
     if (typeof named === 'string') this.services.steering.adopt(context.session, named);
     const coordination = this.services.steering.coordination(context.session, typeof named === 'string' ? named : undefined);
-    if (!coordination) return outcome;
-    if (outcome.kind === 'result') return { kind: 'result', value: { ...outcome.value, coordination } };
-    return { kind: 'error', body: { ...outcome.body, details: { ...outcome.body.details, coordination } } };
+    // What the language servers reported since about files this session edited (taken once: delivered now).
+    const reports = this.services.diagnosticsFeed.take(context.session);
+    const notes = { ...(coordination ? { coordination } : {}), ...(reports.length > 0 ? { diagnostics_update: updateOf(reports) } : {}) };
+    if (Object.keys(notes).length === 0) return outcome;
+    if (outcome.kind === 'result') return { kind: 'result', value: { ...outcome.value, ...notes } };
+    return { kind: 'error', body: { ...outcome.body, details: { ...outcome.body.details, ...notes } } };
   }
 
   private async run(name: string, args: unknown, signal: AbortSignal, context: CallContext): Promise<ToolOutcome> {

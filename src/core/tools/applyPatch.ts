@@ -45,24 +45,25 @@ const applyPatchOperation = defineOperationTool({
     reviewer_note: z.string().optional(),
     diagnostics: diagnosticsReportSchema
       .optional()
-      .describe('After an applied patch, in the editor: the Problems of the files it wrote, once the language servers re-reported them (codespace.diagnostics.settleMs).'),
+      .describe('After an applied patch, in the editor, when a language server reports on the files it wrote: answered at once, never waited for.'),
   },
   operation: (services) => patchOperation(services),
 });
 
 /**
- * The touched files' diagnostics added to an applied patch. Collected after the runner has released the
- * workspace's patch turn and the ledger has the result (which never carries them: a replay has none).
+ * The diagnostics field of an applied patch (see patchDiagnostics): added after the runner has released the
+ * workspace's patch turn and the ledger has the result (which never carries it: a replay answers anew). Never waits
+ * for a language server.
  */
-export async function withPatchDiagnostics<R extends ApplyPatchResult>(services: CoreServices, workspaceId: string, result: R, signal?: AbortSignal): Promise<R & { diagnostics?: z.infer<typeof diagnosticsReportSchema> }> {
+export async function withPatchDiagnostics<R extends ApplyPatchResult>(services: CoreServices, workspaceId: string, result: R, session?: string): Promise<R & { diagnostics?: z.infer<typeof diagnosticsReportSchema> }> {
   if (result.status !== 'applied') return result;
-  const touched = result.files.flatMap((f) => (f.kind === 'delete' ? [] : [f.kind === 'move' && f.move_to !== undefined ? f.move_to : f.path]));
-  const diagnostics = await patchDiagnostics(services, workspaceId, touched, signal);
+  const written = result.files.flatMap((f) => (f.kind === 'delete' ? [] : [{ path: f.kind === 'move' && f.move_to !== undefined ? f.move_to : f.path, version: f.after_version }]));
+  const diagnostics = await patchDiagnostics(services, workspaceId, written, session);
   return diagnostics ? { ...result, diagnostics } : result;
 }
 
 /** apply_patch: the runner's operation, and the diagnostics of what it wrote. */
 export const applyPatchTool: typeof applyPatchOperation = {
   ...applyPatchOperation,
-  handler: async (args, ctx) => withPatchDiagnostics(ctx.services, args.workspace_id, (await applyPatchOperation.handler(args, ctx)) as ApplyPatchResult, ctx.signal),
+  handler: async (args, ctx) => withPatchDiagnostics(ctx.services, args.workspace_id, (await applyPatchOperation.handler(args, ctx)) as ApplyPatchResult, ctx.session),
 };

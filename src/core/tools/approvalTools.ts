@@ -5,7 +5,8 @@ import { InvalidArgumentsError } from '../errors';
 import { holdViewSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
-import { applyPatchTool } from './applyPatch';
+import type { ApplyPatchResult } from '../patch/patchService';
+import { applyPatchTool, withPatchDiagnostics } from './applyPatch';
 import { execCommandTool } from './execCommand';
 import type { AnyTool, OperationToolDefinition } from './tool';
 import { defineTool } from './tool';
@@ -80,7 +81,7 @@ export const operationResumeTool = defineTool({
   title: 'Resume a held operation',
   description:
     `After APPROVAL_REQUIRED or approval_create: waits up to wait_ms (default and at most ${MAX_RESUME_WAIT_MS}) for the developer's ` +
-    `decision and, once granted, runs the request once and returns its result. Still pending: call again. Safe to repeat.`,
+    `decision and, once granted, runs the request once and returns its result (a patch's with diagnostics, as apply_patch). Still pending: call again. Safe to repeat.`,
   kind: 'resume',
   input: {
     approval_id: z.string().min(1).max(200),
@@ -95,11 +96,16 @@ export const operationResumeTool = defineTool({
     hint: z.string().optional(),
     reviewer_changes: applyPatchTool.output.reviewer_changes,
     reviewer_note: z.string().optional(),
+    diagnostics: applyPatchTool.output.diagnostics,
     process_id: z.string().optional(),
     dispatch_status: execCommandTool.output.dispatch_status.optional(),
   },
-  async handler(args, { services, signal }) {
-    return (await services.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal)) as never;
+  async handler(args, { services, signal, session }) {
+    const result = await services.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal);
+    const hold = services.approvals.stored(args.approval_id);
+    // A resumed patch is followed for diagnostics as apply_patch follows one (the stored result never carries them).
+    if (hold.tool === 'apply_patch') return (await withPatchDiagnostics(services, hold.workspace_id, result as ApplyPatchResult, session)) as never;
+    return result as never;
   },
 });
 

@@ -50,7 +50,7 @@ export const renameSymbolTool = defineTool({
     patch: z.string().describe('The V4A patch the rename became.'),
     expected_versions: z.record(z.string(), z.string()),
   },
-  async handler(args, { services, signal }) {
+  async handler(args, { services, signal, session }) {
     const features = featuresOf(services);
     const ws = services.workspaces.get(args.workspace_id);
     // The same check apply_patch's runner makes, before asking the language server anything.
@@ -120,7 +120,7 @@ export const renameSymbolTool = defineTool({
       ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
     };
     try {
-      const result = await withPatchDiagnostics(services, ws.id, await services.runner.run('patch', patchOperation(services), request, signal), signal);
+      const result = await withPatchDiagnostics(services, ws.id, await services.runner.run('patch', patchOperation(services), request, signal), session);
       return { ...result, patch: built.patch, expected_versions: built.expected_versions };
     } catch (err) {
       // A held rename is an apply_patch hold: operation_resume commits it. Say which patch is held.

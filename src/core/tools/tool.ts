@@ -4,6 +4,7 @@ import type { CommandIsolation } from '../ports/commandIsolation';
 import type { BackendOrigin } from '../ports/processBackend';
 import type { ExecLog } from '../ledger/execLog';
 import type { LanguageFeatures } from '../ports/languageFeatures';
+import type { DiagnosticsFeed } from '../language/diagnosticsFeed';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
 import type { SteeringService } from '../steering/steeringService';
@@ -55,12 +56,17 @@ export interface CoreServices {
   readonly search: ContentSearch;
   /** The editor's language features; undefined in a host without an editor (the editor tools answer UNAVAILABLE). */
   readonly language: LanguageFeatures | undefined;
-  /** How long apply_patch waits for the touched files' diagnostics to settle, in milliseconds; 0: not at all. */
+  /**
+   * How long the language servers' report on an edited file is followed, and the default wait of `diagnostics`, in
+   * milliseconds; 0: edits are not followed.
+   */
   readonly diagnosticsSettleMs: () => number;
   /** Redacts credentials from what agents read back (search lines here; command output in the supervisor). */
   readonly redactor: SecretRedactor;
   /** Which tool groups the operator serves (`codespace.tools.disabledGroups`). */
   readonly toolGroups: ToolGroups;
+  /** Follows what edits wrote, in the background, and hands each session the language servers' reports. */
+  readonly diagnosticsFeed: DiagnosticsFeed;
 }
 
 /** Operator settings for commands, read fresh on every call. */

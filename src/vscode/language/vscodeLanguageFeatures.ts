@@ -146,7 +146,75 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export class VsCodeLanguageFeatures implements LanguageFeatures {
+/** The name part a language is known by: the extension (`.ts`), or the whole name for files like `Dockerfile`. */
+function fileKind(p: string): string {
+  const base = p.slice(Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\')) + 1).toLowerCase();
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot) : base;
+}
+
+interface Manifest {
+  readonly main?: unknown;
+  readonly browser?: unknown;
+  readonly activationEvents?: unknown;
+  readonly contributes?: { readonly languages?: unknown };
+}
+
+/**
+ * The kinds of file (see fileKind) whose language some installed extension with code starts for
+ * (`onLanguage:<id>`): those may have a language server behind them. Grammar-only languages (plain text, and
+ * Python without its extension) do not.
+ */
+function kindsWithCode(): Set<string> {
+  const kindsOf = new Map<string, string[]>();
+  const started = new Set<string>();
+  for (const ext of vscode.extensions.all) {
+    const m = ext.packageJSON as Manifest;
+    const languages = Array.isArray(m.contributes?.languages) ? (m.contributes.languages as { id?: unknown; extensions?: unknown; filenames?: unknown }[]) : [];
+    for (const l of languages) {
+      if (typeof l.id !== 'string') continue;
+      const kinds = kindsOf.get(l.id) ?? [];
+      for (const e of Array.isArray(l.extensions) ? l.extensions : []) if (typeof e === 'string') kinds.push(e.toLowerCase());
+      for (const f of Array.isArray(l.filenames) ? l.filenames : []) if (typeof f === 'string') kinds.push(fileKind(f));
+      kindsOf.set(l.id, kinds);
+    }
+    if (m.main === undefined && m.browser === undefined) continue;
+    for (const e of Array.isArray(m.activationEvents) ? m.activationEvents : []) {
+      if (typeof e === 'string' && e.startsWith('onLanguage:')) started.add(e.slice('onLanguage:'.length));
+    }
+  }
+  const out = new Set<string>();
+  for (const id of started) for (const k of kindsOf.get(id) ?? []) out.add(k);
+  return out;
+}
+
+export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposable {
+  /** Kinds of file some language server has reported on in this window (also an empty report, which clears). */
+  private readonly reported = new Set<string>();
+  private withCode: Set<string> | undefined;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor() {
+    for (const [uri] of vscode.languages.getDiagnostics()) this.reported.add(fileKind(uri.path));
+    this.subscriptions.push(
+      vscode.languages.onDidChangeDiagnostics((e) => {
+        for (const uri of e.uris) this.reported.add(fileKind(uri.path));
+      }),
+      vscode.extensions.onDidChange(() => (this.withCode = undefined)),
+    );
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions.splice(0)) s.dispose();
+  }
+
+  reportsOn(path: string): boolean {
+    const kind = fileKind(path);
+    if (this.reported.has(kind)) return true;
+    this.withCode ??= kindsWithCode();
+    return this.withCode.has(kind);
+  }
+
   async diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
     if (paths === undefined) {
       return vscode.languages
@@ -178,14 +246,20 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
     const opened: vscode.Uri[] = [];
     let lastReport = Date.now();
     let wake: (() => void) | undefined;
+    // With requireChange: the content on disk each file must show before a report about it counts.
+    const expected = new Map<string, string>();
     const listening = vscode.languages.onDidChangeDiagnostics((e) => {
       let ours = false;
       for (const u of e.uris) {
         const k = u.toString();
-        if (keys.has(k)) {
-          seen.add(k);
-          ours = true;
-        }
+        if (!keys.has(k)) continue;
+        // A report made while the editor still shows the old content is about the old content (a late report of a
+        // check that began before the write): it does not count as the re-report, nor restart the quiet period.
+        const want = expected.get(k);
+        const doc = want === undefined ? undefined : openDocument(u);
+        if (doc && !doc.isDirty && doc.getText() !== want) continue;
+        seen.add(k);
+        ours = true;
       }
       if (ours) {
         lastReport = Date.now();
@@ -205,10 +279,17 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
       });
     const run = async (): Promise<boolean> => {
       const mustSee = new Set<string>();
-      const syncing: { uri: vscode.Uri; path: string }[] = [];
+      const syncing: vscode.Uri[] = [];
       const tabbed = tabUris();
-      let firstCheck = false;
-      for (const [i, uri] of uris.entries()) {
+      /** Files opened for a first check that had no problems before: a clean file may never be reported. */
+      const firstCheck = new Set<string>();
+      if (options.requireChange) {
+        for (const [i, uri] of uris.entries()) {
+          const text = await diskText(paths[i] as string);
+          if (text !== undefined) expected.set(uri.toString(), text);
+        }
+      }
+      for (const uri of uris) {
         const key = uri.toString();
         const open = openDocument(uri);
         if (!tabbed.has(key) && opened.length < MAX_BACKGROUND_TABS) {
@@ -222,7 +303,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
             // on its first check, as measured with the TypeScript server): a longer quiet period covers its first
             // check instead.
             if (vscode.languages.getDiagnostics(uri).length > 0) mustSee.add(key);
-            else firstCheck = true;
+            else firstCheck.add(key);
           } catch {
             // Not a text document the editor can open (binary, too large): no language server will report it.
           }
@@ -230,13 +311,13 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
         }
         if (!open || !options.requireChange) continue;
         if (vscode.languages.getDiagnostics(uri).length > 0) mustSee.add(key);
-        syncing.push({ uri, path: paths[i] as string });
+        syncing.push(uri);
       }
       // An open document shows the new content only once the editor has reloaded it from disk.
-      for (const s of syncing) {
-        const want = await diskText(s.path);
+      for (const uri of syncing) {
+        const want = expected.get(uri.toString());
         // Looked up each time: a document closed meanwhile (its last tab closed) no longer follows the disk.
-        for (let doc = openDocument(s.uri); want !== undefined && doc && !doc.isClosed && !doc.isDirty && doc.getText() !== want; doc = openDocument(s.uri)) {
+        for (let doc = openDocument(uri); want !== undefined && doc && !doc.isClosed && !doc.isDirty && doc.getText() !== want; doc = openDocument(uri)) {
           if (Date.now() >= deadline || options.signal?.aborted) return false;
           await wait(Math.min(100, deadline - Date.now()));
         }
@@ -245,10 +326,12 @@ export class VsCodeLanguageFeatures implements LanguageFeatures {
       // The quiet period counts from when the documents show the new content.
       lastReport = Math.max(lastReport, Date.now());
       let nudgeAt = Date.now() + NUDGE_MS;
-      const quietMs = firstCheck ? FIRST_CHECK_QUIET_MS : QUIET_MS;
       for (;;) {
         if (options.signal?.aborted) return false;
         const now = Date.now();
+        // The longer quiet period covers a first check that has not arrived yet; once every such file has been
+        // reported, the ordinary one decides.
+        const quietMs = [...firstCheck].every((k) => seen.has(k)) ? QUIET_MS : FIRST_CHECK_QUIET_MS;
         const allSeen = [...mustSee].every((k) => seen.has(k));
         if (!allSeen && now >= nudgeAt) {
           // Still unreported: reopen our tabs of those files once, which makes the server check them again.

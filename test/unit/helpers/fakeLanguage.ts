@@ -24,6 +24,9 @@ export class FakeLanguage implements LanguageFeatures {
   renameAnswer: (path: string, position: TextPosition, newName: string) => Promise<RenameOutcome> = () => Promise.resolve({ edits: [], fileOperations: 0 });
   state: EditorState = { active: undefined, visible: [], dirty: [] };
 
+  reportsOn(p: string): boolean {
+    return p.endsWith('.ts');
+  }
   diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
     this.calls.push(`diagnostics ${paths ? paths.join(',') : '*'}`);
     return Promise.resolve(paths ? this.diags.filter((d) => paths.includes(d.path)) : this.diags);

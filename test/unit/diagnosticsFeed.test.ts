@@ -1,0 +1,262 @@
+/**
+ * Diagnostics that never hold up an edit: apply_patch answers without waiting for the language servers, the report
+ * on what it wrote reaches the session on its next result (any tool) or through `diagnostics`, a report about an
+ * older version of a file is never delivered as current, and a file no language server reports on is never waited
+ * on. The language port is a double whose `settle` answers only when the test says so: a call that returned while
+ * a settle was still unanswered provably did not wait for it (no timing involved).
+ */
+import * as assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, SettleOptions, WorkspaceSymbol } from '../../src/core/ports/languageFeatures';
+import { silentLogger } from '../../src/core/ports/logger';
+import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
+import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
+import type { ToolOutcome } from '../../src/core/runner/dispatch';
+import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import type { AssembledServices } from '../../src/node/assembleServices';
+import { assembleServices } from '../../src/node/assembleServices';
+import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { makeTree, removeTree } from './helpers/workspaceFixture';
+
+const sha = (b: string): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
+const typeError = (line: number): EditorDiagnostic => ({ range: { start: { line, character: 14 }, end: { line, character: 17 } }, severity: 'error', message: "Type 'number' is not assignable to type 'string'.", source: 'ts', code: '2322' });
+
+/** A settle the test answers: it records the call and waits until `answer` is called. */
+interface OpenSettle {
+  readonly paths: readonly string[];
+  readonly options: SettleOptions;
+  answer(files: FileDiagnostics[], settled?: boolean): void;
+}
+
+/** A language port that reports on `.ts` files only and answers every settle only when told. */
+class HeldLanguage implements LanguageFeatures {
+  /** What the editor holds now, by absolute path. */
+  current = new Map<string, EditorDiagnostic[]>();
+  settles: OpenSettle[] = [];
+  private arrived: (() => void) | undefined;
+
+  reportsOn(p: string): boolean {
+    return p.endsWith('.ts');
+  }
+  diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
+    return Promise.resolve((paths ?? [...this.current.keys()]).map((p) => ({ path: p, diagnostics: this.current.get(p) ?? [] })));
+  }
+  settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
+    return new Promise((resolve) => {
+      this.settles.push({ paths, options, answer: (files, settled = true) => resolve({ settled, files }) });
+      this.arrived?.();
+    });
+  }
+  private handedOut = 0;
+  /** The next settle asked for, in order (each is handed out once). */
+  async nextSettle(): Promise<OpenSettle> {
+    while (this.settles.length <= this.handedOut) await new Promise<void>((resolve) => (this.arrived = resolve));
+    return this.settles[this.handedOut++] as OpenSettle;
+  }
+  documentSymbols(): Promise<DocumentSymbolNode[]> {
+    return Promise.resolve([]);
+  }
+  workspaceSymbols(): Promise<WorkspaceSymbol[]> {
+    return Promise.resolve([]);
+  }
+  definition(): Promise<EditorLocation[]> {
+    return Promise.resolve([]);
+  }
+  references(): Promise<EditorLocation[]> {
+    return Promise.resolve([]);
+  }
+  hover(): Promise<{ contents: string[] }[]> {
+    return Promise.resolve([]);
+  }
+  rename(): Promise<RenameOutcome> {
+    return Promise.resolve({ refused: 'not in this test' });
+  }
+  editorState(): EditorState {
+    return { active: undefined, visible: [], dirty: [] };
+  }
+}
+
+interface Update {
+  workspace_id: string;
+  path: string;
+  version: string;
+  settled: boolean;
+  counts: Record<string, number>;
+  items: { range: unknown; severity: string; code?: string }[];
+}
+
+describe('diagnostics without the wait (the feed behind apply_patch)', () => {
+  let root: string;
+  let storage: string;
+  let lang: HeldLanguage;
+  let assembled: AssembledServices;
+  const TS = 'export const label: string = "x";\n';
+  const at = (rel: string): string => path.join(root, ...rel.split('/'));
+
+  async function call(name: string, args: Record<string, unknown>, session = 'S1'): Promise<Record<string, unknown>> {
+    const out: ToolOutcome = await assembled.dispatcher.call(name, args, new AbortController().signal, { session });
+    if (out.kind !== 'result') assert.fail(`${name}: ${JSON.stringify(out)}`);
+    return out.value;
+  }
+  async function patch(rel: string, from: string, to: string, key: string, session = 'S1'): Promise<Record<string, unknown> & { files: { after_version?: string }[] }> {
+    const before = await fsp.readFile(at(rel), 'utf8');
+    const r = await call(
+      'apply_patch',
+      { workspace_id: 'proj', patch: `*** Begin Patch\n*** Update File: ${rel}\n@@\n-${from}\n+${to}\n*** End Patch\n`, expected_versions: { [rel]: sha(before) }, operation_key: key },
+      session,
+    );
+    assert.equal(r.status, 'applied', JSON.stringify(r));
+    return r as Record<string, unknown> & { files: { after_version?: string }[] };
+  }
+
+  /** Calls the tool until a result carries diagnostics_update (the round ends on its own time), yielding to I/O. */
+  async function nextUpdate(name: string, args: Record<string, unknown>): Promise<Update[]> {
+    for (;;) {
+      const update = (await call(name, args)).diagnostics_update as Update[] | undefined;
+      if (update) return update;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  beforeEach(async () => {
+    root = await makeTree({ 'src/a.ts': TS, 'notes.txt': 'one\ntwo\n', 'README.md': '# t\n' }, 'codespace-feed-');
+    storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-feed-storage-'));
+    lang = new HeldLanguage();
+    assembled = await assembleServices({
+      workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
+      fs: new NodeWorkspaceFs(),
+      logger: silentLogger,
+      limits: () => DEFAULT_LIMITS,
+      storageDir: storage,
+      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+      timeoutMs: () => 0,
+      lifetime: 'unit-test',
+      language: lang,
+      diagnosticsSettleMs: () => 5000,
+    });
+  });
+  afterEach(async () => {
+    for (const s of lang.settles) s.answer([], false);
+    await assembled.shutdown();
+    await removeTree(root);
+    await fsp.rm(storage, { recursive: true, force: true });
+  });
+
+  it('apply_patch answers while the language servers have not reported; the next result of the session carries their report, once', async () => {
+    lang.current.set(at('src/a.ts'), [{ ...typeError(1), message: 'an old problem' }]);
+    const r = await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'k1');
+    // Answered with the settle still unanswered: it did not wait.
+    const d = r.diagnostics as { pending: boolean; items: { message: string }[]; counts: Record<string, number> };
+    assert.equal(d.pending, true);
+    assert.deepEqual(d.items.map((i) => i.message), ['an old problem'], 'what was known, marked pending');
+    const round = await lang.nextSettle();
+    assert.deepEqual(round.paths, [at('src/a.ts')]);
+    assert.equal(round.options.requireChange, true);
+    // Nothing reported yet: a result in between carries nothing.
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+    lang.current.set(at('src/a.ts'), [typeError(1)]);
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    // Any tool's next result of the same session carries it (the round ends asynchronously: poll the observable).
+    const update = await nextUpdate('read', { workspace_id: 'proj', path: 'notes.txt' });
+    assert.equal(update.length, 1);
+    assert.equal(update[0]?.path, 'src/a.ts');
+    assert.equal(update[0]?.version, r.files[0]?.after_version, 'tagged with the version the edit wrote');
+    assert.equal(update[0]?.settled, true);
+    assert.deepEqual(update[0]?.items.map((i) => i.code), ['2322']);
+    assert.equal(update[0]?.counts.error, 1);
+    // Delivered once; another session never gets it.
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+    assert.equal((await call('workspace_info', {}, 'S2')).diagnostics_update, undefined);
+  });
+
+  it('a file type no language server reports on is never followed: no settle, no field, and diagnostics answers without waiting', async () => {
+    const r = await patch('notes.txt', 'two', 'three', 'txt');
+    assert.equal('diagnostics' in r, false);
+    const md = await patch('README.md', '# t', '# title', 'md');
+    assert.equal('diagnostics' in md, false);
+    const d = await call('diagnostics', { workspace_id: 'proj', paths: ['notes.txt', 'README.md'] });
+    assert.equal(d.settled, true);
+    assert.deepEqual(d.diagnostics, []);
+    assert.equal(lang.settles.length, 0, 'no wait was ever asked of the language port');
+  });
+
+  it('diagnostics waits (bounded) for an edited file\'s report and takes it; wait_ms 0 answers at once with settled: false', async () => {
+    await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'k2');
+    const round = await lang.nextSettle();
+    const now = await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 0 });
+    assert.equal(now.settled, false, 'still pending, and it said so without waiting');
+    const waiting = call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'] });
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const d = (await waiting) as { diagnostics: { path: string; code?: string }[]; settled: boolean };
+    assert.equal(d.settled, true);
+    assert.deepEqual(d.diagnostics.map((x) => `${x.path}:${x.code}`), ['src/a.ts:2322']);
+    // Taken by diagnostics: the next result does not repeat it.
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+    assert.equal(lang.settles.length, 1, 'the edited file was not checked a second time');
+  });
+
+  it('a report about an older version is dropped: a file edited again mid-round is followed again, and only the newer report arrives', async () => {
+    await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'v1');
+    const first = await lang.nextSettle();
+    const second = await patch('src/a.ts', 'export const label: string = 42;', 'export const label: string = "y";', 'v2');
+    // The late report of the first round, about the content the second edit replaced.
+    first.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const again = await lang.nextSettle();
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined, 'the stale report was not delivered');
+    again.answer([{ path: at('src/a.ts'), diagnostics: [] }]);
+    const update = await nextUpdate('workspace_info', {});
+    assert.equal(update[0]?.version, second.files[0]?.after_version);
+    assert.deepEqual(update[0]?.items, []);
+  });
+
+  it('a report is dropped when the file changed on disk after the edit (the developer typed and saved)', async () => {
+    await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'd1');
+    const round = await lang.nextSettle();
+    await fsp.writeFile(at('src/a.ts'), 'export const label = "saved by the developer";\n');
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    // diagnostics waits for the round to end, then checks the file as it is now (no report of the old version).
+    const checking = call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 30_000 });
+    const fresh = await lang.nextSettle();
+    assert.equal(fresh.options.requireChange, false);
+    fresh.answer([{ path: at('src/a.ts'), diagnostics: [] }]);
+    assert.deepEqual((await checking).diagnostics, []);
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+  });
+
+  it('a held patch resumed with operation_resume is followed like apply_patch', async () => {
+    await assembled.shutdown();
+    assembled = await assembleServices({
+      workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
+      fs: new NodeWorkspaceFs(),
+      logger: silentLogger,
+      limits: () => DEFAULT_LIMITS,
+      storageDir: storage,
+      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+      timeoutMs: () => 0,
+      lifetime: 'unit-test',
+      language: lang,
+      diagnosticsSettleMs: () => 5000,
+      approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }),
+    });
+    const held = await assembled.dispatcher.call(
+      'apply_patch',
+      { workspace_id: 'proj', patch: '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const label: string = "x";\n+export const label: string = 42;\n*** End Patch\n', expected_versions: { 'src/a.ts': sha(TS) }, operation_key: 'held' },
+      new AbortController().signal,
+      { session: 'S1' },
+    );
+    assert.equal(held.kind, 'error');
+    const approvalId = (held as { body: { details?: { approval_id?: string } } }).body.details?.approval_id;
+    assert.ok(approvalId);
+    await call('approval_resolve', { approval_id: approvalId, decision: 'grant' });
+    const resumed = await call('operation_resume', { approval_id: approvalId, wait_ms: 0 });
+    assert.equal(resumed.status, 'applied');
+    assert.equal((resumed.diagnostics as { pending: boolean }).pending, true);
+    const round = await lang.nextSettle();
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const update = await nextUpdate('workspace_info', {});
+    assert.deepEqual(update[0]?.items.map((i) => i.code), ['2322']);
+  });
+});
