@@ -85,8 +85,8 @@ export function isRoot() {
 }
 
 /** True when this process may install packages itself: root, with apt-get on PATH. */
-export function mayInstall(pathValue = process.env.PATH ?? '') {
-  return isRoot() && findOnPath('apt-get', pathValue) !== undefined;
+export function mayInstall(pathValue = process.env.PATH ?? '', root = isRoot()) {
+  return root && findOnPath('apt-get', pathValue) !== undefined;
 }
 
 /** Runs apt-get for the missing packages (root only); throws when it fails. */
