@@ -14,7 +14,7 @@
 // Needs `npm run build` (dist/extension.js) and `npm run compile-tests` first; package.json's
 // test:integration / test:e2e scripts do both.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hostPaths, selectHosts } from './installVsCodeHost.mjs';
@@ -34,7 +34,7 @@ import {
 
 const SUITE_TIMEOUT_MS = 10 * 60_000;
 // Workbench noise without network (marketplace, update checks); hidden unless CODESPACE_TEST_VERBOSE=1.
-const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i];
+const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i, /^\[AgentHost\]/, /^\[ChatModelSelection\]/];
 const verbose = process.env.CODESPACE_TEST_VERBOSE === '1';
 
 function log(message) {
@@ -145,7 +145,14 @@ async function runE2e() {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const mocha = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
   // --no-config: the repo's .mocharc.json is the unit suite's.
-  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', 'out/test/e2e/**/*.test.js'];
+  // CODESPACE_TEST_FILES=restricted,panel: only the e2e files whose name contains one of the words.
+  const words = process.env.CODESPACE_TEST_FILES?.split(',').filter(Boolean);
+  const dir = path.join(REPO_ROOT, 'out', 'test', 'e2e');
+  const files = words
+    ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && words.some((w) => f.includes(w))).map((f) => path.join('out', 'test', 'e2e', f))
+    : ['out/test/e2e/**/*.test.js'];
+  if (files.length === 0) throw new Error(`no e2e test file matches CODESPACE_TEST_FILES=${process.env.CODESPACE_TEST_FILES}`);
+  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', ...files];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit' });
     const forward = (signal) => child.kill(signal);
