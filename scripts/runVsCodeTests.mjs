@@ -1,5 +1,8 @@
 // Runs a test suite against a real VS Code, offline. Usage: node scripts/runVsCodeTests.mjs <integration|e2e>
 //
+// CODESPACE_TEST_VSCODE picks the VS Code: `1.100` (code-server 4.100.3, the oldest engines.vscode accepts),
+// `1.139` (code-server 4.139.1, the newest on npm), or `all` (the default: each in turn, one after the other).
+//
 // integration: code-server + headless Chromium open a fresh copy of test/fixtures/multi.code-workspace with
 //   this repo as extensionDevelopmentPath and out/test/integration/index.js as extensionTestsPath; the suite
 //   runs inside the extension host and its output is forwarded here. The first folder copy holds
@@ -11,12 +14,15 @@
 // Needs `npm run build` (dist/extension.js) and `npm run compile-tests` first; package.json's
 // test:integration / test:e2e scripts do both.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hostPaths, selectHosts } from './installVsCodeHost.mjs';
 import {
   REPO_ROOT,
   RESULTS_DIR,
   copyFixtures,
+  currentHostKey,
   ensureVsCodeHost,
   launchBrowser,
   makeTmpRoot,
@@ -28,7 +34,7 @@ import {
 
 const SUITE_TIMEOUT_MS = 10 * 60_000;
 // Workbench noise without network (marketplace, update checks); hidden unless CODESPACE_TEST_VERBOSE=1.
-const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i];
+const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i, /^\[AgentHost\]/, /^\[ChatModelSelection\]/];
 const verbose = process.env.CODESPACE_TEST_VERBOSE === '1';
 
 function log(message) {
@@ -37,6 +43,7 @@ function log(message) {
 
 async function runIntegration() {
   const started = Date.now();
+  log(`VS Code ${hostPaths(currentHostKey()).vscode}`);
   const indexJs = path.join(REPO_ROOT, 'out', 'test', 'integration', 'index.js');
   if (!existsSync(indexJs)) throw new Error(`${path.relative(REPO_ROOT, indexJs)} missing: run npm run compile-tests`);
   const mainJs = path.join(REPO_ROOT, 'dist', 'extension.js');
@@ -52,6 +59,7 @@ async function runIntegration() {
     // CODESPACE_TEST_GREP only the tests whose title matches.
     runnerInfo: {
       runner: 'code-server',
+      vscode: hostPaths(currentHostKey()).vscode,
       screenshotDir: RESULTS_DIR,
       ...(process.env.CODESPACE_TEST_FILES ? { files: process.env.CODESPACE_TEST_FILES.split(',') } : {}),
       ...(process.env.CODESPACE_TEST_GREP ? { grep: process.env.CODESPACE_TEST_GREP } : {}),
@@ -67,6 +75,7 @@ async function runIntegration() {
     server = await startCodeServer({
       tmpRoot,
       openPath: fixtures.openPath,
+      host: currentHostKey(),
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
     log(`code-server on ${server.base} (pid ${server.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -136,7 +145,14 @@ async function runE2e() {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const mocha = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
   // --no-config: the repo's .mocharc.json is the unit suite's.
-  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', 'out/test/e2e/**/*.test.js'];
+  // CODESPACE_TEST_FILES=restricted,panel: only the e2e files whose name contains one of the words.
+  const words = process.env.CODESPACE_TEST_FILES?.split(',').filter(Boolean);
+  const dir = path.join(REPO_ROOT, 'out', 'test', 'e2e');
+  const files = words
+    ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && words.some((w) => f.includes(w))).map((f) => path.join('out', 'test', 'e2e', f))
+    : ['out/test/e2e/**/*.test.js'];
+  if (files.length === 0) throw new Error(`no e2e test file matches CODESPACE_TEST_FILES=${process.env.CODESPACE_TEST_FILES}`);
+  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', ...files];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit' });
     const forward = (signal) => child.kill(signal);
@@ -147,13 +163,42 @@ async function runE2e() {
   });
 }
 
+/** Runs the suite once per selected VS Code, each in its own process with CODESPACE_TEST_VSCODE set to it. */
+async function runEachHost(suite, keys) {
+  const results = [];
+  for (const key of keys) {
+    const p = hostPaths(key);
+    log(`=== ${suite} on VS Code ${p.vscode} (code-server ${p.codeServer}) ===`);
+    const started = Date.now();
+    const code = await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), suite], {
+        cwd: REPO_ROOT,
+        stdio: 'inherit',
+        env: { ...process.env, CODESPACE_TEST_VSCODE: key },
+      });
+      child.on('error', reject);
+      child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
+    });
+    results.push({ key, vscode: p.vscode, code, seconds: (Date.now() - started) / 1000 });
+  }
+  for (const r of results) log(`${suite} on VS Code ${r.vscode}: ${r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`} in ${r.seconds.toFixed(0)} s`);
+  return results.find((r) => r.code !== 0)?.code ?? 0;
+}
+
 const suite = process.argv[2];
 const runners = { integration: runIntegration, e2e: runE2e };
 if (!(suite in runners)) {
   console.error('usage: node scripts/runVsCodeTests.mjs <integration|e2e>');
   process.exit(2);
 }
-runners[suite]().then(
+let hosts;
+try {
+  hosts = selectHosts();
+} catch (error) {
+  console.error(`[runner] ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(2);
+}
+(hosts.length > 1 ? runEachHost(suite, hosts) : runners[suite]()).then(
   (code) => process.exit(code),
   (error) => {
     console.error(`[runner] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

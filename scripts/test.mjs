@@ -1,7 +1,13 @@
 // `npm test`: every check in order: type-check, lint, unit tests (plain Node), the suite inside a real VS Code,
 // and the end-to-end tests. Streams each step's output, stops at the first failing step, and ends with one
 // summary line of all mocha counts ("N passed, N failed").
+//
+// First it checks what the tests need from the machine (scripts/prerequisites.mjs): missing programs are installed
+// with apt-get when it runs as root where apt-get exists (as on CI); anywhere else it prints the one command that
+// installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects (default all).
 import { spawn } from 'node:child_process';
+import { installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
+import { ensurePrerequisites } from './prerequisites.mjs';
 
 const steps = [
   ['type-check', ['run', 'typecheck']],
@@ -36,6 +42,13 @@ function runStep(args) {
 }
 
 const started = Date.now();
+// Building a VS Code host needs compilers and headers, but only while one is still to be installed.
+const needBuild = selectHosts().some((key) => installedVersion(key) !== hostPaths(key).codeServer);
+console.log('=== prerequisites ===');
+if (!ensurePrerequisites({ needBuild })) {
+  console.log('\n0 passed, 1 failed (prerequisites missing)');
+  process.exit(1);
+}
 let exitCode = 0;
 for (const [name, args] of steps) {
   const t0 = Date.now();

@@ -1,5 +1,6 @@
-// Shared helpers to run a real VS Code offline: code-server (VS Code 1.100.3) on 127.0.0.1 plus Debian's
-// headless Chromium driven by playwright-core. Used by scripts/runVsCodeTests.mjs (integration suite) and by
+// Shared helpers to run a real VS Code offline: code-server (VS Code 1.100.3 or 1.139.1, see HOSTS in
+// installVsCodeHost.mjs; CODESPACE_TEST_VSCODE picks one) on 127.0.0.1 plus Debian's headless Chromium driven by
+// playwright-core. Used by scripts/runVsCodeTests.mjs (integration suite) and by
 // test/e2e/host.ts (end-to-end tests). Facts behind every choice: docs/TESTING.md.
 //
 // Everything started here is stopped by handle: the code-server process group we spawned (detached, so its
@@ -11,9 +12,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { format } from 'node:util';
-import { CHROMIUM_PATH, CODE_SERVER_BIN, REPO_ROOT, ensureVsCodeHost } from './installVsCodeHost.mjs';
+import { REPO_ROOT, codeServerCommand, currentHostKey, ensureVsCodeHost, hostPaths } from './installVsCodeHost.mjs';
+import { findOnPath } from './prerequisites.mjs';
 
-export { REPO_ROOT, ensureVsCodeHost };
+export { REPO_ROOT, currentHostKey, ensureVsCodeHost, hostPaths };
 export const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'fixtures');
 export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results');
 /** Name of the file the runner writes at the root of the first workspace folder copy. */
@@ -87,7 +89,7 @@ function stripJsonComments(text) {
  *   installExtensions: `.vsix` files installed into the fresh extensions dir first (`code-server --install-extension`),
  *   as a user installs them: the only way an extension loads in a window opened without extensionDevelopmentPath.
  */
-export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false, userSettings, installExtensions = [] }) {
+export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false, userSettings, installExtensions = [], host = currentHostKey() }) {
   const port = await findFreePort();
   const userDataDir = path.join(tmpRoot, 'user-data');
   const extensionsDir = path.join(tmpRoot, 'extensions');
@@ -97,7 +99,7 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
     mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
     writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2) + '\n');
   }
-  for (const vsix of installExtensions) installExtension({ vsix, userDataDir, extensionsDir, onOutput });
+  for (const vsix of installExtensions) installExtension({ vsix, userDataDir, extensionsDir, onOutput, host });
   const args = [
     '--auth', 'none',
     '--bind-addr', `127.0.0.1:${port}`,
@@ -109,11 +111,12 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
     ...extraArgs,
     ...(openPath ? [openPath] : []),
   ];
-  const child = spawn(CODE_SERVER_BIN, args, {
+  const [command, ...leading] = codeServerCommand(host);
+  const child = spawn(command, [...leading, ...args], {
     cwd: tmpRoot,
     detached: true, // own process group: stop() kills code-server and the hosts it forked, nothing else
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, VSCODE_PROXY_URI: '' },
+    env: codeServerEnv(),
   });
   const forward = (chunk) => {
     for (const line of String(chunk).split(/\r?\n/)) if (line.trim()) onOutput?.(line);
@@ -144,12 +147,22 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
   };
 }
 
+/**
+ * The environment code-server starts with. VSCODE_OPTIONS=enable-smoke-test-driver: a release build of VS Code
+ * 1.139 ignores extensionDevelopmentPath and extensionTestsPath in the workbench URL's payload unless its smoke-test
+ * driver is enabled (1.100 does not know the option and ignores it).
+ */
+export function codeServerEnv(base = process.env) {
+  return { ...base, VSCODE_PROXY_URI: '', VSCODE_OPTIONS: 'enable-smoke-test-driver' };
+}
+
 /** `code-server --install-extension <vsix>` into `extensionsDir`; throws with its output when it fails. */
-export function installExtension({ vsix, userDataDir, extensionsDir, onOutput }) {
-  const r = spawnSync(CODE_SERVER_BIN, ['--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix], {
+export function installExtension({ vsix, userDataDir, extensionsDir, onOutput, host = currentHostKey() }) {
+  const [command, ...leading] = codeServerCommand(host);
+  const r = spawnSync(command, [...leading, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix], {
     encoding: 'utf8',
     timeout: 120_000,
-    env: { ...process.env, VSCODE_PROXY_URI: '' },
+    env: codeServerEnv(),
   });
   for (const line of `${r.stdout ?? ''}\n${r.stderr ?? ''}`.split(/\r?\n/)) if (line.trim()) onOutput?.(line);
   if (r.status !== 0) throw new Error(`code-server --install-extension ${vsix} failed (exit ${r.status ?? r.signal}): ${r.stdout}${r.stderr}`);
@@ -196,7 +209,9 @@ async function killGroup(child) {
 /** Launches Debian's Chromium headless through playwright-core. */
 export async function launchBrowser() {
   const { chromium } = await import('playwright-core');
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
+  const executablePath = findOnPath('chromium');
+  if (!executablePath) throw new Error('chromium is not on PATH (Debian package: chromium)');
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
 }
 
 /**

@@ -88,6 +88,12 @@ export interface Workbench {
    * palette does not list it yet (contributions register after the workbench appears).
    */
   runCommand(label: string, timeoutMs?: number): Promise<void>;
+  /**
+   * In a window opened with workspace trust on, answers VS Code's trust prompt with "No" when it asks: 1.100 asks in
+   * a dialog at startup, 1.139 opens straight into Restricted Mode. Returns which happened ('declined' or
+   * 'restricted'); throws when neither shows within `timeoutMs`.
+   */
+  declineTrustPrompt(timeoutMs?: number): Promise<'declined' | 'restricted'>;
   /** Saves a screenshot of the page to test-results/<name>.png and returns its path. */
   screenshot(name: string): Promise<string>;
   /** Closes the browser, stops code-server (only the processes started here) and deletes the temp dir. */
@@ -214,6 +220,24 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
     const workspaceDir = fixtures.roots[0] ?? fixtures.openPath;
     const userDataDir = startedServer.userDataDir;
     let stopped = false;
+    const waitForActivation = async (timeoutMs = 120_000, settleMs = 5_000): Promise<void> => {
+      const deadline = Date.now() + timeoutMs;
+      let startedAt: number | undefined;
+      for (;;) {
+        const text = readLogs(userDataDir, 'exthost');
+        const failure = text
+          .split('\n')
+          .findIndex((line) => line.includes(`Activating extension '${EXTENSION_ID}' failed`) || line.includes(`Activating extension ${EXTENSION_ID} failed`));
+        if (failure >= 0) {
+          const lines = text.split('\n').slice(failure, failure + 6).join('\n');
+          throw new Error(`${EXTENSION_ID} failed to activate:\n${lines}`);
+        }
+        if (startedAt === undefined && text.includes(`_doActivateExtension ${EXTENSION_ID}`)) startedAt = Date.now();
+        if (startedAt !== undefined && Date.now() - startedAt >= settleMs) return;
+        if (Date.now() > deadline) throw new Error(`${EXTENSION_ID} did not activate within ${timeoutMs} ms`);
+        await sleep(250);
+      }
+    };
     return {
       page,
       browser: startedBrowser,
@@ -237,24 +261,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
           await sleep(200);
         }
       },
-      waitForActivation: async (timeoutMs = 120_000, settleMs = 5_000) => {
-        const deadline = Date.now() + timeoutMs;
-        let startedAt: number | undefined;
-        for (;;) {
-          const text = readLogs(userDataDir, 'exthost');
-          const failure = text
-            .split('\n')
-            .findIndex((line) => line.includes(`Activating extension '${EXTENSION_ID}' failed`) || line.includes(`Activating extension ${EXTENSION_ID} failed`));
-          if (failure >= 0) {
-            const lines = text.split('\n').slice(failure, failure + 6).join('\n');
-            throw new Error(`${EXTENSION_ID} failed to activate:\n${lines}`);
-          }
-          if (startedAt === undefined && text.includes(`_doActivateExtension ${EXTENSION_ID}`)) startedAt = Date.now();
-          if (startedAt !== undefined && Date.now() - startedAt >= settleMs) return;
-          if (Date.now() > deadline) throw new Error(`${EXTENSION_ID} did not activate within ${timeoutMs} ms`);
-          await sleep(250);
-        }
-      },
+      waitForActivation,
       runCommand: async (label, timeoutMs = 60_000) => {
         const deadline = Date.now() + timeoutMs;
         const input = page.locator('.quick-input-widget input');
@@ -272,6 +279,29 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
             if (Date.now() > deadline) throw new Error(`command palette never listed "${label}": ${String(error)}`);
             await sleep(1000);
           }
+        }
+      },
+      declineTrustPrompt: async (timeoutMs = 120_000) => {
+        const no = page.getByRole('button', { name: "No, I don't trust the authors" });
+        const restricted = page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).first();
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          // The dialog first: while it is open the status bar may already say Restricted Mode.
+          if (await no.isVisible().catch(() => false)) {
+            await no.click();
+            return 'declined';
+          }
+          if (await restricted.isVisible().catch(() => false)) {
+            // No dialog now; one that came late would be modal and visible, so look once more after activation.
+            await waitForActivation();
+            if (await no.isVisible().catch(() => false)) {
+              await no.click();
+              return 'declined';
+            }
+            return 'restricted';
+          }
+          if (Date.now() > deadline) throw new Error(`neither the workspace trust dialog nor Restricted Mode showed within ${timeoutMs} ms`);
+          await sleep(250);
         }
       },
       screenshot: async (name) => {

@@ -119,7 +119,14 @@ describe('reviewing held patches and commands in the workbench', function () {
   async function showPanel(selector: string): Promise<Frame> {
     const icon = wb.page.locator('.activitybar .action-item .action-label[aria-label^="CodeSpace"]').first();
     const sidebarTitle = wb.page.locator('.part.sidebar .composite.title');
-    if (!(await sidebarTitle.innerText().catch(() => '')).includes('CODESPACE')) await icon.click();
+    // The title is upper-cased by VS Code 1.100's CSS ("CODESPACE") and shown as written by 1.139 ("CodeSpace"):
+    // clicking the icon of a container already shown would hide it.
+    if (!(await sidebarTitle.innerText().catch(() => '')).toUpperCase().includes('CODESPACE')) {
+      await icon.click();
+      // 1.139 keeps the icon's hover ("CodeSpace - 1 agent request …") open over the panel while the pointer rests
+      // on the icon, and it takes the panel's clicks: rest the pointer on the editor instead.
+      await wb.page.locator('.part.editor').hover();
+    }
     try {
       return await panelFrame(wb, selector, 20_000);
     } catch {

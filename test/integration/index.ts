@@ -15,6 +15,8 @@ import * as vscode from 'vscode';
 export interface RunnerInfo {
   /** 'code-server' for scripts/runVsCodeTests.mjs; absent file (undefined) for @vscode/test-electron. */
   readonly runner: string;
+  /** The VS Code version the offline runner started (CODESPACE_TEST_VSCODE picks it), e.g. '1.139.1'. */
+  readonly vscode?: string;
   /** Absolute directory where screenshots and other artifacts may be written. */
   readonly screenshotDir?: string;
   /** Run only the test files whose name contains one of these (env CODESPACE_TEST_FILES of the runner). */

@@ -47,7 +47,8 @@ describe('search in VS Code', function () {
     const r = await call<SearchResult>(client, 'search', { workspace_id: id, query: token, case_sensitive: true, include: [`${base}/hit.txt`] });
     assert.deepEqual(r.matches.map((m) => [m.path, m.line, m.column, m.text]), [[`${base}/hit.txt`, 2, 6, `find ${token} here`]]);
     assert.equal(r.engine.source, 'vscode');
-    assert.match(r.engine.path ?? '', /@vscode[\\/]ripgrep[\\/]bin[\\/]rg(\.exe)?$/);
+    // @vscode/ripgrep (VS Code 1.100) or @vscode/ripgrep-universal with a folder per platform (1.139).
+    assert.match(r.engine.path ?? '', /@vscode[\\/](ripgrep[\\/]bin|ripgrep-universal[\\/]bin[\\/][a-z0-9]+-[a-z0-9]+)[\\/]rg(\.exe)?$/);
     assert.ok((r.engine.path ?? '').startsWith(vscode.env.appRoot), `${r.engine.path} is under ${vscode.env.appRoot}`);
   });
 

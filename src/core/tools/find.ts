@@ -42,6 +42,9 @@ export const findTool = defineTool({
     const ws = services.workspaces.get(args.workspace_id);
     const cap = services.limits().findResults;
     const max = Math.min(args.max_results ?? cap, cap);
+    // The first notification goes when the walk starts, as search and apply_patch do: a client that asked for
+    // progress gets one however fast the walk turns out (later ones follow only when it takes a while).
+    progress?.(0, undefined, 'reading folders');
     const found = await services.fs.find(ws.root, pattern, {
       maxResults: max,
       useExcludes: true,

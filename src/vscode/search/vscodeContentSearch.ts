@@ -1,16 +1,8 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SearchSettings } from '../../core/ports/contentSearch';
+import { bundledRipgrepCandidates } from './ripgrepLocations';
 
-/**
- * Where VS Code keeps the ripgrep its own search runs, under its application root: in `node_modules` of a plain
- * install or code-server, in `node_modules.asar.unpacked` of a packaged desktop build (the binary cannot run from
- * inside the asar archive, so VS Code unpacks it next to it).
- */
-export function bundledRipgrepCandidates(appRoot: string, platform: NodeJS.Platform = process.platform): string[] {
-  const exe = platform === 'win32' ? 'rg.exe' : 'rg';
-  return ['node_modules', 'node_modules.asar.unpacked'].map((dir) => path.join(appRoot, dir, '@vscode', 'ripgrep', 'bin', exe));
-}
+export { bundledRipgrepCandidates };
 
 /** The globs set to true in one exclude setting (entries with a `when` clause are left to the editor). */
 function trueGlobs(section: string, uri: vscode.Uri): string[] {
@@ -43,6 +35,6 @@ export function editorRipgrep(): { candidates: string[]; source: 'vscode'; setti
     candidates,
     source: 'vscode',
     settings: editorSearchSettings,
-    missingReason: `VS Code's ripgrep was not found (looked for ${candidates.join(' and ')}).`,
+    missingReason: `VS Code's ripgrep was not found (looked for ${candidates.join(', ')}).`,
   };
 }
