@@ -140,7 +140,31 @@ describe('search: content search with ripgrep', () => {
     const r = await search({ query: 'needle', include: ['many/**'], max_results: 7 });
     assert.equal(r.matches.length, 7);
     assert.equal(r.truncated, true);
-    assert.equal(engine.lastExit?.signal, 'SIGKILL');
+    // Whether the real rg is still running when the bound is reached depends on the machine's speed, so the stop is
+    // shown with an rg that never ends by itself: it prints real rg's answer, then waits. Left to finish, the search
+    // would never answer; stopped, it answers with the bound.
+    const endless = path.join(base, 'endless-rg');
+    await fsp.writeFile(endless, `#!/bin/sh\n${SYSTEM_RG} "$@"\nexec sleep 600\n`, { mode: 0o755 });
+    const stopping = new RipgrepContentSearch({ rgPath: endless, source: 'explicit', settings: () => settings });
+    const bounded = await stopping.search({
+      root: await fsp.realpath(root),
+      query: 'needle',
+      regex: false,
+      caseSensitive: false,
+      include: ['many/**'],
+      exclude: [],
+      settings,
+      maxResults: 7,
+      contextLines: 0,
+      maxLineChars: 500,
+      maxTotalBytes: 1 << 20,
+      timeoutMs: 60_000,
+      signal: new AbortController().signal,
+    });
+    assert.equal(bounded.matches.length, 7);
+    assert.equal(bounded.truncated, true);
+    assert.equal(bounded.timed_out, false);
+    assert.equal(stopping.lastExit?.signal, 'SIGKILL');
     const all = await search({ query: 'needle', include: ['many/**'], max_results: 200 });
     assert.equal(all.matches.length, 200);
     assert.equal(all.truncated, false);
