@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import { activateExtension, call, callError, connectClient, connectionFromCommand, folder } from './helpers';
+import { activateExtension, call, callError, connectAfterRestart, connectClient, connectionFromCommand, folder } from './helpers';
 
 describe('CodeSpace inside VS Code', () => {
   let client: Client;
@@ -90,12 +90,12 @@ describe('CodeSpace inside VS Code', () => {
   it('restarts the server on command and keeps serving', async () => {
     const r = await vscode.commands.executeCommand<{ url: string | undefined }>('codespace.restartServer');
     assert.match(r.url ?? '', /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    const c = await connectClient(r.url as string, token);
+    const c = await connectAfterRestart(r.url as string, token);
     const info = await call<{ workspaces: unknown[] }>(c, 'workspace_info', {});
     assert.ok(info.workspaces.length >= 1);
     await c.close();
     ({ url } = await connectionFromCommand());
-    client = await connectClient(url, token);
+    client = await connectAfterRestart(url, token);
   });
 
   it('rotating the token locks out the old one', async () => {

@@ -32,6 +32,23 @@ export async function connectClient(url: string, token: string): Promise<Client>
   return client;
 }
 
+/**
+ * connectClient right after the server was stopped and started again on the same port. fetch (undici, Node 24 in
+ * newer VS Code) may hand out a pooled keep-alive socket of the stopped server before it has seen that socket close
+ * (nodejs/undici#3492): the request then fails with "other side closed" without reaching the new server. An agent
+ * simply connects again; so does this, once, and only for that error.
+ */
+export async function connectAfterRestart(url: string, token: string): Promise<Client> {
+  try {
+    return await connectClient(url, token);
+  } catch (err) {
+    const chain: string[] = [];
+    for (let e: unknown = err; e instanceof Error && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(`${e.message} ${String((e as { code?: unknown }).code ?? '')}`);
+    if (!/other side closed|UND_ERR_SOCKET/.test(chain.join(' '))) throw err;
+    return await connectClient(url, token);
+  }
+}
+
 export async function call<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
   const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
   if (r.isError) throw new Error(`${name} failed: ${r.content[0]?.type === 'text' ? r.content[0].text : '?'}`);
