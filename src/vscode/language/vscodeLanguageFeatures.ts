@@ -189,16 +189,19 @@ function kindsWithCode(): Set<string> {
 }
 
 export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposable {
-  /** Kinds of file some language server has reported on in this window (also an empty report, which clears). */
+  /**
+   * Kinds of file some language server has reported a problem on in this window. An empty report alone does not
+   * count: the editor also sends one when it drops a document's (empty) diagnostics, whatever its kind.
+   */
   private readonly reported = new Set<string>();
   private withCode: Set<string> | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor() {
-    for (const [uri] of vscode.languages.getDiagnostics()) this.reported.add(fileKind(uri.path));
+    for (const [uri, list] of vscode.languages.getDiagnostics()) if (list.length > 0) this.reported.add(fileKind(uri.path));
     this.subscriptions.push(
       vscode.languages.onDidChangeDiagnostics((e) => {
-        for (const uri of e.uris) this.reported.add(fileKind(uri.path));
+        for (const uri of e.uris) if (vscode.languages.getDiagnostics(uri).length > 0) this.reported.add(fileKind(uri.path));
       }),
       vscode.extensions.onDidChange(() => (this.withCode = undefined)),
     );
