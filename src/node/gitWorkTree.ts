@@ -129,6 +129,10 @@ export class GitWorkTree implements WorkBaseline, WorkTreeRepo {
       let copied = false;
       try {
         await fsp.copyFile(info.indexFile, index);
+        // The copy keeps the original's times: git trusts an entry's stat data only when the file is older than the
+        // index ("racy git"), so a copy stamped now would take a file edited in the index's second for unchanged.
+        const original = await fsp.stat(info.indexFile);
+        await fsp.utimes(index, original.atime, original.mtime);
         copied = true;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
