@@ -116,7 +116,7 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
     cwd: tmpRoot,
     detached: true, // own process group: stop() kills code-server and the hosts it forked, nothing else
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: codeServerEnv(),
+    env: codeServerEnv(process.env, host),
   });
   const forward = (chunk) => {
     for (const line of String(chunk).split(/\r?\n/)) if (line.trim()) onOutput?.(line);
@@ -150,10 +150,13 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
 /**
  * The environment code-server starts with. VSCODE_OPTIONS=enable-smoke-test-driver: a release build of VS Code
  * 1.139 ignores extensionDevelopmentPath and extensionTestsPath in the workbench URL's payload unless its smoke-test
- * driver is enabled (1.100 does not know the option and ignores it).
+ * driver is enabled. 1.100 does not need it, and gets nothing it does not need.
  */
-export function codeServerEnv(base = process.env) {
-  return { ...base, VSCODE_PROXY_URI: '', VSCODE_OPTIONS: 'enable-smoke-test-driver' };
+export function codeServerEnv(base = process.env, host = currentHostKey()) {
+  const env = { ...base, VSCODE_PROXY_URI: '' };
+  if (host === '1.100') delete env.VSCODE_OPTIONS;
+  else env.VSCODE_OPTIONS = 'enable-smoke-test-driver';
+  return env;
 }
 
 /** `code-server --install-extension <vsix>` into `extensionsDir`; throws with its output when it fails. */
@@ -162,7 +165,7 @@ export function installExtension({ vsix, userDataDir, extensionsDir, onOutput, h
   const r = spawnSync(command, [...leading, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix], {
     encoding: 'utf8',
     timeout: 120_000,
-    env: codeServerEnv(),
+    env: codeServerEnv(process.env, host),
   });
   for (const line of `${r.stdout ?? ''}\n${r.stderr ?? ''}`.split(/\r?\n/)) if (line.trim()) onOutput?.(line);
   if (r.status !== 0) throw new Error(`code-server --install-extension ${vsix} failed (exit ${r.status ?? r.signal}): ${r.stdout}${r.stderr}`);
