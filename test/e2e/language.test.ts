@@ -68,15 +68,20 @@ describe('an agent fixing code by diagnostics, and pointed at code by a selectio
       } else {
         assert.fail(`the agent has no fix for ${JSON.stringify(e)}`);
       }
-      const applied = await call<{ status: string; diagnostics?: { settled: boolean; items: Diag[] } }>(client, 'apply_patch', {
+      const applied = await call<{ status: string; diagnostics?: { pending: boolean; items: Diag[] } }>(client, 'apply_patch', {
         workspace_id: wsId,
         patch: `*** Begin Patch\n*** Update File: ${e.path}\n@@\n-${line}\n+${fixed}\n*** End Patch\n`,
         expected_versions: { [e.path]: file.version },
         operation_key: `fix-${round}`,
       });
       assert.equal(applied.status, 'applied');
-      assert.ok(applied.diagnostics, 'the patch result says at once what the edit did to the build');
-      errors = applied.diagnostics.items.filter((x) => x.severity === 'error');
+      // The result answers before the language server has checked the edit (pending), as the agent-loop prompt says;
+      // the agent then asks diagnostics, which waits for the report on what the edit wrote (bounded; asked again
+      // while not settled).
+      assert.equal(applied.diagnostics?.pending, true, 'the patch result says at once that a report is coming');
+      let next = await call<{ diagnostics: Diag[]; settled: boolean }>(client, 'diagnostics', { workspace_id: wsId, paths: files, wait_ms: 30_000 });
+      for (let i = 0; i < 4 && !next.settled; i++) next = await call<{ diagnostics: Diag[]; settled: boolean }>(client, 'diagnostics', { workspace_id: wsId, paths: files, wait_ms: 30_000 });
+      errors = next.diagnostics.filter((x) => x.severity === 'error');
     }
     assert.equal(wb.readWorkspaceFile('src/broken.ts'), "import { scale } from './math';\n\n// Deliberately broken: the end-to-end test has an agent fix it from diagnostics alone.\nexport const half: number = scale(10, 0.5);\nexport const label: string = `half is ${half}`;\n");
     const after = await call<{ diagnostics: Diag[] }>(client, 'diagnostics', { workspace_id: wsId, paths: files });
