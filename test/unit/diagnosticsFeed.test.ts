@@ -16,7 +16,7 @@ import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import type { ToolOutcome } from '../../src/core/runner/dispatch';
 import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
-import type { AssembledServices } from '../../src/node/assembleServices';
+import type { AssembleOptions, AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
@@ -121,11 +121,9 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
     }
   }
 
-  beforeEach(async () => {
-    root = await makeTree({ 'src/a.ts': TS, 'notes.txt': 'one\ntwo\n', 'README.md': '# t\n' }, 'codespace-feed-');
-    storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-feed-storage-'));
-    lang = new HeldLanguage();
-    assembled = await assembleServices({
+  /** The services over the test folder, with the held language port; `extra` adds or overrides options. */
+  function assemble(extra: Partial<AssembleOptions> = {}): Promise<AssembledServices> {
+    return assembleServices({
       workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
       fs: new NodeWorkspaceFs(),
       logger: silentLogger,
@@ -136,7 +134,15 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
       lifetime: 'unit-test',
       language: lang,
       diagnosticsSettleMs: () => 5000,
+      ...extra,
     });
+  }
+
+  beforeEach(async () => {
+    root = await makeTree({ 'src/a.ts': TS, 'notes.txt': 'one\ntwo\n', 'README.md': '# t\n' }, 'codespace-feed-');
+    storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-feed-storage-'));
+    lang = new HeldLanguage();
+    assembled = await assemble();
   });
   afterEach(async () => {
     for (const s of lang.settles) s.answer([], false);
@@ -228,19 +234,7 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
 
   it('a held patch resumed with operation_resume is followed like apply_patch', async () => {
     await assembled.shutdown();
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      language: lang,
-      diagnosticsSettleMs: () => 5000,
-      approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }),
-    });
+    assembled = await assemble({ approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }) });
     const held = await assembled.dispatcher.call(
       'apply_patch',
       { workspace_id: 'proj', patch: '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const label: string = "x";\n+export const label: string = 42;\n*** End Patch\n', expected_versions: { 'src/a.ts': sha(TS) }, operation_key: 'held' },
