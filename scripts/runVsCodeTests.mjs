@@ -14,7 +14,7 @@
 // Needs `npm run build` (dist/extension.js) and `npm run compile-tests` first; package.json's
 // test:integration / test:e2e scripts do both.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hostPaths, selectHosts } from './installVsCodeHost.mjs';
@@ -39,6 +39,16 @@ const verbose = process.env.CODESPACE_TEST_VERBOSE === '1';
 
 function log(message) {
   console.log(`[runner] ${message}`);
+}
+
+/** Copies code-server's own logs (the server, its file watcher, the extension host) next to the results: a failed run keeps them. */
+function keepServerLogs(userDataDir, name) {
+  const from = path.join(userDataDir, 'logs');
+  if (!existsSync(from)) return;
+  const to = path.join(RESULTS_DIR, name);
+  removeDir(to);
+  cpSync(from, to, { recursive: true });
+  log(`server logs: ${path.relative(REPO_ROOT, to)}`);
 }
 
 async function runIntegration() {
@@ -76,6 +86,8 @@ async function runIntegration() {
       tmpRoot,
       openPath: fixtures.openPath,
       host: currentHostKey(),
+      // CODESPACE_TEST_SERVER_LOG=trace: code-server logs at that level (the file watcher's events among them).
+      extraArgs: process.env.CODESPACE_TEST_SERVER_LOG ? ['--log', process.env.CODESPACE_TEST_SERVER_LOG] : [],
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
     log(`code-server on ${server.base} (pid ${server.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -134,6 +146,7 @@ async function runIntegration() {
     }
     await browser?.close().catch(() => undefined);
     await server?.stop();
+    if (exitCode !== 0 && server) keepServerLogs(server.userDataDir, 'integration-server-logs');
     removeDir(tmpRoot);
     log(`total ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }

@@ -34,6 +34,7 @@ import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
 import { editorRipgrep } from './vscode/search/vscodeContentSearch';
 import { RipgrepContentSearch } from './node/ripgrepContentSearch';
 import { VsCodeLanguageFeatures } from './vscode/language/vscodeLanguageFeatures';
+import { DocumentWatchers } from './vscode/documentWatchers';
 
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
@@ -84,7 +85,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
   const language = new VsCodeLanguageFeatures();
-  context.subscriptions.push(language);
+  context.subscriptions.push(language, new DocumentWatchers());
   const core = await assembleServices({
     workspaces,
     fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),

@@ -45,6 +45,9 @@ function findTests(dir: string): string[] {
 }
 
 export function run(): Promise<void> {
+  // A process warning (a listener leak, a deprecation) is printed with the stack that caused it, so a run's log says
+  // where it came from.
+  process.on('warning', (warning) => console.error(`[process warning] ${warning.stack ?? String(warning)}`));
   const info = readRunnerInfo();
   const grep = info?.grep;
   const mocha = new Mocha({ ui: 'bdd', timeout: 60000, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });

@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
 import { call, callError, connectToFirstFolder, folder } from './helpers';
@@ -87,6 +89,34 @@ describe('apply_patch inside VS Code', () => {
     const again = await call<ApplyResult>(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: { [rel]: read.version }, operation_key: 'integration-live-1' });
     assert.deepEqual(again, r);
     assert.equal((await vscode.workspace.fs.stat(uri)).mtime, mtime);
+  });
+
+  it('updates open, clean editors of files in folders created and filled at once, which the workspace watcher can miss', async function () {
+    this.timeout(240_000);
+    // VS Code's recursive watcher (@parcel/watcher, inotify) misses writes in about half of the folders created and
+    // filled at once, as an agent's `*** Add File: docs/new/a.md` or a copied tree makes them
+    // (parcel-bundler/watcher#243); a document open there follows the disk only through the watch CodeSpace keeps.
+    const base = `fresh-${Date.now()}`;
+    const docs: { rel: string; doc: vscode.TextDocument }[] = [];
+    for (let i = 0; i < 6; i++) {
+      const rel = `${base}/tree-${i}/notes/today.txt`;
+      const abs = path.join(folder(0).uri.fsPath, ...rel.split('/'));
+      fs.mkdirSync(path.dirname(abs), { recursive: true });
+      fs.writeFileSync(abs, 'draft\n');
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs));
+      await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: true });
+      docs.push({ rel, doc });
+    }
+    for (const { rel, doc } of docs) {
+      assert.equal(doc.getText(), 'draft\n');
+      const patch = ['*** Begin Patch', `*** Update File: ${rel}`, '@@', '-draft', '+final', '*** End Patch'].join('\n');
+      const r = await call<ApplyResult>(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: { [rel]: sha256('draft\n') }, operation_key: `integration-${rel}` });
+      assert.equal(r.status, 'applied');
+    }
+    for (const { rel, doc } of docs) {
+      await waitFor(`the open editor of ${rel} shows the patched text`, () => doc.getText() === 'final\n', 30_000);
+      assert.equal(doc.isDirty, false);
+    }
   });
 
   it('refuses a target with unsaved edits (FILE_DIRTY_IN_EDITOR) and leaves the file on disk unchanged', async () => {

@@ -218,6 +218,28 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
     assert.deepEqual(update[0]?.items, []);
   });
 
+  it('a report that did not settle is followed again when diagnostics can wait: asking again never spins on the same answer', async () => {
+    const r = await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'u1');
+    const first = await lang.nextSettle();
+    // The editor had not caught up with the write within the round: unsettled, with what it held (the old report).
+    first.answer([{ path: at('src/a.ts'), diagnostics: [] }], false);
+    const update = await nextUpdate('workspace_info', {});
+    assert.equal(update[0]?.settled, false);
+    // wait_ms 0 answers at once with what is known, and starts nothing.
+    assert.equal((await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 0 })).settled, false);
+    assert.equal(lang.settles.length, 1);
+    // A caller who can wait gets a new check of the version the edit wrote, not the unsettled answer again.
+    const waiting = call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 30_000 });
+    const again = await lang.nextSettle();
+    assert.deepEqual(again.paths, [at('src/a.ts')]);
+    assert.equal(again.options.requireChange, true, 'still the check of the content the edit wrote');
+    again.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const d = (await waiting) as { diagnostics: { code?: string }[]; settled: boolean };
+    assert.equal(d.settled, true);
+    assert.deepEqual(d.diagnostics.map((x) => x.code), ['2322']);
+    assert.ok(r.files[0]?.after_version);
+  });
+
   it('a report is dropped when the file changed on disk after the edit (the developer typed and saved)', async () => {
     await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'd1');
     const round = await lang.nextSettle();

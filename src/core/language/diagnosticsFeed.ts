@@ -69,7 +69,13 @@ export class DiagnosticsFeed implements Disposable {
   follow(session: string | undefined, files: readonly FollowedFile[]): FollowedFile[] {
     const followed = files.filter((f) => this.follows(f.abs));
     if (followed.length === 0 || this.abort.signal.aborted) return followed;
-    for (const file of followed) {
+    this.enqueue(session, followed);
+    return followed;
+  }
+
+  /** Queues the files for the next round (replacing an older report of each) and starts the rounds if idle. */
+  private enqueue(session: string | undefined, files: readonly FollowedFile[]): void {
+    for (const file of files) {
       const sessions = new Set<string>([...(this.queued.get(file.abs)?.sessions ?? []), ...(this.inFlight.get(file.abs)?.sessions ?? [])]);
       if (session !== undefined) sessions.add(session);
       this.queued.set(file.abs, { file, sessions });
@@ -83,7 +89,6 @@ export class DiagnosticsFeed implements Disposable {
       .finally(() => {
         this.running = undefined;
       });
-    return followed;
   }
 
   /** Whether the file waits for or is in a round. */
@@ -106,6 +111,12 @@ export class DiagnosticsFeed implements Disposable {
    * followed when the time was up. Files the feed has not followed are absent from the answer.
    */
   async await(session: string | undefined, abs: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<Map<string, FileReport | 'pending'>> {
+    if (timeoutMs > 0 && !signal?.aborted && !this.abort.signal.aborted) {
+      // A report that did not settle (the servers had not reported on the new content in time) is followed again for
+      // a caller who can wait: asking again gets a new check, not the same unsettled answer at once.
+      const stale = abs.map((a) => this.latest.get(a)).filter((r): r is FileReport => r !== undefined && !r.settled && !this.pending(r.abs));
+      if (stale.length > 0) this.enqueue(session, stale.map(({ workspace_id, path, abs: a, version }) => ({ workspace_id, path, abs: a, version })));
+    }
     const watched = abs.filter((a) => this.pending(a) || this.latest.has(a));
     const busy = (): boolean => watched.some((a) => this.pending(a));
     if (busy() && timeoutMs > 0 && !signal?.aborted) {
