@@ -19,8 +19,18 @@ async function main(): Promise<void> {
   let cursor = 0;
   let tail = '';
   let reads = 0;
+  let retried = 0;
   for (;;) {
-    const r = await call<{ chunk: string; cursor: number; eof: boolean }>('read_process', { process_id, cursor, max_bytes: 1024 * 1024, wait_ms: 2000 });
+    let r: { chunk: string; cursor: number; eof: boolean };
+    try {
+      r = await call<{ chunk: string; cursor: number; eof: boolean }>('read_process', { process_id, cursor, max_bytes: 1024 * 1024, wait_ms: 2000 });
+    } catch (err) {
+      // A request can be lost on its way (a kept-alive connection the server closed as it was reused, on a loaded
+      // machine): a read by cursor is safe to repeat, and an agent repeats it. Said on stderr, with the cause.
+      if (retried++ >= 3 || !(err instanceof TypeError)) throw err;
+      process.stderr.write(`read_process at cursor ${cursor} lost (${String((err as { cause?: unknown }).cause ?? err.message)}); reading again\n`);
+      continue;
+    }
     reads++;
     tail = (tail + r.chunk).slice(-64);
     cursor = r.cursor;
@@ -32,6 +42,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  const cause = err instanceof Error && err.cause !== undefined ? `\ncause: ${err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause)}` : '';
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}${cause}\n`);
   process.exit(1);
 });
