@@ -7,12 +7,13 @@ import type { WorkspaceFs } from '../core/ports/workspaceFs';
 import type { WorkspaceRegistry } from '../core/policy/workspaces';
 import { SecretRedactor } from '../core/secretRedactor';
 import { ProcessSupervisor } from '../core/process/supervisor';
-import type { CoreServices, Limits } from '../core/tools/tool';
+import type { CoreServices } from '../core/tools/tool';
+import type { Limits } from '../core/policy/limits';
 import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
-import { patchOperation, proposalFiles } from '../core/patch/patchOperation';
+import { patchOperation, proposalFiles } from '../core/tools/patchOperation';
 import { OperationRunner } from '../core/runner/operationRunner';
-import { ToolDispatcher } from '../core/runner/dispatch';
+import { ToolDispatcher } from '../core/tools/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
 import { ToolGroups } from '../core/tools/toolGroups';
 import { execCommandTool } from '../core/tools/execCommand';
@@ -173,7 +174,9 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
   const execs = await execLog.open();
   if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
-  const observing = runner.onEvent((e) => execLog.observe(e));
+  const observing = runner.onEvent((e) => {
+    if (e.type === 'operation.committed' || e.type === 'process.exited') execLog.observe(e);
+  });
   const steering = new SteeringService({
     journal: shared.section([LINE_TYPES.work.type, LINE_TYPES.instruction.type]),
     logger: o.logger,

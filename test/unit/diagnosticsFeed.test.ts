@@ -14,8 +14,8 @@ import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState,
 import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import type { ToolOutcome } from '../../src/core/runner/dispatch';
-import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import type { ToolOutcome } from '../../src/core/tools/dispatch';
+import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import type { AssembleOptions, AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';

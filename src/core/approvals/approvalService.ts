@@ -6,7 +6,7 @@ import type { ToolErrorBody } from '../errors';
 import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
-import { EventStream } from '../runner/events';
+import { EventStream } from '../util/eventStream';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
 
 /** The operator's approval settings (user scope only: a workspace cannot relax them). */

@@ -9,7 +9,7 @@ import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 import { kindFlags } from '../toolKinds';
 import type { Activity, OperationSummary, OperationTool, RunnerEvent } from './events';
-import { EventStream } from './events';
+import { EventStream } from '../util/eventStream';
 
 /** What a hold of this operation binds and shows: the intent as a value. */
 export interface IntentValue {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { patchOperation } from '../patch/patchOperation';
+import { patchOperation } from './patchOperation';
 import type { ApplyPatchResult } from '../patch/patchService';
 import { diagnosticsReportSchema, patchDiagnostics } from './diagnostics';
 import { defineOperationTool } from './tool';

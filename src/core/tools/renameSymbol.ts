@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
-import { patchOperation } from '../patch/patchOperation';
-import type { ApplyPatchArgs } from '../patch/patchOperation';
+import { patchOperation } from './patchOperation';
+import type { ApplyPatchArgs } from './patchOperation';
 import { workspaceEditToPatch } from '../patch/workspaceEditToPatch';
 import type { FileEdits } from '../patch/workspaceEditToPatch';
 import { decodeText, hasBom } from '../patch/textFile';

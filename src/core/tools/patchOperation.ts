@@ -3,8 +3,8 @@ import type { HoldFile, ProposalFile } from '../approvals/hold';
 import { isSensitivePath } from '../approvals/sensitivePaths';
 import { hashArguments } from '../ledger/canonicalJson';
 import type { OperationSpec, PreparedOperation } from '../runner/operationRunner';
-import type { CoreServices } from '../tools/tool';
-import type { ApplyPatchRequest, ApplyPatchResult, PatchIntent } from './patchService';
+import type { CoreServices } from './tool';
+import type { ApplyPatchRequest, ApplyPatchResult, PatchIntent } from '../patch/patchService';
 
 export interface ApplyPatchArgs {
   readonly workspace_id: string;

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
-import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from '../tools/tool';
-import { EXTRA_CONTENT } from '../tools/tool';
-import { invalidArgumentsBody } from './argumentErrors';
-import { TOOL_GROUPS_SETTING } from '../tools/toolGroups';
-import { updateOf } from '../tools/diagnostics';
+import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from './tool';
+import { EXTRA_CONTENT } from './tool';
+import { invalidArgumentsBody } from '../runner/argumentErrors';
+import { TOOL_GROUPS_SETTING } from './toolGroups';
+import { updateOf } from './diagnostics';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
