@@ -1,14 +1,12 @@
 import type { Disposable } from '../disposable';
 import type { Decider, HoldCommand, HoldView, ProposalFile } from '../approvals/hold';
 
-/** The tool a mutating operation came from. */
-export type OperationTool = 'apply_patch' | 'exec_command' | 'write_stdin' | 'process_resize' | 'terminate_process';
-
 /** What an operation is, in a line: enough for an activity list. */
 export interface OperationSummary {
   /** Unique per run of the runner (not the ledger's operation_id, which only patches have). */
   readonly run_id: string;
-  readonly tool: OperationTool;
+  /** The tool the operation came from (its name). */
+  readonly tool: string;
   readonly workspace_id: string;
   /** "apply_patch: 2 files (src/a.ts, src/b.ts)", "exec_command: npm test". */
   readonly title: string;

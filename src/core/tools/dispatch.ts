@@ -3,7 +3,7 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
 import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from './tool';
-import { EXTRA_CONTENT } from './tool';
+import { EXTRA_CONTENT, operationsOf } from './tool';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { TOOL_GROUPS_SETTING } from './toolGroups';
 import { updateOf } from './diagnostics';
@@ -39,6 +39,8 @@ export class ToolDispatcher {
     private readonly logger: Logger,
   ) {
     for (const tool of this.tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict() });
+    // The runner's registry is the catalogue's operations: calls route to them by name and holds of them resume.
+    services.runner.register(operationsOf(this.tools, services));
   }
 
   names(): string[] {
