@@ -11,6 +11,47 @@ const layer = (files, patterns, paths = []) => ({
   rules: { 'no-restricted-imports': ['error', { paths, patterns }] },
 });
 
+/** What no file of src/core may import, whatever its layer. */
+const coreBans = [
+  { group: ['**/mcp/**', '**/node/**', '**/vscode/**', '**/webview-ui/**', '**/shared/**', '**/extension'], message: 'core imports only core: it is the part every adapter depends on.' },
+  { group: ['@modelcontextprotocol/*', 'express', 'node-pty'], message: 'core must not know the MCP SDK, express or node-pty: put that in an adapter (src/mcp, src/node).' },
+];
+
+/**
+ * The layers inside src/core, lowest first (docs/ARCHITECTURE.md). A file imports its own folder and lower layers
+ * only; folders of one layer marked `apart` do not import each other either.
+ */
+export const CORE_LAYERS = [
+  { name: 'base', folders: ['util', 'discovery'], files: ['src/core/*.ts'] },
+  { name: 'ports', folders: ['ports'] },
+  { name: 'policy and records', folders: ['policy', 'ledger'], apart: true },
+  { name: 'services', folders: ['approvals', 'patch', 'process', 'language', 'steering'], apart: true },
+  { name: 'runner', folders: ['runner'] },
+  { name: 'tools', folders: ['tools'] },
+];
+
+/** One config per folder of a core layer: the core-wide bans plus every higher layer (and its peers when apart). */
+function coreLayers() {
+  const configs = [];
+  CORE_LAYERS.forEach((level, i) => {
+    const higher = CORE_LAYERS.slice(i + 1).flatMap((l) => l.folders);
+    const units = level.apart ? level.folders.map((f) => [f]) : [level.folders];
+    for (const unit of units) {
+      const peers = level.folders.filter((f) => !unit.includes(f));
+      const banned = [...higher, ...peers];
+      const files = [...unit.map((f) => `src/core/${f}/**/*.ts`), ...(level.files ?? [])];
+      const lower = CORE_LAYERS.slice(0, i).map((l) => l.name);
+      const why =
+        `core layer "${level.name}" (${unit.join(', ')}) imports only its own folder${lower.length ? ` and lower layers (${lower.join(', ')})` : ''}: ` +
+        'higher layers build on it, never the other way, and the folders of one layer stay apart. See docs/ARCHITECTURE.md.';
+      const patterns = banned.length ? [...coreBans, { group: banned.flatMap((f) => [`**/${f}/**`, `**/${f}`]), message: why }] : coreBans;
+      configs.push(layer(files, patterns, [vscodeBan]));
+    }
+  });
+  // A folder added to core later has at least the core-wide bans (the configs after this one override it per layer).
+  return [layer(['src/core/**/*.ts'], coreBans, [vscodeBan]), ...configs];
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'out/', '.vscode-test/', 'media/', 'test/fixtures/', 'test-results/', '.bench/'] },
   js.configs.recommended,
@@ -25,10 +66,7 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'No default exports: name what a module exports.' }],
     },
   },
-  layer(['src/core/**/*.ts'], [
-    { group: ['**/mcp/**', '**/node/**', '**/vscode/**', '**/webview-ui/**', '**/shared/**', '**/extension'], message: 'core imports only core: it is the part every adapter depends on.' },
-    { group: ['@modelcontextprotocol/*', 'express', 'node-pty'], message: 'core must not know the MCP SDK, express or node-pty: put that in an adapter (src/mcp, src/node).' },
-  ], [vscodeBan]),
+  ...coreLayers(),
   layer(['src/mcp/**/*.ts', 'src/node/**/*.ts'], [
     { group: ['**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'mcp and node import core only: adapters do not know each other.' },
   ], [vscodeBan]),

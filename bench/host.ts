@@ -11,8 +11,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { silentLogger } from '../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../src/core/policy/workspaces';
-import type { CoreServices, Limits } from '../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../src/core/tools/tool';
+import type { CoreServices } from '../src/core/tools/tool';
+import type { Limits } from '../src/core/policy/limits';
+import { DEFAULT_LIMITS } from '../src/core/policy/limits';
 import { McpHttpHost } from '../src/mcp/httpHost';
 import { createToolServer } from '../src/mcp/toolServer';
 import { NodeWorkspaceFs } from '../src/node/nodeWorkspaceFs';

@@ -12,7 +12,7 @@ import type * as NodePty from 'node-pty';
 import type { Workspace } from '../src/core/policy/workspaces';
 import { DEFAULT_SUPERVISOR_SETTINGS, ProcessSupervisor } from '../src/core/process/supervisor';
 import { TerminalFeed } from '../src/core/process/terminalFeed';
-import { DEFAULT_LIMITS } from '../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../src/core/policy/limits';
 import { ChildProcessBackend } from '../src/node/childProcessBackend';
 import { NodePtyBackend } from '../src/node/nodePtyBackend';
 import type { BenchGroup, Contender, GroupResult, Row } from './lib';

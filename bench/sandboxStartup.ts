@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { Workspace } from '../src/core/policy/workspaces';
 import { silentLogger } from '../src/core/ports/logger';
 import { ProcessSupervisor } from '../src/core/process/supervisor';
-import { DEFAULT_LIMITS } from '../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../src/core/policy/limits';
 import { ChildProcessBackend } from '../src/node/childProcessBackend';
 import { NodePtyBackend } from '../src/node/nodePtyBackend';
 import { CommandSandbox } from '../src/node/sandbox/commandSandbox';

@@ -22,7 +22,7 @@ import express from 'express';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDispatcher } from '../src/core/runner/dispatch';
+import type { ToolDispatcher } from '../src/core/tools/dispatch';
 import { JsonSessionTransport } from '../src/mcp/jsonSessionTransport';
 import { createToolServer } from '../src/mcp/toolServer';
 import { WORKSPACE_ID, benchServices, connectHttpClient } from './host';

@@ -32,7 +32,7 @@ const AGENT_LOOP = [
  * Steering for MCP clients that read resources and prompts: each open work's instruction queue as the resource
  * codespace://steering/{work_id} (resources/subscribe; a change sends notifications/resources/updated to the
  * sessions subscribed to it), and the prompt codespace_agent_loop. Clients that do neither (most agents today)
- * still learn of queued instructions from `coordination` on every tool result (src/core/runner/dispatch.ts).
+ * still learn of queued instructions from `coordination` on every tool result (src/core/tools/dispatch.ts).
  */
 /** The loop text, opened for one workspace and task when the client gives them (both optional). */
 export function agentLoopText(args: { workspace_id?: string | undefined; task?: string | undefined }): string {

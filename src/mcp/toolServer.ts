@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolErrorBody } from '../core/errors';
-import type { ToolDispatcher } from '../core/runner/dispatch';
+import type { ToolDispatcher } from '../core/tools/dispatch';
 import { completeWorkspaceId } from './completions';
 import { progressReporter } from './progress';
 import { registerSteeringResources } from './steeringResources';

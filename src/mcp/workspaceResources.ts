@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDispatcher } from '../core/runner/dispatch';
+import type { ToolDispatcher } from '../core/tools/dispatch';
 import { completePath, completeWorkspaceId, contextWorkspace } from './completions';
 
 /** Workspace files as MCP resources (RFC 6570: `{+path}` keeps its "/" separators). */

@@ -7,16 +7,14 @@ import type { WorkspaceFs } from '../core/ports/workspaceFs';
 import type { WorkspaceRegistry } from '../core/policy/workspaces';
 import { SecretRedactor } from '../core/secretRedactor';
 import { ProcessSupervisor } from '../core/process/supervisor';
-import type { CoreServices, Limits } from '../core/tools/tool';
+import type { CoreServices } from '../core/tools/tool';
+import type { Limits } from '../core/policy/limits';
 import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
-import { patchOperation, proposalFiles } from '../core/patch/patchOperation';
 import { OperationRunner } from '../core/runner/operationRunner';
-import { ToolDispatcher } from '../core/runner/dispatch';
+import { ToolDispatcher } from '../core/tools/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
 import { ToolGroups } from '../core/tools/toolGroups';
-import { execCommandTool } from '../core/tools/execCommand';
-import { ToolError } from '../core/errors';
 import { ExecLog } from '../core/ledger/execLog';
 import { LINE_TYPES } from '../core/ledger/schemas';
 import { SharedJournal } from '../core/ledger/sharedJournal';
@@ -143,18 +141,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     logger: o.logger,
     policy: o.approvalPolicy ?? (() => DEFAULT_APPROVAL_POLICY),
     probe: (workspaceId, rel) => patches.versionAt(o.workspaces.get(workspaceId), rel),
-    replan: async (hold) => {
-      const prepared = await patches.prepare(o.workspaces.get(hold.workspace_id), hold.request as never);
-      if ('replay' in prepared) return [];
-      for (const f of hold.files ?? []) {
-        const now = prepared.intent.planned.files.find((x) => x.path === f.path);
-        if (now?.beforeVersion !== f.before_version || now?.afterVersion !== f.proposed_version) {
-          await approvals.markStale(hold.approval_id, `${f.path} changed on disk`);
-          throw new ToolError('VERSION_CONFLICT', `Hold ${hold.approval_id} is stale: ${f.path} changed on disk.`, { details: { approval_id: hold.approval_id, state: 'stale' } });
-        }
-      }
-      return proposalFiles(prepared.intent);
-    },
+    // A hold's content is planned again by the operation it holds (the runner's registry).
+    replan: (hold) => runner.replan(hold),
   });
   const holds = await approvals.open();
   o.logger.info(`[approvals] ${holds.loaded} hold(s) loaded, ${holds.pending} pending, ${holds.ambiguous} interrupted while resuming`);
@@ -173,7 +161,9 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
   const execs = await execLog.open();
   if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
-  const observing = runner.onEvent((e) => execLog.observe(e));
+  const observing = runner.onEvent((e) => {
+    if (e.type === 'operation.committed' || e.type === 'process.exited') execLog.observe(e);
+  });
   const steering = new SteeringService({
     journal: shared.section([LINE_TYPES.work.type, LINE_TYPES.instruction.type]),
     logger: o.logger,
@@ -217,8 +207,6 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const engine = services.search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
   else o.logger.warn(`[search] content search unavailable: ${engine.reason ?? 'no ripgrep'}`);
-  runner.register('patch', patchOperation(services));
-  runner.register('exec', execCommandTool.operation(services));
   const dispatcher = new ToolDispatcher(toolCatalogue(), services, o.logger);
   return {
     services,

@@ -42,7 +42,8 @@ export interface PanelHoldCommand {
 /** A hold the reviewer can act on (pending) or should know about (stale). */
 export interface PanelHold {
   readonly approvalId: string;
-  readonly tool: 'apply_patch' | 'exec_command';
+  /** The held tool's name. */
+  readonly tool: string;
   readonly workspaceId: string;
   readonly state: 'pending' | 'stale';
   readonly reason: 'confirm' | 'sensitive' | 'explicit';

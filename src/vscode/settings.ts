@@ -3,8 +3,8 @@ import type { ApprovalPolicy } from '../core/approvals/approvalService';
 import { DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import { PACKAGE_REGISTRY_DOMAINS } from '../core/policy/networkDomains';
 import type { Profile } from '../core/ports/workspaceSource';
-import type { Limits } from '../core/tools/tool';
-import { DEFAULT_LIMITS } from '../core/tools/tool';
+import type { Limits } from '../core/policy/limits';
+import { DEFAULT_LIMITS } from '../core/policy/limits';
 import { DEFAULT_CLOSE_EXITED_AFTER_SECONDS, DEFAULT_MAX_LIVE_MIRRORS, terminalSlots } from './terminalSlots';
 
 export const SECTION = 'codespace';

@@ -199,6 +199,45 @@ describe('editor tools inside VS Code (built-in TypeScript)', function () {
     assert.deepEqual(after.diagnostics, [], JSON.stringify(after));
   });
 
+  it('a held patch, approved in the editor and resumed, carries diagnostics as a direct one does', async () => {
+    const config = vscode.workspace.getConfiguration('codespace');
+    await config.update('approvals.patches', 'confirm', vscode.ConfigurationTarget.Global);
+    const p = rel('src/report.ts');
+    try {
+      const err = await callError(client, 'apply_patch', {
+        workspace_id: wsId,
+        patch: `*** Begin Patch\n*** Update File: ${p}\n@@\n-export const sum = add(4, 5);\n+export const sum: string = add(4, 5);\n*** End Patch\n`,
+        expected_versions: { [p]: await version(p) },
+        operation_key: `${dir}-held`,
+      });
+      assert.equal(err.code, 'APPROVAL_REQUIRED', err.message);
+      const id = err.details?.approval_id;
+      assert.equal(typeof id, 'string');
+      await vscode.commands.executeCommand('codespace.openReview', id);
+      const decision = await vscode.commands.executeCommand<{ ok: boolean }>('codespace.approveReview', id);
+      assert.equal(decision.ok, true, JSON.stringify(decision));
+      const resumed = await call<PatchResult>(client, 'operation_resume', { approval_id: id, wait_ms: 20_000 });
+      assert.equal(resumed.status, 'applied');
+      assert.ok(resumed.diagnostics, `a resumed patch of a file a language server reports on carries diagnostics: ${JSON.stringify(resumed)}`);
+      assert.equal(resumed.diagnostics.pending, true);
+      // And it is followed: the language server's report on what the resumed patch wrote reaches a next result.
+      const deadline = Date.now() + 90_000;
+      let update: Update | undefined;
+      while (!update) {
+        const r = await call<{ diagnostics_update?: Update[] }>(client, 'read', { workspace_id: wsId, path: rel('src/math.ts') });
+        update = r.diagnostics_update?.find((u) => u.path === p);
+        if (!update && Date.now() > deadline) assert.fail('the report on the resumed patch never reached a result');
+        if (!update) await new Promise((res) => setTimeout(res, 200));
+      }
+      assert.equal(update.version, resumed.files[0]?.after_version, 'the report is about the version the resumed patch wrote');
+    } finally {
+      await config.update('approvals.patches', undefined, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      const now = (await call<{ content: string }>(client, 'read', { workspace_id: wsId, path: p })).content;
+      if (now.includes('export const sum: string = add(4, 5);')) await patch(p, 'export const sum: string = add(4, 5);', 'export const sum = add(4, 5);', `${dir}-held-fix`);
+    }
+  });
+
   it('a file no language server reports on answers with no diagnostics and diagnostics never waits for it', async () => {
     const p = rel('notes.txt');
     fs.writeFileSync(path.join(folder(0).uri.fsPath, dir, 'notes.txt'), 'one\ntwo\n');

@@ -14,8 +14,8 @@ import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState,
 import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import type { ToolOutcome } from '../../src/core/runner/dispatch';
-import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import type { ToolOutcome } from '../../src/core/tools/dispatch';
+import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import type { AssembleOptions, AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
@@ -271,6 +271,30 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
     assert.equal(resumed.status, 'applied');
     assert.equal((resumed.diagnostics as { pending: boolean }).pending, true);
     const round = await lang.nextSettle();
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const update = await nextUpdate('workspace_info', {});
+    assert.deepEqual(update[0]?.items.map((i) => i.code), ['2322']);
+  });
+
+  it('a held patch resumed through the runner itself (no operation_resume tool: any front end) carries diagnostics', async () => {
+    await assembled.shutdown();
+    assembled = await assemble({ approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }) });
+    const held = await assembled.dispatcher.call(
+      'apply_patch',
+      { workspace_id: 'proj', patch: '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const label: string = "x";\n+export const label: string = 42;\n*** End Patch\n', expected_versions: { 'src/a.ts': sha(TS) }, operation_key: 'held-runner' },
+      new AbortController().signal,
+      { session: 'S1' },
+    );
+    const approvalId = (held as { body: { details?: { approval_id?: string } } }).body.details?.approval_id;
+    assert.ok(approvalId);
+    await assembled.approvals.resolve(approvalId, 'grant', { by: 'reviewer' });
+    const resumed = (await assembled.runner.resume(approvalId, 0, new AbortController().signal, { session: 'S1' })) as { status: string; diagnostics?: { pending: boolean } };
+    assert.equal(resumed.status, 'applied');
+    assert.equal(resumed.diagnostics?.pending, true, 'the after-commit work of apply_patch ran for the resumed hold');
+    // The stored outcome never carries them: a repeat answers anew.
+    assert.equal((assembled.approvals.stored(approvalId).result as { diagnostics?: unknown }).diagnostics, undefined);
+    const round = await lang.nextSettle();
+    assert.deepEqual(round.paths, [at('src/a.ts')]);
     round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
     const update = await nextUpdate('workspace_info', {});
     assert.deepEqual(update[0]?.items.map((i) => i.code), ['2322']);

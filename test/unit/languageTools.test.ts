@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { FolderInfo } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { LANGUAGE_LIMITS } from '../../src/core/tools/language';
 import type { AssembleOptions, AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ToolDispatcher } from '../../src/core/runner/dispatch';
+import { ToolDispatcher } from '../../src/core/tools/dispatch';
 import { toolCatalogue } from '../../src/core/tools/catalogue';
 import { pathArgument, workspaceIdArgument } from '../../src/mcp/completions';
 import { createToolServer } from '../../src/mcp/toolServer';

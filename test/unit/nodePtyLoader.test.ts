@@ -13,7 +13,7 @@ import { ToolError } from '../../src/core/errors';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { AnyTool, CoreServices } from '../../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { assembleServices } from '../../src/node/assembleServices';

@@ -18,7 +18,7 @@ import { processTools } from '../../src/core/tools/processTools';
 import { readProcessTool } from '../../src/core/tools/readProcess';
 import { terminateProcessTool } from '../../src/core/tools/terminateProcess';
 import type { AnyTool, CoreServices, ToolContext } from '../../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { writeStdinTool } from '../../src/core/tools/writeStdin';
 import { ChildProcessBackend } from '../../src/node/childProcessBackend';

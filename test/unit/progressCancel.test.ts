@@ -4,7 +4,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { ToolDispatcher } from '../../src/core/runner/dispatch';
+import { ToolDispatcher } from '../../src/core/tools/dispatch';
 import type { RunnerEvent } from '../../src/core/runner/events';
 import { toolCatalogue } from '../../src/core/tools/catalogue';
 import { PROGRESS_MIN_INTERVAL_MS, progressReporter } from '../../src/mcp/progress';

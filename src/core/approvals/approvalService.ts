@@ -6,7 +6,7 @@ import type { ToolErrorBody } from '../errors';
 import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
-import { EventStream } from '../runner/events';
+import { EventStream } from '../util/eventStream';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
 
 /** The operator's approval settings (user scope only: a workspace cannot relax them). */
@@ -31,7 +31,7 @@ export interface StoredHold extends HoldView {
 }
 
 export interface CreateHoldRequest {
-  readonly tool: 'apply_patch' | 'exec_command';
+  readonly tool: string;
   readonly workspace_id: string;
   readonly request: Readonly<Record<string, unknown>>;
   readonly request_hash: string;
@@ -52,7 +52,7 @@ export interface ApprovalServiceOptions {
   readonly logger: Logger;
   readonly policy: () => ApprovalPolicy;
   readonly probe: DiskProbe;
-  /** Plans a patch hold's content again (after a reload, or when it was dropped from memory). */
+  /** Plans a hold's content again (after a reload, or when it was dropped from memory): the held operation's re-plan. */
   readonly replan: (hold: StoredHold) => Promise<readonly ProposalFile[]>;
   /** Finished holds kept (newest); pending, granted and resuming ones are always kept. Default 200. */
   readonly maxFinished?: number;
@@ -169,7 +169,7 @@ export class ApprovalService implements Approvals, Disposable {
 
   async proposal(approvalId: string): Promise<readonly ProposalFile[]> {
     const h = this.stored(approvalId);
-    if (h.tool !== 'apply_patch') throw new ToolError('APPROVAL_CONFLICT', `Hold ${approvalId} is a command; it has no file content.`);
+    if (h.files === undefined) throw new ToolError('APPROVAL_CONFLICT', `Hold ${approvalId} ${h.command ? 'is a command; it has' : 'has'} no file content.`);
     if (h.state !== 'pending' && h.state !== 'stale' && h.state !== 'granted') {
       throw new ToolError('APPROVAL_CONFLICT', `Hold ${approvalId} is ${h.state}; its proposal is no longer shown.`, { details: { approval_id: approvalId, state: h.state } });
     }
@@ -366,9 +366,9 @@ export class ApprovalService implements Approvals, Disposable {
       case 'ambiguous':
         return new ToolError('APPROVAL_AMBIGUOUS', `Resuming hold ${h.approval_id} was interrupted; whether it ran is not known.`, {
           hint:
-            h.tool === 'exec_command'
-              ? 'Do not start the command again blindly: check the workspace for its effects first.'
-              : `Call operation_status with operation_key ${JSON.stringify(h.operation_key ?? '')} to learn whether the patch was applied.`,
+            h.operation_key === undefined
+              ? `Do not start the ${h.command ? 'command' : 'operation'} again blindly: check the workspace for its effects first.`
+              : `Call operation_status with operation_key ${JSON.stringify(h.operation_key)} to learn whether the patch was applied.`,
           details: { approval_id: h.approval_id, state: h.state, ...(h.operation_key !== undefined ? { operation_key: h.operation_key } : {}) },
         });
       case 'granted':

@@ -1,6 +1,6 @@
 import type { Disposable } from '../disposable';
 /**
- * Approval holds: a mutating request (apply_patch or exec_command) paused for the reviewer's decision. A hold is
+ * Approval holds: a mutating request (of a tool whose operation can be held: apply_patch, exec_command) paused for the reviewer's decision. A hold is
  * a plain value: the original arguments, what they were planned into, and where the decision stands. The
  * approvals service (approvalService.ts) owns the state machine; the editor shows holds and reports decisions.
  *
@@ -50,7 +50,8 @@ export interface HoldCommand {
 /** What the editor shows of a hold, and what is persisted. */
 export interface HoldView {
   readonly approval_id: string;
-  readonly tool: 'apply_patch' | 'exec_command';
+  /** The held tool (a registered operation that can be held). */
+  readonly tool: string;
   readonly workspace_id: string;
   readonly state: HoldState;
   readonly reason: HoldReason;

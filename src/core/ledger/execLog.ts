@@ -2,9 +2,31 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../disposable';
 import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
-import type { RunnerEvent } from '../runner/events';
 import type { ExecRecord } from './schemas';
 import { LINE_TYPES, execRecordSchema } from './schemas';
+
+/**
+ * What the log records, as the operation runner reports it: a committed operation that started a command, and a
+ * process's exit. Declared here as a shape, so the ledger does not depend on the runner that feeds it.
+ */
+export type ExecEvent =
+  | {
+      readonly type: 'operation.committed';
+      readonly operation: { readonly workspace_id: string; readonly work_id?: string; readonly at: string };
+      readonly status: string;
+      readonly approval_id?: string;
+      readonly process_id?: string;
+      readonly command?: { readonly argv: readonly string[]; readonly cwd: string; readonly tty: boolean; readonly occupancy: 'exclusive' | 'shared' };
+    }
+  | {
+      readonly type: 'process.exited';
+      readonly process_id: string;
+      readonly workspace_id: string;
+      readonly termination: string;
+      readonly exit_code?: number;
+      readonly signal?: string;
+      readonly ended_at: string;
+    };
 
 /** Command records kept (the newest); older finished ones roll off. */
 export const DEFAULT_EXEC_RECORDS = 500;
@@ -20,7 +42,7 @@ export class ExecLog implements Disposable {
   private readonly records = new Map<string, ExecRecord>();
   private readonly byProcess = new Map<string, string>();
   /** Exits seen before the start was reported (a command that ends at once can exit before exec returns). */
-  private readonly earlyExits = new Map<string, Extract<RunnerEvent, { type: 'process.exited' }>>();
+  private readonly earlyExits = new Map<string, Extract<ExecEvent, { type: 'process.exited' }>>();
   private appends = 0;
   private opened = false;
   private chain: Promise<void> = Promise.resolve();
@@ -51,9 +73,9 @@ export class ExecLog implements Disposable {
   }
 
   /** Records what the runner reports: a started command, and its exit. */
-  observe(event: RunnerEvent): void {
+  observe(event: ExecEvent): void {
     if (!this.opened) return;
-    if (event.type === 'operation.committed' && event.operation.tool === 'exec_command' && event.process_id !== undefined && event.command) {
+    if (event.type === 'operation.committed' && event.process_id !== undefined && event.command) {
       const r: ExecRecord = {
         operation_id: this.options.newId?.() ?? `op_${randomBytes(8).toString('hex')}`,
         kind: 'exec',

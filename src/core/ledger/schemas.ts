@@ -45,7 +45,7 @@ export const patchRecordSchema = z.object({
 /** A hold as the editor and the approval tools show it. */
 export const holdViewSchema = z.object({
   approval_id: z.string().min(1),
-  tool: z.enum(['apply_patch', 'exec_command']),
+  tool: z.string().min(1),
   workspace_id: z.string(),
   state: z.enum(['pending', 'granted', 'denied', 'stale', 'resuming', 'consumed', 'ambiguous']),
   reason: z.enum(['confirm', 'sensitive', 'explicit']),

@@ -5,7 +5,7 @@ import type { Logger } from '../ports/logger';
 import { silentLogger } from '../ports/logger';
 import type { BackendOrigin, ExitInfo, ProcessBackend, ProcessHandle } from '../ports/processBackend';
 import { SpawnError } from '../ports/processBackend';
-import type { Limits } from '../tools/tool';
+import type { Limits } from '../policy/limits';
 import { SecretSet, scrubEnvironment } from './environment';
 import { Listeners } from './listeners';
 import { DEFAULT_RING_CAPACITY, RingBuffer } from './ringBuffer';

@@ -1,14 +1,12 @@
 import type { Disposable } from '../disposable';
 import type { Decider, HoldCommand, HoldView, ProposalFile } from '../approvals/hold';
 
-/** The tool a mutating operation came from. */
-export type OperationTool = 'apply_patch' | 'exec_command' | 'write_stdin' | 'process_resize' | 'terminate_process';
-
 /** What an operation is, in a line: enough for an activity list. */
 export interface OperationSummary {
   /** Unique per run of the runner (not the ledger's operation_id, which only patches have). */
   readonly run_id: string;
-  readonly tool: OperationTool;
+  /** The tool the operation came from (its name). */
+  readonly tool: string;
   readonly workspace_id: string;
   /** "apply_patch: 2 files (src/a.ts, src/b.ts)", "exec_command: npm test". */
   readonly title: string;
@@ -50,32 +48,6 @@ export type RunnerEvent =
     };
 
 export type RunnerEventType = RunnerEvent['type'];
-
-/** Listeners of one event stream; a listener that throws is reported and does not stop the others. */
-export class EventStream<T> implements Disposable {
-  private readonly listeners = new Set<(event: T) => void>();
-
-  constructor(private readonly onListenerError: (err: unknown) => void = () => undefined) {}
-
-  on(listener: (event: T) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => void this.listeners.delete(listener) };
-  }
-
-  emit(event: T): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l(event);
-      } catch (err) {
-        this.onListenerError(err);
-      }
-    }
-  }
-
-  dispose(): void {
-    this.listeners.clear();
-  }
-}
 
 /** What the editor reads of the runner: the live stream, recent history (after a reload of the panel), previews. */
 export interface Activity {

@@ -3,13 +3,12 @@ import type { ApprovalPolicy, ApprovalService, StoredHold } from '../approvals/a
 import type { HoldCommand, HoldFile, HoldReason, HoldView, ProposalFile } from '../approvals/hold';
 import type { Disposable } from '../disposable';
 import { ToolError } from '../errors';
-import { unifiedDiff } from '../patch/diff';
 import type { Logger } from '../ports/logger';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 import { kindFlags } from '../toolKinds';
-import type { Activity, OperationSummary, OperationTool, RunnerEvent } from './events';
-import { EventStream } from './events';
+import type { Activity, OperationSummary, RunnerEvent } from './events';
+import { EventStream } from '../util/eventStream';
 
 /** What a hold of this operation binds and shows: the intent as a value. */
 export interface IntentValue {
@@ -51,12 +50,59 @@ export interface PreparedOperation<R> {
 /** `done`: the request needs no run (an idempotent replay of a stored result). */
 export type PrepareOutcome<R> = { readonly done: R } | PreparedOperation<R>;
 
-/** The mutating half of a tool: the runner, not the tool, applies policy between the two steps. */
+/** How a hold of an operation reads to the agent: what the developer reviews, and what did not happen yet. */
+export interface HoldDescription {
+  /** "every patch", "every command": the end of "the developer reviews …". */
+  readonly reviews: string;
+  /** "written", "started": the end of "nothing was …". */
+  readonly nothing: string;
+}
+
+/** Where the after-commit work of an operation runs: the workspace of the call and the session it answers. */
+export interface AfterCommitContext {
+  readonly workspace_id: string;
+  readonly session?: string;
+}
+
+/**
+ * The mutating half of a tool, declared with the tool (its definition's `operation`): the runner, not the tool,
+ * applies policy between prepare and commit. Everything the runner does differently per operation is here, so it
+ * never compares tool names: a tool whose spec has `hold` can be held, approved and resumed.
+ */
 export interface OperationSpec<A, R> {
-  readonly tool: OperationTool;
+  /** The tool's name: what events, holds and the ledger call it. */
+  readonly tool: string;
   /** The workspace the call acts in, for the profile check before prepare (default: `args.workspace_id`). */
   workspaceOf?(args: A): string;
   prepare(args: A, signal: AbortSignal): Promise<PrepareOutcome<R>>;
+  /** Present for an operation that can be held for the developer's approval. */
+  readonly hold?: {
+    /** Why the approval settings hold this prepared intent now, or undefined: it runs. */
+    reason(intent: IntentValue, policy: ApprovalPolicy): HoldReason | undefined;
+    readonly description: HoldDescription;
+    /** Plans a hold's content again for the diff editor (after a reload); absent: the hold has no content. */
+    replan?(hold: StoredHold): Promise<readonly ProposalFile[]>;
+  };
+  /**
+   * Work after a commit (and after an idempotent replay), for a direct call and a resumed hold alike, once the
+   * operation has released what it took and its outcome is stored: its result never carries what this adds.
+   */
+  afterCommit?(result: R, context: AfterCommitContext): Promise<R>;
+}
+
+/** An operation as the runner keeps it: its spec, the kind of its tool, and the tool's input shape. */
+export interface RegisteredOperation {
+  readonly kind: ToolKind;
+  /** The tool's input (a zod shape): approval_create checks a request against it. */
+  readonly input: Readonly<Record<string, unknown>>;
+  readonly spec: OperationSpec<Record<string, unknown>, unknown>;
+}
+
+/** What a call brings besides its arguments. */
+export interface RunContext {
+  readonly progress?: (done: number, total?: number, message?: string) => void;
+  /** The protocol session that called, handed to the after-commit work. */
+  readonly session?: string;
 }
 
 export interface OperationRunnerOptions {
@@ -93,7 +139,7 @@ export class OperationRunner implements Activity, Disposable {
   private readonly events: EventStream<RunnerEvent>;
   private readonly history: RunnerEvent[] = [];
   private readonly previews = new Map<string, readonly ProposalFile[]>();
-  private readonly specs = new Map<string, { kind: ToolKind; spec: OperationSpec<Record<string, unknown>, unknown> }>();
+  private readonly registry = new Map<string, RegisteredOperation>();
   private readonly subscriptions: Disposable[] = [];
   private readonly lastState = new Map<string, string>();
 
@@ -124,9 +170,26 @@ export class OperationRunner implements Activity, Disposable {
     return this.options.approvals;
   }
 
-  /** Makes a tool's operation known, so a hold of it can be resumed. */
-  register<A, R>(kind: ToolKind, spec: OperationSpec<A, R>): void {
-    this.specs.set(spec.tool, { kind, spec: spec as unknown as OperationSpec<Record<string, unknown>, unknown> });
+  /** Makes tools' operations known (the dispatcher registers its catalogue's), so calls route and holds resume. */
+  register(operations: readonly RegisteredOperation[]): void {
+    for (const op of operations) this.registry.set(op.spec.tool, op);
+  }
+
+  /** The registered operation of a tool; undefined when the tool has none. */
+  operation(tool: string): RegisteredOperation | undefined {
+    return this.registry.get(tool);
+  }
+
+  /** The operations that can be held, in registration order. */
+  holdable(): RegisteredOperation[] {
+    return [...this.registry.values()].filter((op) => op.spec.hold !== undefined);
+  }
+
+  /** Plans a hold's content again, through the operation it holds (for the diff editor after a reload). */
+  async replan(hold: StoredHold): Promise<readonly ProposalFile[]> {
+    const replan = this.registry.get(hold.tool)?.spec.hold?.replan;
+    if (!replan) throw new ToolError('APPROVAL_CONFLICT', `Hold ${hold.approval_id} (${hold.tool}) has no file content.`, { details: { approval_id: hold.approval_id } });
+    return replan(hold);
   }
 
   // ---- Activity ----
@@ -145,10 +208,17 @@ export class OperationRunner implements Activity, Disposable {
 
   // ---- running ----
 
-  /** Runs a mutating tool call: prepare, policy, maybe hold, commit. */
-  async run<A extends object, R>(kind: ToolKind, spec: OperationSpec<A, R>, args: A, signal: AbortSignal, progress?: (done: number, total?: number, message?: string) => void): Promise<R> {
+  /** Runs a call of a registered tool's operation: prepare, policy, maybe hold, commit, then its after-commit work. */
+  async run(tool: string, args: object, signal: AbortSignal, context: RunContext = {}): Promise<unknown> {
+    const { kind, spec } = this.entry(tool);
+    const request = args as Record<string, unknown>;
+    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id));
+    const result = await this.runPrepared(kind, spec, ws, request, signal, context.progress);
+    return this.afterCommit(spec, result, ws.id, context.session);
+  }
+
+  private async runPrepared(kind: ToolKind, spec: OperationSpec<Record<string, unknown>, unknown>, ws: Workspace, args: Record<string, unknown>, signal: AbortSignal, progress: RunContext['progress']): Promise<unknown> {
     const flags = kindFlags(kind);
-    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(args) : String((args as { workspace_id?: unknown }).workspace_id));
     this.options.workspaces.require(ws, flags.requires);
     progress?.(0, 2, 'preparing');
     const prepared = await spec.prepare(args, signal);
@@ -160,11 +230,11 @@ export class OperationRunner implements Activity, Disposable {
     const quiet = !flags.destructive;
     try {
       if (!quiet) this.emit({ type: 'operation.prepared', operation: op });
-      const reason = flags.needsApproval && prepared.holdable ? this.holdReason(kind, prepared.intent) : undefined;
-      if (reason) {
+      const reason = flags.needsApproval && prepared.holdable ? spec.hold?.reason(prepared.intent, this.policy()) : undefined;
+      if (spec.hold && reason) {
         const hold = await this.hold(spec.tool, ws, args, prepared.intent, reason);
         this.emit({ type: 'operation.held', operation: op, hold });
-        throw approvalRequired(hold);
+        throw approvalRequired(hold, spec.hold.description);
       }
       this.checkOccupancy(prepared);
       // Cancellation is honoured up to here and never after: a commit, once begun, completes (or rolls back) as
@@ -183,12 +253,14 @@ export class OperationRunner implements Activity, Disposable {
   }
 
   /** approval_create: prepares the request and opens a hold for it, whatever the settings say. */
-  async createHold<A extends object>(kind: ToolKind, spec: OperationSpec<A, unknown>, args: A, signal: AbortSignal): Promise<HoldView> {
+  async createHold(tool: string, args: object, signal: AbortSignal): Promise<HoldView> {
+    const { kind, spec } = this.entry(tool);
+    if (!spec.hold) throw new ToolError('INVALID_ARGUMENTS', `${tool} cannot be held.`, { details: { field: 'tool' } });
     const flags = kindFlags(kind);
     const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id));
     // A hold never raises a permission: read-only stays read-only.
     this.options.workspaces.require(ws, flags.requires);
-    const prepared = await spec.prepare(args, signal);
+    const prepared = await spec.prepare(args as Record<string, unknown>, signal);
     if ('done' in prepared) {
       throw new ToolError('OPERATION_KEY_CONFLICT', 'This request was already run under its operation_key; there is nothing to hold.', {
         hint: 'Call operation_status with the operation_key for its result, or use a new key.',
@@ -210,21 +282,26 @@ export class OperationRunner implements Activity, Disposable {
    * operation_resume: waits (bounded) for the decision, then commits a granted hold exactly once and stores the
    * terminal result; a repeat returns it. Re-checks policy and the bound versions first.
    */
-  async resume(approvalId: string, waitMs: number, signal: AbortSignal): Promise<unknown> {
+  async resume(approvalId: string, waitMs: number, signal: AbortSignal, context: Pick<RunContext, 'session'> = {}): Promise<unknown> {
     const { approvals } = this.options;
-    let h: StoredHold = await approvals.waitForDecision(approvalId, Math.min(Math.max(0, waitMs), MAX_RESUME_WAIT_MS), signal);
-    if (h.state === 'consumed') return storedOutcome(h);
-    if (h.state !== 'granted') throw approvals.notGranted(h);
-    const entry = this.specs.get(h.tool);
-    if (!entry) throw new ToolError('INTERNAL', `No operation is registered for ${h.tool}.`);
-    h = await approvals.beginResume(approvalId);
-    const started = h;
+    const h: StoredHold = await approvals.waitForDecision(approvalId, Math.min(Math.max(0, waitMs), MAX_RESUME_WAIT_MS), signal);
+    if (h.state !== 'consumed' && h.state !== 'granted') throw approvals.notGranted(h);
+    const { spec } = this.entry(h.tool);
+    const result = h.state === 'consumed' ? storedOutcome(h) : await this.commitGranted(approvalId, signal);
+    return this.afterCommit(spec, result, h.workspace_id, context.session);
+  }
+
+  /** Commits a granted hold exactly once, storing its terminal outcome. */
+  private async commitGranted(approvalId: string, signal: AbortSignal): Promise<unknown> {
+    const { approvals } = this.options;
+    const started = await approvals.beginResume(approvalId);
+    const entry = this.entry(started.tool);
     let prepared: PrepareOutcome<unknown> | undefined;
     try {
-      const ws = this.options.workspaces.get(h.workspace_id);
+      const ws = this.options.workspaces.get(started.workspace_id);
       this.options.workspaces.require(ws, kindFlags(entry.kind).requires);
       try {
-        prepared = await entry.spec.prepare(h.request as Record<string, unknown>, signal);
+        prepared = await entry.spec.prepare(started.request, signal);
       } catch (err) {
         if (ToolError.is(err) && STALE.has(err.code)) {
           await approvals.markStale(approvalId, err.message);
@@ -248,7 +325,7 @@ export class OperationRunner implements Activity, Disposable {
       const op = this.summary(entry.spec.tool, prepared);
       const reviewed = approvals.reviewed(approvalId);
       const result = await prepared.commit({ approval_id: approvalId, reviewed, ...(started.note !== undefined ? { note: started.note } : {}) });
-      const final = withReview(result, prepared.intent, reviewed, started.note);
+      const final = withNote(result, started.note);
       await approvals.finishResume(approvalId, { result: final });
       this.committed(op, final, prepared, approvalId);
       return final;
@@ -280,19 +357,18 @@ export class OperationRunner implements Activity, Disposable {
 
   // ---- internals ----
 
-  private holdReason(kind: ToolKind, intent: IntentValue): HoldReason | undefined {
-    const policy = this.policy();
-    if (kind === 'patch') {
-      if (policy.patches === 'confirm') return 'confirm';
-      if (policy.patches === 'sensitive' && intent.sensitive_paths.length > 0) return 'sensitive';
-      return undefined;
-    }
-    if (kind === 'exec' && policy.commands === 'confirm') return 'confirm';
-    return undefined;
+  private entry(tool: string): RegisteredOperation {
+    const entry = this.registry.get(tool);
+    if (!entry) throw new ToolError('INTERNAL', `No operation is registered for ${tool}.`);
+    return entry;
   }
 
-  private async hold(tool: OperationTool, ws: Workspace, args: object, intent: IntentValue, reason: HoldReason): Promise<HoldView> {
-    if (tool !== 'apply_patch' && tool !== 'exec_command') throw new ToolError('INTERNAL', `${tool} cannot be held.`);
+  private async afterCommit(spec: OperationSpec<Record<string, unknown>, unknown>, result: unknown, workspaceId: string, session: string | undefined): Promise<unknown> {
+    if (!spec.afterCommit) return result;
+    return spec.afterCommit(result, { workspace_id: workspaceId, ...(session !== undefined ? { session } : {}) });
+  }
+
+  private async hold(tool: string, ws: Workspace, args: object, intent: IntentValue, reason: HoldReason): Promise<HoldView> {
     return this.options.approvals.create({
       tool,
       workspace_id: ws.id,
@@ -356,7 +432,7 @@ export class OperationRunner implements Activity, Disposable {
     else if (h.state === 'stale') this.emit({ type: 'operation.stale', approval_id: h.approval_id, reason: h.stale_reason ?? 'a file changed', at: this.timestamp() });
   }
 
-  private summary(tool: OperationTool, prepared: PreparedOperation<unknown>): OperationSummary {
+  private summary(tool: string, prepared: PreparedOperation<unknown>): OperationSummary {
     return {
       run_id: `run_${randomBytes(6).toString('hex')}`,
       tool,
@@ -378,14 +454,9 @@ export class OperationRunner implements Activity, Disposable {
   }
 }
 
-function approvalRequired(hold: HoldView): ToolError {
-  const why =
-    hold.reason === 'sensitive'
-      ? `it touches ${hold.sensitive_paths.join(', ')}, which the developer reviews`
-      : hold.tool === 'exec_command'
-        ? 'the developer reviews every command'
-        : 'the developer reviews every patch';
-  return new ToolError('APPROVAL_REQUIRED', `${hold.tool} is held for the developer's approval (${why}); nothing was ${hold.tool === 'exec_command' ? 'started' : 'written'}.`, {
+function approvalRequired(hold: HoldView, description: HoldDescription): ToolError {
+  const why = hold.reason === 'sensitive' ? `it touches ${hold.sensitive_paths.join(', ')}, which the developer reviews` : `the developer reviews ${description.reviews}`;
+  return new ToolError('APPROVAL_REQUIRED', `${hold.tool} is held for the developer's approval (${why}); nothing was ${description.nothing}.`, {
     hint: `Call operation_resume { "approval_id": "${hold.approval_id}", "wait_ms": 55000 } to wait for the decision (repeat while it answers APPROVAL_CONFLICT). Extra arguments never grant anything.`,
     details: { approval_id: hold.approval_id, reason: hold.reason, sensitive_paths: hold.sensitive_paths },
   });
@@ -407,21 +478,8 @@ function bindingDrift(h: StoredHold, intent: IntentValue): string | undefined {
   return undefined;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: false });
-
-/** Adds `reviewer_changes` (proposal → applied, per edited file) and the grant's note to a patch result. */
-function withReview(result: unknown, intent: IntentValue, reviewed: ReadonlyMap<string, Uint8Array>, note: string | undefined): unknown {
-  if (result === null || typeof result !== 'object') return result;
-  const out: Record<string, unknown> = { ...(result as Record<string, unknown>) };
-  if (reviewed.size > 0 && intent.proposal) {
-    out.reviewer_changes = [...reviewed.entries()].map(([path, bytes]) => {
-      const proposed = intent.proposal?.find((f) => f.path === path)?.proposed ?? new Uint8Array();
-      const file = intent.files?.find((f) => f.path === path);
-      const shown = file?.kind === 'move' && file.move_to !== undefined ? file.move_to : path;
-      return { path: shown, diff: unifiedDiff(shown, shown, decoder.decode(proposed), decoder.decode(bytes)) };
-    });
-  }
-  if (note !== undefined) out.reviewer_note = note;
-  return out;
+/** Adds the grant's note to a resumed operation's result. */
+function withNote(result: unknown, note: string | undefined): unknown {
+  if (note === undefined || result === null || typeof result !== 'object') return result;
+  return { ...(result as Record<string, unknown>), reviewer_note: note };
 }
-

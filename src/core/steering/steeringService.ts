@@ -3,7 +3,7 @@ import type { Disposable } from '../disposable';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Journal, JournalRecord } from '../ports/journal';
 import type { Logger } from '../ports/logger';
-import { EventStream } from '../runner/events';
+import { EventStream } from '../util/eventStream';
 import type { InstructionRecord, WorkRecord } from '../ledger/schemas';
 import { LINE_TYPES, instructionRecordSchema, workRecordSchema } from '../ledger/schemas';
 import type {

@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { patchOperation } from '../patch/patchOperation';
-import type { ApplyPatchResult } from '../patch/patchService';
-import { diagnosticsReportSchema, patchDiagnostics } from './diagnostics';
+import { patchOperation } from './patchOperation';
+import { diagnosticsReportSchema } from './diagnostics';
 import { defineOperationTool } from './tool';
-import type { CoreServices } from './tool';
 
 const fileResult = z.object({
   path: z.string(),
@@ -15,7 +13,8 @@ const fileResult = z.object({
   state: z.string().optional(),
 });
 
-const applyPatchOperation = defineOperationTool({
+/** apply_patch: its operation (src/core/tools/patchOperation.ts) holds, commits and follows what it wrote for diagnostics. */
+export const applyPatchTool = defineOperationTool({
   name: 'apply_patch',
   title: 'Apply a patch',
   description:
@@ -49,21 +48,3 @@ const applyPatchOperation = defineOperationTool({
   },
   operation: (services) => patchOperation(services),
 });
-
-/**
- * The diagnostics field of an applied patch (see patchDiagnostics): added after the runner has released the
- * workspace's patch turn and the ledger has the result (which never carries it: a replay answers anew). Never waits
- * for a language server.
- */
-export async function withPatchDiagnostics<R extends ApplyPatchResult>(services: CoreServices, workspaceId: string, result: R, session?: string): Promise<R & { diagnostics?: z.infer<typeof diagnosticsReportSchema> }> {
-  if (result.status !== 'applied') return result;
-  const written = result.files.flatMap((f) => (f.kind === 'delete' ? [] : [{ path: f.kind === 'move' && f.move_to !== undefined ? f.move_to : f.path, version: f.after_version }]));
-  const diagnostics = await patchDiagnostics(services, workspaceId, written, session);
-  return diagnostics ? { ...result, diagnostics } : result;
-}
-
-/** apply_patch: the runner's operation, and the diagnostics of what it wrote. */
-export const applyPatchTool: typeof applyPatchOperation = {
-  ...applyPatchOperation,
-  handler: async (args, ctx) => withPatchDiagnostics(ctx.services, args.workspace_id, (await applyPatchOperation.handler(args, ctx)) as ApplyPatchResult, ctx.session),
-};

@@ -5,10 +5,10 @@ import { InvalidArgumentsError } from '../errors';
 import { holdViewSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
-import type { ApplyPatchResult } from '../patch/patchService';
-import { applyPatchTool, withPatchDiagnostics } from './applyPatch';
+import type { RegisteredOperation } from '../runner/operationRunner';
+import { applyPatchTool } from './applyPatch';
 import { execCommandTool } from './execCommand';
-import type { AnyTool, OperationToolDefinition } from './tool';
+import type { AnyTool } from './tool';
 import { defineTool } from './tool';
 
 const holdShape = holdViewSchema.shape;
@@ -23,10 +23,21 @@ function shown(h: HoldView): z.input<z.ZodObject<typeof holdShape>> {
   };
 }
 
-const HOLDABLE: Record<'apply_patch' | 'exec_command', OperationToolDefinition> = {
-  apply_patch: applyPatchTool as unknown as OperationToolDefinition,
-  exec_command: execCommandTool as unknown as OperationToolDefinition,
-};
+/** An operation's distinctive arguments: required by it and taken by no other holdable operation ("patch", "command"). */
+function distinctive(op: RegisteredOperation, all: readonly RegisteredOperation[]): string[] {
+  const shape = op.input as z.ZodRawShape;
+  return Object.keys(shape).filter((k) => !(shape[k] as z.ZodTypeAny).isOptional() && all.every((o) => o === op || !(k in o.input)));
+}
+
+/** The holdable tool a request is for when `tool` is not given: the one whose distinctive arguments it carries. */
+function toolOfRequest(request: Record<string, unknown>, holdable: readonly RegisteredOperation[]): string {
+  const keyed = holdable.map((op) => ({ tool: op.spec.tool, keys: distinctive(op, holdable) }));
+  const hits = keyed.filter((k) => k.keys.some((key) => key in request));
+  if (hits.length === 1) return (hits[0] as { tool: string }).tool;
+  const named = keyed.flatMap((k) => (k.keys[0] !== undefined ? [`"${k.keys[0]}" (${k.tool})`] : []));
+  const list = named.length === 2 ? `neither ${named[0]} nor ${named[1]}` : `none of ${named.join(', ')}`;
+  throw new InvalidArgumentsError(hits.length === 0 ? `request has ${list}; name the tool with "tool".` : `request has arguments of ${hits.map((h) => h.tool).join(' and ')}; name the tool with "tool".`, { field: 'request' });
+}
 
 export const approvalCreateTool = defineTool({
   name: 'approval_create',
@@ -37,24 +48,29 @@ export const approvalCreateTool = defineTool({
   kind: 'approval',
   input: {
     workspace_id: z.string().min(1),
-    tool: z.enum(['apply_patch', 'exec_command']).optional(),
+    tool: z.string().min(1).max(200).optional(),
     request: z.record(z.string(), z.unknown()),
   },
   output: holdShape,
   async handler(args, { services, signal }) {
-    const tool = args.tool ?? ('patch' in args.request ? 'apply_patch' : 'command' in args.request ? 'exec_command' : undefined);
-    if (!tool) throw new InvalidArgumentsError('request has neither "patch" (apply_patch) nor "command" (exec_command); name the tool with "tool".', { field: 'request' });
+    // The holdable tools are the registered operations that declare a hold (src/core/tools/catalogue.ts).
+    const holdable = services.runner.holdable();
+    const tool = args.tool ?? toolOfRequest(args.request, holdable);
+    const op = holdable.find((o) => o.spec.tool === tool);
+    if (!op) {
+      throw new InvalidArgumentsError(`tool: ${JSON.stringify(tool.slice(0, 100))} cannot be held; the tools that can are ${holdable.map((o) => o.spec.tool).join(', ')}.`, { field: 'tool' });
+    }
     if (args.request.workspace_id !== undefined && args.request.workspace_id !== args.workspace_id) {
       throw new InvalidArgumentsError('request.workspace_id differs from workspace_id.', { field: 'request.workspace_id' });
     }
-    const def = HOLDABLE[tool];
+    const input = op.input as z.ZodRawShape;
     const request = { ...args.request, workspace_id: args.workspace_id };
-    const parsed = z.object(def.input).strict().safeParse(request);
+    const parsed = z.object(input).strict().safeParse(request);
     if (!parsed.success) {
-      const body = invalidArgumentsBody(tool, parsed.error, def.input, request);
+      const body = invalidArgumentsBody(tool, parsed.error, input, request);
       throw new InvalidArgumentsError(`request: ${body.message}`, { field: `request.${String(body.details?.field ?? '')}`, ...(body.hint !== undefined ? { hint: body.hint } : {}) });
     }
-    return shown(await services.runner.createHold(def.kind, def.operation(services), parsed.data, signal));
+    return shown(await services.runner.createHold(tool, parsed.data, signal));
   },
 });
 
@@ -101,11 +117,8 @@ export const operationResumeTool = defineTool({
     dispatch_status: execCommandTool.output.dispatch_status.optional(),
   },
   async handler(args, { services, signal, session }) {
-    const result = await services.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal);
-    const hold = services.approvals.stored(args.approval_id);
-    // A resumed patch is followed for diagnostics as apply_patch follows one (the stored result never carries them).
-    if (hold.tool === 'apply_patch') return (await withPatchDiagnostics(services, hold.workspace_id, result as ApplyPatchResult, session)) as never;
-    return result as never;
+    // The held operation's after-commit work runs as for a direct call (a patch's diagnostics: never stored).
+    return (await services.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal, session !== undefined ? { session } : {})) as never;
   },
 });
 

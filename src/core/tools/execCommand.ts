@@ -59,6 +59,11 @@ export const execCommandTool = defineOperationTool({
   },
   operation: (services) => ({
     tool: 'exec_command',
+    // Held by codespace.approvals.commands: every command, or none.
+    hold: {
+      reason: (_intent, policy) => (policy.commands === 'confirm' ? 'confirm' : undefined),
+      description: { reviews: 'every command', nothing: 'started' },
+    },
     async prepare(args) {
       const ws = services.workspaces.get(args.workspace_id);
       if (args.work_id !== undefined) services.steering.checkOperationWork(args.work_id, ws.id);

@@ -1,4 +1,3 @@
-import type { OperationTool } from '../runner/events';
 import type { OperationSpec } from '../runner/operationRunner';
 import type { CoreServices } from './tool';
 
@@ -8,7 +7,7 @@ import type { CoreServices } from './tool';
  */
 export function processOperation<A extends { readonly process_id: string }, R>(
   services: CoreServices,
-  tool: OperationTool,
+  tool: string,
   describe: (args: A, command: readonly string[]) => string,
   run: (args: A) => Promise<R>,
   check?: (args: A) => void,

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
-import { patchOperation } from '../patch/patchOperation';
-import type { ApplyPatchArgs } from '../patch/patchOperation';
+import type { ApplyPatchArgs } from './patchOperation';
 import { workspaceEditToPatch } from '../patch/workspaceEditToPatch';
 import type { FileEdits } from '../patch/workspaceEditToPatch';
 import { decodeText, hasBom } from '../patch/textFile';
 import type { TextRange } from '../ports/languageFeatures';
-import { applyPatchTool, withPatchDiagnostics } from './applyPatch';
+import type { ApplyPatchResult } from '../patch/patchService';
+import { applyPatchTool } from './applyPatch';
 import { LocationMapper, checkPosition, featuresOf, positionInput, readWorkspaceFile } from './language';
 import { defineTool } from './tool';
 
@@ -120,7 +120,8 @@ export const renameSymbolTool = defineTool({
       ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
     };
     try {
-      const result = await withPatchDiagnostics(services, ws.id, await services.runner.run('patch', patchOperation(services), request, signal), session);
+      // apply_patch's own operation: its holds, ledger and after-commit work (diagnostics) are the rename's.
+      const result = (await services.runner.run(applyPatchTool.name, request, signal, session !== undefined ? { session } : {})) as ApplyPatchResult;
       return { ...result, patch: built.patch, expected_versions: built.expected_versions };
     } catch (err) {
       // A held rename is an apply_patch hold: operation_resume commits it. Say which patch is held.

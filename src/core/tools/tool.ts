@@ -8,7 +8,7 @@ import type { DiagnosticsFeed } from '../language/diagnosticsFeed';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
 import type { SteeringService } from '../steering/steeringService';
-import type { OperationRunner, OperationSpec } from '../runner/operationRunner';
+import type { OperationRunner, OperationSpec, RegisteredOperation } from '../runner/operationRunner';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
 import type { ContentSearch } from '../ports/contentSearch';
@@ -16,18 +16,7 @@ import type { WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 import type { SecretRedactor } from '../secretRedactor';
 import type { ToolGroups } from './toolGroups';
-
-/** Operator limits, read fresh on every call so a settings change applies at once. */
-export interface Limits {
-  /** Most content bytes one `read` returns. */
-  readonly readBytes: number;
-  /** Most paths one `find` returns. */
-  readonly findResults: number;
-  /** Output bytes retained per process. */
-  readonly retainedOutputBytes: number;
-}
-
-export const DEFAULT_LIMITS: Limits = { readBytes: 1024 * 1024, findResults: 2000, retainedOutputBytes: 256 * 1024 };
+import type { Limits } from '../policy/limits';
 
 /** What a tool may use: every service, always present. Adapters build it (src/node/assembleServices.ts). */
 export interface CoreServices {
@@ -133,21 +122,37 @@ export interface ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O exten
 }
 
 /**
- * A mutating tool that can be held: its handler only hands the call to the runner, and `operation` gives the
- * runner the prepare step (whose result commits). See src/core/runner/operationRunner.ts.
+ * A mutating tool: its operation (prepare, and for a holdable one the hold's reason, description and re-plan, and the
+ * work after a commit) is part of its definition. The dispatcher registers the catalogue's operations with the runner
+ * (so a hold of any of them resumes) and the handler routes each call to the runner by the tool's name. A new holdable
+ * tool is one file with such a definition and one line in the catalogue. See src/core/runner/operationRunner.ts.
  */
 export interface OperationToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> extends ToolDefinition<I, O> {
   operation(services: CoreServices): OperationSpec<z.output<z.ZodObject<I>>, z.input<z.ZodObject<O>>>;
 }
 
-/** Defines a tool whose calls go through the operation runner (policy, holds, occupancy, events). */
+/** Defines a tool whose calls go through the operation runner (policy, holds, occupancy, events, after-commit work). */
 export function defineOperationTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
   def: Omit<OperationToolDefinition<I, O>, 'handler'>,
 ): OperationToolDefinition<I, O> {
   return {
     ...def,
-    handler: (args, { services, signal, progress }) => services.runner.run(def.kind, def.operation(services), args, signal, progress),
+    handler: async (args, { services, signal, progress, session }) =>
+      (await services.runner.run(def.name, args, signal, { ...(progress ? { progress } : {}), ...(session !== undefined ? { session } : {}) })) as z.input<z.ZodObject<O>>,
   };
+}
+
+export function isOperationTool(tool: AnyTool): tool is OperationToolDefinition {
+  return typeof (tool as Partial<OperationToolDefinition>).operation === 'function';
+}
+
+/** The runner's registry entries for the operations of `tools`, bound to `services`. */
+export function operationsOf(tools: readonly AnyTool[], services: CoreServices): RegisteredOperation[] {
+  return tools.filter(isOperationTool).map((tool) => {
+    const spec = tool.operation(services) as unknown as OperationSpec<Record<string, unknown>, unknown>;
+    if (spec.tool !== tool.name) throw new Error(`The operation of ${tool.name} calls itself ${spec.tool}.`);
+    return { kind: tool.kind, input: tool.input, spec };
+  });
 }
 
 /** Identity helper that keeps each tool's argument and result types precise. */

@@ -1,5 +1,5 @@
 import type { Disposable } from '../disposable';
-import { EventStream } from '../runner/events';
+import { EventStream } from '../util/eventStream';
 import type { ToolGroup } from './catalogue';
 import { TOOL_GROUPS, TOOL_GROUP_NAMES, toolGroupOf } from './catalogue';
 

@@ -4,7 +4,7 @@ import type { PatchFaults } from '../../../src/core/patch/patchService';
 import { silentLogger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';

@@ -4,7 +4,7 @@ import type { Approvals, Decider, HoldView, ProposalFile } from '../../../src/co
 import type { Disposable } from '../../../src/core/disposable';
 import { ToolError } from '../../../src/core/errors';
 import type { Activity, RunnerEvent } from '../../../src/core/runner/events';
-import { EventStream } from '../../../src/core/runner/events';
+import { EventStream } from '../../../src/core/util/eventStream';
 
 export function patchHold(id: string, over: Partial<HoldView> = {}): HoldView {
   return {

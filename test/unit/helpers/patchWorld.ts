@@ -17,7 +17,7 @@ import type { Profile } from '../../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
-import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
 import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';

@@ -12,7 +12,7 @@ import { assembleServices } from '../../../src/node/assembleServices';
 import type { ProcessSupervisor } from '../../../src/core/process/supervisor';
 import { readProcessTool } from '../../../src/core/tools/readProcess';
 import type { AnyTool, ToolContext } from '../../../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import { ChildProcessBackend } from '../../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../../src/node/nodePtyBackend';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';

@@ -2,9 +2,15 @@ import { sensitivePaths } from '../approvals/sensitivePaths';
 import type { HoldFile, ProposalFile } from '../approvals/hold';
 import { isSensitivePath } from '../approvals/sensitivePaths';
 import { hashArguments } from '../ledger/canonicalJson';
+import type { z } from 'zod';
+import type { StoredHold } from '../approvals/approvalService';
+import { ToolError } from '../errors';
+import { unifiedDiff } from '../patch/diff';
 import type { OperationSpec, PreparedOperation } from '../runner/operationRunner';
-import type { CoreServices } from '../tools/tool';
-import type { ApplyPatchRequest, ApplyPatchResult, PatchIntent } from './patchService';
+import type { CoreServices } from './tool';
+import type { ApplyPatchRequest, ApplyPatchResult, PatchIntent } from '../patch/patchService';
+import type { diagnosticsReportSchema } from './diagnostics';
+import { patchDiagnostics } from './diagnostics';
 
 export interface ApplyPatchArgs {
   readonly workspace_id: string;
@@ -66,13 +72,66 @@ function requestOf(args: ApplyPatchArgs): ApplyPatchRequest {
   };
 }
 
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+/** `reviewer_changes`: per file the reviewer edited, a unified diff from the agent's proposal to what was applied. */
+function reviewerChanges(intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array>): { path: string; diff: string }[] {
+  return [...reviewed.entries()].map(([path, bytes]) => {
+    const planned = intent.planned.files.find((f) => f.path === path);
+    const shown = planned?.kind === 'move' && planned.move_to !== undefined ? planned.move_to : path;
+    return { path: shown, diff: unifiedDiff(shown, shown, decoder.decode(planned?.after ?? new Uint8Array()), decoder.decode(bytes)) };
+  });
+}
+
+/** Commits a planned patch, with the reviewer's bytes in place of the plan's where the reviewer edited. */
+async function commitPatch(services: CoreServices, intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array> | undefined): Promise<ApplyPatchResult> {
+  const result = await services.patches.commit(intent, reviewed);
+  if (!reviewed || reviewed.size === 0) return result;
+  const withChanges: ApplyPatchResult & { reviewer_changes: { path: string; diff: string }[] } = { ...result, reviewer_changes: reviewerChanges(intent, reviewed) };
+  return withChanges;
+}
+
+/**
+ * The diagnostics field of an applied patch (see patchDiagnostics): added after the runner has released the
+ * workspace's patch turn and the ledger has the result (which never carries it: a replay answers anew). Never waits
+ * for a language server.
+ */
+export async function withPatchDiagnostics<R extends ApplyPatchResult>(services: CoreServices, workspaceId: string, result: R, session?: string): Promise<R & { diagnostics?: z.infer<typeof diagnosticsReportSchema> }> {
+  if (result.status !== 'applied') return result;
+  const written = result.files.flatMap((f) => (f.kind === 'delete' ? [] : [{ path: f.kind === 'move' && f.move_to !== undefined ? f.move_to : f.path, version: f.after_version }]));
+  const diagnostics = await patchDiagnostics(services, workspaceId, written, session);
+  return diagnostics ? { ...result, diagnostics } : result;
+}
+
+/** A held patch planned again (after a reload): its proposal, or the hold turns stale when a bound file moved on. */
+async function replanHold(services: CoreServices, hold: StoredHold): Promise<ProposalFile[]> {
+  const prepared = await services.patches.prepare(services.workspaces.get(hold.workspace_id), hold.request as unknown as ApplyPatchRequest);
+  if ('replay' in prepared) return [];
+  for (const f of hold.files ?? []) {
+    const now = prepared.intent.planned.files.find((x) => x.path === f.path);
+    if (now?.beforeVersion !== f.before_version || now?.afterVersion !== f.proposed_version) {
+      await services.approvals.markStale(hold.approval_id, `${f.path} changed on disk`);
+      throw new ToolError('VERSION_CONFLICT', `Hold ${hold.approval_id} is stale: ${f.path} changed on disk.`, { details: { approval_id: hold.approval_id, state: 'stale' } });
+    }
+  }
+  return proposalFiles(prepared.intent);
+}
+
 /**
  * apply_patch as an operation: prepare takes the workspace's patch turn, validates and plans (nothing written);
- * commit records and writes, with the reviewer's bytes in place of the plan's where the reviewer edited.
+ * commit records and writes, with the reviewer's bytes in place of the plan's where the reviewer edited. Held by
+ * `codespace.approvals.patches` (every patch, or those touching a sensitive path); after a commit, a direct call and
+ * a resumed hold alike hand what it wrote to the diagnostics feed.
  */
 export function patchOperation(services: CoreServices): OperationSpec<ApplyPatchArgs, ApplyPatchResult> {
   return {
     tool: 'apply_patch',
+    hold: {
+      reason: (intent, policy) => (policy.patches === 'confirm' ? 'confirm' : policy.patches === 'sensitive' && intent.sensitive_paths.length > 0 ? 'sensitive' : undefined),
+      description: { reviews: 'every patch', nothing: 'written' },
+      replan: (hold) => replanHold(services, hold),
+    },
+    afterCommit: (result, { workspace_id, session }) => withPatchDiagnostics(services, workspace_id, result, session),
     async prepare(args) {
       const ws = services.workspaces.get(args.workspace_id);
       if (args.work_id !== undefined) services.steering.checkOperationWork(args.work_id, ws.id);
@@ -101,7 +160,7 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
           occupies: !checkOnly,
           ...(checkOnly ? { preview: proposal } : {}),
           ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
-          commit: (review) => services.patches.commit(intent, review?.reviewed),
+          commit: (review) => commitPatch(services, intent, review?.reviewed),
           release,
         };
         return op;

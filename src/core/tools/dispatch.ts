@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
-import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from '../tools/tool';
-import { EXTRA_CONTENT } from '../tools/tool';
-import { invalidArgumentsBody } from './argumentErrors';
-import { TOOL_GROUPS_SETTING } from '../tools/toolGroups';
-import { updateOf } from '../tools/diagnostics';
+import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from './tool';
+import { EXTRA_CONTENT, operationsOf } from './tool';
+import { invalidArgumentsBody } from '../runner/argumentErrors';
+import { TOOL_GROUPS_SETTING } from './toolGroups';
+import { updateOf } from './diagnostics';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
@@ -28,7 +28,7 @@ export type ToolOutcome =
  * Nothing but the body (no stack trace) ever leaves; unexpected failures are logged.
  */
 export class ToolDispatcher {
-  private readonly byName = new Map<string, { tool: AnyTool; input: z.ZodObject<z.ZodRawShape> }>();
+  private readonly byName = new Map<string, { tool: AnyTool; input: z.ZodObject<z.ZodRawShape>; output: z.ZodObject<z.ZodRawShape> }>();
   constructor(
     /**
      * Every tool of the catalogue, served or not. Any result may also carry `coordination: { work_id,
@@ -38,7 +38,10 @@ export class ToolDispatcher {
     readonly services: CoreServices,
     private readonly logger: Logger,
   ) {
-    for (const tool of this.tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict() });
+    // Both schemas are built once per tool: checking a result is then one parse (measured on `read` in bench).
+    for (const tool of this.tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict(), output: z.object(tool.output) });
+    // The runner's registry is the catalogue's operations: calls route to them by name and holds of them resume.
+    services.runner.register(operationsOf(this.tools, services));
   }
 
   names(): string[] {
@@ -70,6 +73,24 @@ export class ToolDispatcher {
     if (Object.keys(notes).length === 0) return outcome;
     if (outcome.kind === 'result') return { kind: 'result', value: { ...outcome.value, ...notes } };
     return { kind: 'error', body: { ...outcome.body, details: { ...outcome.body.details, ...notes } } };
+  }
+
+  /**
+   * Checks a result against the tool's output schema before it leaves, as the MCP SDK's McpServer checks the
+   * structured content of a tool it serves (tools/call is ours, so the check is too): a result that does not match
+   * is a bug on our side, logged, and the caller gets a tool error instead of content its client would reject.
+   */
+  private checkOutput(name: string, output: z.ZodObject<z.ZodRawShape>, value: Record<string, unknown>): ToolErrorBody | undefined {
+    const checked = output.safeParse(value);
+    if (checked.success) return undefined;
+    const issues = checked.error.issues.slice(0, 5).map((i) => `${i.path.length > 0 ? i.path.join('.') : '(result)'}: ${i.message}`);
+    this.logger.error(`[tools] ${name} returned a result that does not match its output schema: ${issues.join('; ')}`);
+    return {
+      code: 'INTERNAL',
+      message: `Output validation error: ${name} produced a result that does not match its output schema (${issues[0] ?? 'invalid'}), so it was withheld.`,
+      hint: 'This is a fault in the extension, not in your call; it may have taken effect (check with read, operation_status or process_status). The developer can see details in the CodeSpace log.',
+      details: { output_errors: issues },
+    };
   }
 
   private async run(name: string, args: unknown, signal: AbortSignal, context: CallContext): Promise<ToolOutcome> {
@@ -106,10 +127,15 @@ export class ToolDispatcher {
       })) as Record<string, unknown>;
       this.logger.debug(`[tools] ${name} ok in ${Date.now() - started} ms`);
       const extra = (value as { [EXTRA_CONTENT]?: ExtraContent[] })[EXTRA_CONTENT];
-      if (extra === undefined) return { kind: 'result', value };
-      const plain: Record<string | symbol, unknown> = { ...value };
-      delete plain[EXTRA_CONTENT];
-      return { kind: 'result', value: plain as Record<string, unknown>, extra };
+      let plain = value;
+      if (extra !== undefined) {
+        const copy: Record<string | symbol, unknown> = { ...value };
+        delete copy[EXTRA_CONTENT];
+        plain = copy as Record<string, unknown>;
+      }
+      const invalid = this.checkOutput(name, entry.output, plain);
+      if (invalid) return { kind: 'error', body: invalid };
+      return extra === undefined ? { kind: 'result', value: plain } : { kind: 'result', value: plain, extra };
     } catch (err) {
       if (ToolError.is(err)) {
         this.logger.debug(`[tools] ${name} failed: ${err.code}`);
