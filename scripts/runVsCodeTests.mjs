@@ -1,7 +1,7 @@
 // Runs a test suite against a real VS Code, offline. Usage: node scripts/runVsCodeTests.mjs <integration|e2e>
 //
 // CODESPACE_TEST_VSCODE picks the VS Code: `1.100` (code-server 4.100.3, the oldest engines.vscode accepts),
-// `1.139` (code-server 4.139.1, the newest on npm), or `all` (each in turn, one after the other). Unset: 1.100.
+// `1.139` (code-server 4.139.1, the newest on npm), or `all` (each in turn, one after the other). Unset: all.
 //
 // integration: code-server + headless Chromium open a fresh copy of test/fixtures/multi.code-workspace with
 //   this repo as extensionDevelopmentPath and out/test/integration/index.js as extensionTestsPath; the suite
