@@ -34,7 +34,7 @@ import {
 
 const SUITE_TIMEOUT_MS = 10 * 60_000;
 // Workbench noise without network (marketplace, update checks); hidden unless CODESPACE_TEST_VERBOSE=1.
-const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i, /^\[AgentHost\]/, /^\[ChatModelSelection\]/];
+const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i, /^\[AgentHost\]/, /^\[RemoteAgentHostProtocol\]/, /^\[ChatModelSelection\]/];
 const verbose = process.env.CODESPACE_TEST_VERBOSE === '1';
 
 function log(message) {
