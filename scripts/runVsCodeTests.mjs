@@ -1,7 +1,7 @@
 // Runs a test suite against a real VS Code, offline. Usage: node scripts/runVsCodeTests.mjs <integration|e2e>
 //
 // CODESPACE_TEST_VSCODE picks the VS Code: `1.100` (code-server 4.100.3, the oldest engines.vscode accepts),
-// `1.139` (code-server 4.139.1, the newest on npm), or `all` (each in turn, one after the other). Unset: 1.100.
+// `1.139` (code-server 4.139.1, the newest on npm), or `all` (each in turn, one after the other). Unset: all.
 //
 // integration: code-server + headless Chromium open a fresh copy of test/fixtures/multi.code-workspace with
 //   this repo as extensionDevelopmentPath and out/test/integration/index.js as extensionTestsPath; the suite
@@ -34,7 +34,7 @@ import {
 
 const SUITE_TIMEOUT_MS = 10 * 60_000;
 // Workbench noise without network (marketplace, update checks); hidden unless CODESPACE_TEST_VERBOSE=1.
-const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i, /^\[AgentHost\]/, /^\[ChatModelSelection\]/];
+const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNET_DISCONNECTED/, /Failed to load resource/, /update.code.visualstudio.com/, /open-vsx/i, /^\[AgentHost\]/, /^\[RemoteAgentHostProtocol\]/, /^\[ChatModelSelection\]/];
 const verbose = process.env.CODESPACE_TEST_VERBOSE === '1';
 
 function log(message) {

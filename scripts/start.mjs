@@ -17,15 +17,19 @@ const args = process.argv.slice(2);
 const forceBrowser = args.includes('--browser');
 const folderArg = args.indexOf('--folder') >= 0 ? args[args.indexOf('--folder') + 1] : undefined;
 
-const CONNECT_HELP = `
-Connect an agent (one command, in VS Code): F1, then "CodeSpace: Connect an Agent".
-  Or click "CodeSpace :<port>" in the status bar and choose "Copy Connection Settings": the clipboard then holds
-  the URL, the token, and ready-to-paste settings:
-       Codex        ~/.codex/config.toml  [mcp_servers.codespace] url + bearer_token_env_var
-       Claude Code  claude mcp add --transport http codespace <url> --header "Authorization: Bearer <token>"
-       VS Code      nothing to do: the extension offers itself to VS Code's agent mode (or paste the mcp.json block)
-  Then ask your agent to call workspace_info.
+/** How to connect an agent to this development window: the bridge of this checkout (no launcher is written here). */
+function connectHelp(folder) {
+  const bridge = `node ${path.join(REPO_ROOT, 'dist', 'stdio.js')} --workspace ${folder}`;
+  return `
+Connect an agent (in VS Code): F1, then "CodeSpace: Connect an Agent", and pick yours. From this checkout the
+bridge is \`node <repo>/dist/stdio.js\` (an installed extension copies ~/.codespace/bin/codespace-mcp instead):
+       Claude Code  claude mcp add codespace -- ${bridge}
+       Codex        codex mcp add codespace -- ${bridge}
+       Gemini CLI   gemini mcp add --scope user codespace ${bridge}
+       VS Code      nothing to do: the extension offers itself to VS Code's agent mode
+  Then ask your agent to call workspace_info. README.md, "Connect an agent", says what each CLI shows.
 `;
+}
 
 function run(cmd, cmdArgs) {
   const r = spawnSync(cmd, cmdArgs, { cwd: REPO_ROOT, stdio: 'inherit' });
@@ -76,14 +80,14 @@ function extensionLogs(dir, since) {
  * Waits until the extension logs that its endpoint listens (`[activate] ready in ...`) under `logsDir`, then prints
  * it. Gives up quietly after `timeoutMs` (the log may live elsewhere, e.g. a portable VS Code).
  */
-async function announceReady(logsDir, since, timeoutMs) {
+async function announceReady(logsDir, since, timeoutMs, folder) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const file of extensionLogs(logsDir, since)) {
       const ready = /\[activate\] ready in ([\d.]+) ms .* on port (\d+)/.exec(readFileSync(file, 'utf8'));
       if (ready) {
         console.log(`\n[start] CodeSpace is ready: MCP endpoint http://127.0.0.1:${ready[2]}/mcp (activated in ${ready[1]} ms).`);
-        console.log(CONNECT_HELP);
+        console.log(connectHelp(folder));
         return true;
       }
     }
@@ -108,9 +112,9 @@ if (code) {
   console.log(`[start] opening desktop VS Code on ${folder} with the extension under development`);
   const since = Date.now();
   run(code, ['--new-window', `--extensionDevelopmentPath=${REPO_ROOT}`, folder]);
-  if (!(await announceReady(desktopLogsDir(), since, 90_000))) {
+  if (!(await announceReady(desktopLogsDir(), since, 90_000, folder))) {
     console.log('[start] VS Code is open; its CodeSpace log did not say "ready" yet (CodeSpace: Show Log tells).');
-    console.log(CONNECT_HELP);
+    console.log(connectHelp(folder));
   }
 } else {
   await ensureVsCodeHost();
@@ -129,5 +133,5 @@ if (code) {
   process.on('SIGTERM', () => void stop());
   // Keep running until interrupted.
   setInterval(() => {}, 1 << 30);
-  void announceReady(path.join(server.userDataDir, 'logs'), 0, 24 * 3600_000);
+  void announceReady(path.join(server.userDataDir, 'logs'), 0, 24 * 3600_000, folder);
 }

@@ -4,7 +4,7 @@
 //
 // First it checks what the tests need from the machine (scripts/prerequisites.mjs): missing programs are installed
 // with apt-get when it runs as root where apt-get exists (as on CI); anywhere else it prints the one command that
-// installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects (default: the oldest, 1.100).
+// installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects (default: both, 1.100 then 1.139).
 import { spawn } from 'node:child_process';
 import { installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
 import { ensurePrerequisites } from './prerequisites.mjs';

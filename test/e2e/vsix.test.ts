@@ -53,9 +53,11 @@ async function bumpVsix(source: string, dest: string, version: string): Promise<
   await new Promise<void>((resolve, reject) => out.outputStream.pipe(fs.createWriteStream(dest)).on('close', resolve).on('error', reject));
 }
 
-/** The node-pty of the offline VS Code (code-server) under test: what the extension must load. */
-function vscodeNodePtyVersion(): string {
-  const file = path.join(REPO_ROOT, '.vscode-test', 'code-server', 'node_modules', 'code-server', 'lib', 'vscode', 'node_modules', 'node-pty', 'package.json');
+/** The node-pty of the offline VS Code (code-server) under test, 1.100's or 1.139's: what the extension must load. */
+async function vscodeNodePtyVersion(): Promise<string> {
+  const href = pathToFileURL(path.join(REPO_ROOT, 'scripts', 'installVsCodeHost.mjs')).href;
+  const { hostPaths } = (await import(href)) as { hostPaths(): { packageJson: string } };
+  const file = path.join(path.dirname(hostPaths().packageJson), 'lib', 'vscode', 'node_modules', 'node-pty', 'package.json');
   return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
@@ -118,7 +120,7 @@ describe('the packaged VSIX, installed into VS Code', function () {
     wsId = all.workspaces[0]!.id;
     const info = await call<{ execution: { process: { available: boolean; capabilities: { pty: boolean }; pty?: { available: boolean; source: string; version?: string } } } }>(client, 'workspace_info', { workspace_id: wsId });
     assert.equal(info.execution.process.capabilities.pty, true);
-    assert.deepEqual(info.execution.process.pty, { available: true, source: 'vscode', version: vscodeNodePtyVersion() });
+    assert.deepEqual(info.execution.process.pty, { available: true, source: 'vscode', version: await vscodeNodePtyVersion() });
 
     const started = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', 'if [ -t 0 ] && [ -t 1 ]; then echo on-a-terminal; fi; stty size; exit 4'], tty: true });
     let cursor = 0;
@@ -134,7 +136,7 @@ describe('the packaged VSIX, installed into VS Code', function () {
     assert.deepEqual([st.state, st.exit_code], ['exited', 4]);
 
     const log = wb.readExtensionLog();
-    assert.match(log, new RegExp(`\\[pty\\] node-pty ${vscodeNodePtyVersion().replace(/\./g, '\\.')} loaded from VS Code's application: \\S*node_modules[/\\\\]node-pty`));
+    assert.match(log, new RegExp(`\\[pty\\] node-pty ${(await vscodeNodePtyVersion()).replace(/\./g, '\\.')} loaded from VS Code's application: \\S*node_modules[/\\\\]node-pty`));
     assert.match(log, /\[activate\] ready in \d+(\.\d+)? ms \(activate\(\) to listening\)/);
   });
 

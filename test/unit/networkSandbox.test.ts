@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -33,6 +34,37 @@ describe('bubblewrap argv for network domains (pure)', () => {
     assert.equal(env.get('http_proxy'), `http://127.0.0.1:${RELAY_PORT}`);
     assert.equal(env.get('NO_PROXY'), 'localhost,127.0.0.1,::1');
     assert.deepEqual(args.slice(-3), ['--chdir', '/w/proj', '--']);
+  });
+
+  it('binds the folder of a relay Node that lives under /tmp back into the private /tmp, read-only; no other', () => {
+    const underTmp = { ...bridge, node: '/tmp/checkout/.vscode-test/node-24/bin/node' };
+    const args = bubblewrapArgs({ ...plan, netBridge: underTmp });
+    const at = args.findIndex((a, i) => a === '--ro-bind' && args[i + 1] === '/tmp/checkout/.vscode-test/node-24/bin');
+    assert.ok(at > args.indexOf('--tmpfs'), 'bound after the private /tmp is mounted');
+    assert.equal(args[at + 2], '/tmp/checkout/.vscode-test/node-24/bin');
+    assert.equal(bubblewrapArgs(plan).filter((a) => a === '--ro-bind').length, args.filter((a) => a === '--ro-bind').length - 1, 'a Node outside /tmp adds no mount');
+  });
+
+  it('a relay Node under /tmp is there to run inside the real sandbox', function () {
+    if (bwrapUnavailable()) this.skip();
+    const tmp = fs.mkdtempSync(path.join('/tmp', 'codespace-relay-node-'));
+    try {
+      for (const d of ['ws', 'bin']) fs.mkdirSync(path.join(tmp, d));
+      for (const f of ['proxy.sock', 'relay.js', 'empty']) fs.writeFileSync(path.join(tmp, f), '');
+      const node = path.join(tmp, 'bin', 'node');
+      fs.symlinkSync(process.execPath, node);
+      const args = bubblewrapArgs({
+        ...plan,
+        root: path.join(tmp, 'ws'),
+        cwd: path.join(tmp, 'ws'),
+        emptyFile: path.join(tmp, 'empty'),
+        netBridge: { ...bridge, socket: path.join(tmp, 'proxy.sock'), relayScript: path.join(tmp, 'relay.js'), node },
+      });
+      const r = spawnSync('bwrap', [...args, node, '-e', 'process.stdout.write(String(1 + 1))'], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.stdout, '2', `the Node under /tmp did not run inside: ${r.stderr}`);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   it('fails closed: a bridge without domains, domains without a bridge, a relative bridge path', () => {

@@ -121,7 +121,7 @@ export function bubblewrapArgs(plan: SandboxPlan): string[] {
     }
   }
   if (plan.netBridge) {
-    for (const p of [plan.netBridge.socket, plan.netBridge.relayScript]) checkPath('A network bridge path', p);
+    for (const p of [plan.netBridge.socket, plan.netBridge.relayScript, plan.netBridge.node]) checkPath('A network bridge path', p);
     args.push(...netBridgeMounts(plan.netBridge));
   }
   args.push('--chdir', plan.cwd, '--');

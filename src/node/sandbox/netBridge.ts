@@ -1,3 +1,5 @@
+import { posix } from 'node:path';
+
 /**
  * How a sandbox with `codespace.exec.network` `domains` reaches the network proxy: it keeps its own network
  * namespace (only its loopback), the proxy's Unix socket and the relay script are bound read-only into its private
@@ -33,9 +35,15 @@ export function proxyEnvironment(): Record<string, string> {
   return env;
 }
 
-/** bubblewrap flags (after the private /tmp is mounted): the socket and the relay bound read-only, the variables set. */
+/**
+ * bubblewrap flags (after the private /tmp is mounted): the socket and the relay bound read-only, the variables set.
+ * A Node that lives under /tmp (an editor unpacked there, or a test host in a checkout there) would be hidden by the
+ * private /tmp: its folder is bound back read-only at the same path, so the relay starts.
+ */
 export function netBridgeMounts(b: NetBridge): string[] {
   const args = ['--ro-bind', b.socket, `${NET_DIR}/proxy.sock`, '--ro-bind', b.relayScript, `${NET_DIR}/relay.js`];
+  const nodeDir = posix.dirname(b.node);
+  if (nodeDir === '/tmp' || nodeDir.startsWith('/tmp/')) args.push('--ro-bind', nodeDir, nodeDir);
   for (const [k, v] of Object.entries(proxyEnvironment())) args.push('--setenv', k, v);
   return args;
 }
