@@ -157,7 +157,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     redactor,
   });
   // The processes an earlier extension host of this window left in the process host, with their output.
-  for (const p of (await host?.attachExisting()) ?? []) supervisor.adopt(p);
+  const adopted = (await host?.attachExisting()) ?? [];
+  for (const p of adopted) supervisor.adopt(p);
   const survivors = new SurvivorRegistry({ directory: survivorsDir, logger: o.logger });
   // Only processes of this extension host are survivors to end after a crash: the process host keeps its own.
   const watching = survivors.watch({
@@ -198,6 +199,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   });
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
   const execs = await execLog.open();
+  // Commands the process host kept running across the reload are not interrupted: they run on (or ended meanwhile).
+  execLog.reattached(adopted.map((p) => supervisor.status(p.record.process_id)));
   if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
   const observing = runner.onEvent((e) => execLog.observe(e));
   const steering = new SteeringService({

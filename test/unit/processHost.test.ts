@@ -8,6 +8,7 @@ import { ToolError } from '../../src/core/errors';
 import { silentLogger } from '../../src/core/ports/logger';
 import { RingBuffer } from '../../src/core/process/ringBuffer';
 import type { ProcessSupervisor } from '../../src/core/process/supervisor';
+import type { ToolOutcome } from '../../src/core/runner/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
 import { privateSocketDir } from '../../src/node/processHost/hostBackends';
@@ -300,6 +301,27 @@ describe('process host: processes outlive the extension host', function () {
     assert.equal(again.w.supervisor.list().length, 1);
     assert.equal(again.w.supervisor.list()[0]?.workspace_id, again.workspaceId);
     assert.equal(two.supervisor.list().length, 1);
+  });
+
+  it('through the tools: the command log keeps a taken-over command running, then records how it ended', async () => {
+    const call = async (w: AssembledServices, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const out: ToolOutcome = await w.dispatcher.call(name, args, new AbortController().signal, { session: 'S1' });
+      if (out.kind !== 'result') assert.fail(`${name}: ${JSON.stringify(out)}`);
+      return out.value;
+    };
+    const first = await open();
+    const started = await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: TICKER, occupancy: 'shared' });
+    const id = started.process_id as string;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+
+    const second = await open();
+    assert.equal(second.w.services.execLog.byProcessId(id)?.state, 'running');
+    assert.equal((await call(second.w, 'process_status', { process_id: id })).state, 'running');
+    const ended = await call(second.w, 'terminate_process', { process_id: id });
+    assert.equal(ended.termination, 'terminated');
+    await waitFor('the command log to record the end', () => second.w.services.execLog.byProcessId(id)?.state === 'exited');
+    assert.equal(second.w.services.execLog.byProcessId(id)?.termination, 'terminated');
   });
 
   it('a connection that does not prove the secret is dropped, and one that speaks garbage too', async () => {
