@@ -53,6 +53,8 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['node-pty'],
+    // The sandbox's network proxy runs here too: the same SOCKS stand-in as the extension's bundle.
+    alias: { socks: './src/node/sandbox/noSocks.ts', 'socks-proxy-agent': './src/node/sandbox/noSocks.ts' },
     sourcemap: !production,
     minify: production,
     logLevel: 'info',
