@@ -648,7 +648,7 @@ export class ProcessSupervisor implements Disposable {
     if (!rec) {
       const minutes = Math.round(this.settings.exitedTtlMs / 60_000);
       throw new ToolError('PROCESS_NOT_FOUND', `No process with id ${JSON.stringify(processId)}.`, {
-        hint: `Use the process_id returned by exec_command. Exited processes are forgotten after ${minutes} minute(s) or once ${this.settings.maxExited} newer ones have exited, and no process survives a window reload. Do not start a duplicate command without checking the workspace first.`,
+        hint: `Use the process_id returned by exec_command. Exited processes are forgotten after ${minutes} minute(s) or once ${this.settings.maxExited} newer ones have exited, and one that ended before a window reload is forgotten (process_status still answers from the command log). Do not start a duplicate command without checking the workspace first.`,
         details: { process_id: processId },
       });
     }
