@@ -52,7 +52,7 @@ describe('The process host: agent processes run beside the extension host', func
     const chain: number[] = [];
     for (let p: number | undefined = pid; p !== undefined && p > 1; p = stat(p)?.ppid) {
       chain.push(p);
-      if (cmdline(p).includes('processHost.js')) {
+      if (cmdline(p).startsWith('codespace-process-host')) {
         host = p;
         break;
       }
