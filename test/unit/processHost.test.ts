@@ -68,7 +68,8 @@ describe('process host: wire format', () => {
       const frames = [...reader.push(bytes.subarray(0, cut)), ...reader.push(bytes.subarray(cut))];
       assert.equal(frames.length, 3);
       assert.deepEqual(frames[0], { kind: FRAME_JSON, message: { t: 'hello', secret: 'é' } });
-      assert.deepEqual(frames[1], { kind: FRAME_DATA, id: 'p_1', bytes: new Uint8Array([0, 255, 10]) });
+      const data = frames[1] as { kind: number; id: string; bytes: Uint8Array };
+      assert.deepEqual([data.kind, data.id, [...data.bytes]], [FRAME_DATA, 'p_1', [0, 255, 10]]);
       assert.deepEqual(frames[2], { kind: FRAME_JSON, message: { t: 'done', req: 7 } });
     }
   });

@@ -129,8 +129,9 @@ export class FrameReader {
         const idLen = body.readUInt8(0);
         if (body.length < 1 + idLen) throw new Error('bad data frame');
         const id = body.subarray(1, 1 + idLen).toString('ascii');
-        // A copy: the frame's buffer is reused for the next chunk's concatenation.
-        frames.push({ kind: FRAME_DATA, id, bytes: new Uint8Array(body.subarray(1 + idLen)) });
+        // A view, not a copy: the socket hands out a new buffer per read and a concatenation makes a new one, so
+        // nothing writes over these bytes later (the ring and the terminal copy or decode what they keep).
+        frames.push({ kind: FRAME_DATA, id, bytes: body.subarray(1 + idLen) });
       } else {
         throw new Error(`bad frame kind ${kind}`);
       }
