@@ -44,6 +44,22 @@ const builds = [
     logLevel: 'info',
   },
   {
+    // The process host (src/node/processHost/main.ts): runs agents' processes beside the window so they outlive a
+    // reload; node-pty stays external (it loads VS Code's own copy, or the bundled one, as the extension does).
+    entryPoints: ['src/node/processHost/main.ts'],
+    outfile: 'dist/processHost.js',
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['node-pty'],
+    // The sandbox's network proxy runs here too: the same SOCKS stand-in as the extension's bundle.
+    alias: { socks: './src/node/sandbox/noSocks.ts', 'socks-proxy-agent': './src/node/sandbox/noSocks.ts' },
+    sourcemap: !production,
+    minify: production,
+    logLevel: 'info',
+  },
+  {
     // The stdio bridge (src/bridge): the `codespace-mcp` bin, plain Node with the MCP SDK, no vscode.
     entryPoints: ['src/bridge/main.ts'],
     outfile: 'dist/stdio.js',

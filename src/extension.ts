@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { childBaseEnvironment } from './core/process/baseEnvironment';
 import { WorkspaceRegistry } from './core/policy/workspaces';
@@ -107,6 +108,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       ...(context.extensionMode === vscode.ExtensionMode.Test ? { testHosts: testNetworkHosts } : {}),
     },
     lifetime: 'vscode-window',
+    // Agents' processes run in a process host beside the window and outlive a reload (README: "Agent processes").
+    processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
     workBaseline: workTree,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),

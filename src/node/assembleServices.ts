@@ -26,6 +26,8 @@ import type { ProcessBackend } from '../core/ports/processBackend';
 import { SurvivorRegistry, reapSurvivors } from './survivors';
 import type { IsolationSettings } from './sandbox/commandSandbox';
 import { CommandSandbox } from './sandbox/commandSandbox';
+import type { ProcessHostSettings } from './processHost/hostBackends';
+import { ProcessHostBackends } from './processHost/hostBackends';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
 import type { WorkBaseline } from '../core/steering/steering';
 import { SteeringService } from '../core/steering/steeringService';
@@ -61,6 +63,11 @@ export interface AssembleOptions {
    * backends; with `backends` given, pass `sandbox` (below) to them yourself.
    */
   readonly isolation?: IsolationSettings;
+  /**
+   * Runs agents' processes in a process host beside the window, so they outlive a reload (processHost/). Absent:
+   * in this process, ended with it. Uses the default backends (or `backends`) as the fallback when it cannot start.
+   */
+  readonly processHost?: Pick<ProcessHostSettings, 'script' | 'graceMs' | 'execPath' | 'socketRoot'>;
   /** Backends built by the caller around the assembled sandbox (tests with their own grace periods). */
   readonly sandboxedBackends?: (sandbox: CommandSandbox) => { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
@@ -82,6 +89,8 @@ export interface AssembleOptions {
 export interface AssembledServices {
   readonly services: CoreServices;
   readonly supervisor: ProcessSupervisor;
+  /** The process host's side in this extension host, when processes run there. */
+  readonly processHost?: ProcessHostBackends;
   readonly approvals: ApprovalService;
   readonly runner: OperationRunner;
   /** tools/call over the whole catalogue, for the MCP adapter. */
@@ -127,15 +136,33 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     values: o.redaction?.values ?? (() => []),
     ownTokens: () => supervisor.secretValues(),
   });
+  const local = o.backends ?? defaultBackends();
+  const host = o.processHost
+    ? new ProcessHostBackends({
+        ...o.processHost,
+        storageDir: o.storageDir,
+        ...(o.nodePty ? { nodePty: o.nodePty } : {}),
+        ...(o.isolation ? { isolation: o.isolation } : {}),
+        fallback: { tty: local.tty(), pipes: local.pipes() },
+        logger: o.logger,
+      })
+    : undefined;
   const supervisor: ProcessSupervisor = new ProcessSupervisor({
-    backends: o.backends ?? defaultBackends(),
+    backends: host ? { tty: () => host.tty, pipes: () => host.pipes } : local,
     limits: o.limits,
     logger: o.logger,
-    lifetime: o.lifetime,
+    lifetime: host ? () => host.lifetime(o.lifetime) : o.lifetime,
     redactor,
   });
+  // The processes an earlier extension host of this window left in the process host, with their output.
+  const adopted = (await host?.attachExisting()) ?? [];
+  for (const p of adopted) supervisor.adopt(p);
   const survivors = new SurvivorRegistry({ directory: survivorsDir, logger: o.logger });
-  const watching = survivors.watch(supervisor);
+  // Only processes of this extension host are survivors to end after a crash: the process host keeps its own.
+  const watching = survivors.watch({
+    onDidStart: (listener) => supervisor.onDidStart((info) => (host?.hosted(info.process_id) ? undefined : listener(info))),
+    onDidExit: (listener) => supervisor.onDidExit(listener),
+  });
   const approvals: ApprovalService = new ApprovalService({
     journal: shared.section([LINE_TYPES.hold.type]),
     logger: o.logger,
@@ -160,6 +187,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   });
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
   const execs = await execLog.open();
+  // Commands the process host kept running across the reload are not interrupted: they run on (or ended meanwhile).
+  execLog.reattached(adopted.map((p) => supervisor.status(p.record.process_id)));
   if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
   const observing = runner.onEvent((e) => {
     if (e.type === 'operation.committed' || e.type === 'process.exited') execLog.observe(e);
@@ -211,6 +240,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   return {
     services,
     supervisor,
+    ...(host ? { processHost: host } : {}),
     ledger,
     patches,
     approvals,
@@ -219,7 +249,9 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     steering,
     async shutdown() {
       diagnosticsFeed.dispose();
-      await supervisor.disposeAll();
+      // Processes in the process host are let go, not ended: the next extension host of this window takes them back.
+      await supervisor.disposeAll(host ? { keep: (id) => host.hosted(id) } : {});
+      host?.detach();
       await sandbox?.close();
       watching.dispose();
       survivors.dispose();

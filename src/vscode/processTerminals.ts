@@ -116,6 +116,10 @@ class ProcessPty implements vscode.Pseudoterminal {
     private readonly processes: MirroredProcesses,
     private readonly logger: Logger,
     private readonly onClosed: (processId: string) => void,
+    /** Why VS Code closed the terminal, once it has said (see close()). */
+    private readonly exitReason: () => vscode.TerminalExitReason | undefined = () => undefined,
+    /** Runs `decide` with the reason once VS Code reports the terminal closed (onDidCloseTerminal). */
+    private readonly whenReasonKnown: (decide: (reason: vscode.TerminalExitReason | undefined) => void) => void = (decide) => decide(undefined),
   ) {
     this.feed = new TerminalFeed({
       maxPendingChars: MAX_PENDING_CHARS,
@@ -149,8 +153,19 @@ class ProcessPty implements vscode.Pseudoterminal {
     this.closed = true;
     this.feed.dispose();
     if (!this.status && !this.quiet) {
-      this.logger.info(`[terminals] terminal of ${this.info.process_id} closed by the developer: terminating the process`);
-      this.processes.terminate(this.info.process_id).catch((err: unknown) => this.ignoreGone(err, 'terminate'));
+      // A terminal closed because the window goes away (a reload) is not the developer stopping the process: it
+      // runs on in the process host and its terminal comes back. VS Code may call close() before it says why.
+      const decide = (reason: vscode.TerminalExitReason | undefined): void => {
+        if (reason === vscode.TerminalExitReason.Shutdown) {
+          this.logger.info(`[terminals] terminal of ${this.info.process_id} closed with the window: the process runs on`);
+          return;
+        }
+        this.logger.info(`[terminals] terminal of ${this.info.process_id} closed by the developer: terminating the process`);
+        this.processes.terminate(this.info.process_id).catch((err: unknown) => this.ignoreGone(err, 'terminate'));
+      };
+      const reason = this.exitReason();
+      if (reason === undefined) this.whenReasonKnown(decide);
+      else decide(reason);
     }
     this.onClosed(this.info.process_id);
     this.writeEmitter.dispose();
@@ -305,6 +320,8 @@ export interface MirrorChange {
  */
 export class ProcessTerminals implements vscode.Disposable {
   private readonly mirrors = new Map<string, Mirror>();
+  /** Terminals whose pseudoterminal closed before VS Code said why: the decision waits for onDidCloseTerminal. */
+  private readonly closing = new Map<vscode.Terminal, (reason: vscode.TerminalExitReason | undefined) => void>();
   private readonly subscriptions: Disposable[] = [];
   private readonly didChangeMirrors = new vscode.EventEmitter<MirrorChange>();
   /** Fired when a process's terminal opens or closes. */
@@ -323,6 +340,9 @@ export class ProcessTerminals implements vscode.Disposable {
       processes.onDidExit((id, status) => this.ended(id, status)),
       // A terminal closed before the workbench opened its pseudoterminal never gets a close() call: catch it here.
       vscode.window.onDidCloseTerminal((closed) => {
+        const decide = this.closing.get(closed);
+        this.closing.delete(closed);
+        decide?.(closed.exitStatus?.reason);
         for (const { terminal, pty } of [...this.mirrors.values()]) if (terminal === closed) pty.close();
       }),
     );
@@ -381,6 +401,7 @@ export class ProcessTerminals implements vscode.Disposable {
       }
     }
     this.mirrors.clear();
+    this.closing.clear();
     this.didChangeMirrors.dispose();
   }
 
@@ -410,7 +431,18 @@ export class ProcessTerminals implements vscode.Disposable {
   private open(info: ProcessInfo, requested: false): Mirror | undefined;
   private open(info: ProcessInfo, requested: boolean): Mirror | undefined {
     try {
-      const pty: ProcessPty = new ProcessPty(info, this.processes, this.logger, (id) => this.forget(id, pty));
+      const created: { terminal?: vscode.Terminal } = {};
+      const pty: ProcessPty = new ProcessPty(
+        info,
+        this.processes,
+        this.logger,
+        (id) => this.forget(id, pty),
+        () => created.terminal?.exitStatus?.reason,
+        (decide) => {
+          if (created.terminal) this.closing.set(created.terminal, decide);
+          else decide(undefined);
+        },
+      );
       const terminal = vscode.window.createTerminal({
         name: terminalName(info.command),
         pty,
@@ -418,6 +450,7 @@ export class ProcessTerminals implements vscode.Disposable {
         isTransient: true,
         location: vscode.TerminalLocation.Panel,
       });
+      created.terminal = terminal;
       const mirror: Mirror = { terminal, pty, requested };
       this.mirrors.set(info.process_id, mirror);
       this.logger.debug(`[terminals] ${info.process_id} shown in terminal "${terminal.name}"${requested ? ' (asked for)' : ''}`);

@@ -134,11 +134,11 @@ describe('an agent working in VS Code over MCP', function () {
     assert.ok(first.retained_from > 0);
   });
 
-  it('keeps the operation ledger across a window reload, and the reload ends every agent process', async () => {
+  it('keeps the operation ledger across a window reload, and an agent process runs on under the same id', async () => {
     // A dev server, then the developer reloads the window. Its pid is looked up from outside by its command line:
     // inside the command sandbox the process has its own PID namespace, so `$$` would name another process here.
     const MARK = '987654';
-    await call(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', `echo started > server.pid; exec sleep ${MARK}`], occupancy: 'shared' });
+    const started = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', `echo started > server.pid; exec sleep ${MARK}`], occupancy: 'shared' });
     const findPid = (): number | undefined => {
       for (const entry of fs.readdirSync('/proc')) {
         if (!/^\d+$/.test(entry)) continue;
@@ -172,8 +172,13 @@ describe('an agent working in VS Code over MCP', function () {
     client = await connect(url, token);
     const status = await call<{ status: string; operation_key: string }>(client, 'operation_status', { operation_key: 'e2e-apply' });
     assert.equal(status.status, 'applied');
+    // The process host kept it: the same process_id answers, and terminate_process ends it.
+    assert.equal(alive(pid), true, 'the reload left the process running');
+    const running = await call<{ state: string }>(client, 'process_status', { process_id: started.process_id });
+    assert.equal(running.state, 'running');
+    await call(client, 'terminate_process', { process_id: started.process_id });
     for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.equal(alive(pid), false, 'the reload ended the process');
+    assert.equal(alive(pid), false, 'terminate_process ended it');
   });
 
   it('leaves the token in no file: settings, logs, ledger and workspace are clean', async () => {

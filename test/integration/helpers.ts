@@ -79,3 +79,14 @@ export async function connectToFirstFolder(): Promise<{ client: Client; wsId: st
   assert.ok(first, 'the first folder is served');
   return { client, wsId: first.id };
 }
+
+/** Polls `probe` every 50 ms until it returns a value (not undefined), or fails naming `what` after `ms`. */
+export async function pollFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

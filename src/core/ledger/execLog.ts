@@ -117,6 +117,31 @@ export class ExecLog implements Disposable {
     }
   }
 
+  /**
+   * Commands an earlier extension host started that were taken over on this start (the process host kept them
+   * running across the reload): `open` read them as interrupted; they are running again, or have ended as told.
+   */
+  reattached(processes: readonly { process_id: string; termination?: ExecRecord['termination']; exit_code?: number; signal?: string; ended_at?: string }[]): void {
+    if (!this.opened) return;
+    for (const p of processes) {
+      const r = this.byProcessId(p.process_id);
+      if (!r || r.state !== 'interrupted') continue;
+      if (p.termination === undefined) {
+        this.byProcess.set(p.process_id, r.operation_id);
+        this.put({ ...r, state: 'running' });
+      } else {
+        this.put({
+          ...r,
+          state: 'exited',
+          termination: p.termination,
+          ...(p.ended_at !== undefined ? { ended_at: p.ended_at } : {}),
+          ...(p.exit_code !== undefined ? { exit_code: p.exit_code } : {}),
+          ...(p.signal !== undefined ? { signal: p.signal } : {}),
+        });
+      }
+    }
+  }
+
   get(operationId: string): ExecRecord | undefined {
     return this.records.get(operationId);
   }

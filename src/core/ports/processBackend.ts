@@ -25,6 +25,28 @@ export interface SpawnOptions {
   /** Initial terminal size (tty only). Default 24 x 80. */
   readonly rows?: number;
   readonly cols?: number;
+  /**
+   * What the supervisor knows of the process, for a backend that keeps processes beyond the extension host's life
+   * (the process host, src/node/processHost): it hands this back on re-attach so the process keeps its id, cursor
+   * and occupancy. Other backends ignore it.
+   */
+  readonly record?: SpawnRecord;
+}
+
+/** The supervisor's description of a process, kept by a backend that outlives the extension host. */
+export interface SpawnRecord {
+  readonly process_id: string;
+  readonly workspace_id: string;
+  readonly command: readonly string[];
+  /** Absolute working directory. */
+  readonly cwd: string;
+  readonly occupancy: 'exclusive' | 'shared';
+  /** Milliseconds since the epoch. */
+  readonly started_at: number;
+  /** Bytes of output retained (the ring's capacity). */
+  readonly capacity: number;
+  /** When the operator timeout ends it (ms since the epoch); absent: no timeout. */
+  readonly deadline?: number;
 }
 
 /** How the leading process ended: an exit code, or the signal that killed it. */

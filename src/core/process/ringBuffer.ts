@@ -48,6 +48,8 @@ export class RingBuffer {
   readonly capacity: number;
   private storage: Uint8Array;
   private written = 0;
+  /** Offsets below this were never held here (see resumeAt). */
+  private floor = 0;
 
   constructor(capacity: number = DEFAULT_RING_CAPACITY) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`Ring buffer capacity must be a positive integer, got ${capacity}.`);
@@ -62,7 +64,7 @@ export class RingBuffer {
 
   /** Absolute offset of the oldest retained byte. */
   get retainedFrom(): number {
-    return Math.max(0, this.written - this.capacity);
+    return Math.max(this.floor, this.written - this.capacity);
   }
 
   /** Bytes currently held. */
@@ -73,6 +75,20 @@ export class RingBuffer {
   /** Bytes of storage allocated (never more than `capacity`). */
   get allocated(): number {
     return this.storage.length;
+  }
+
+  /**
+   * Makes an empty buffer continue a log that is `offset` bytes long, of which nothing is held here (the bytes
+   * from `offset` on are written next). Used when a process's output moves into a new buffer (a re-attach after
+   * a window reload), so cursors stay the same. Storage is allocated at full capacity then.
+   */
+  resumeAt(offset: number): void {
+    if (this.written !== 0) throw new Error('resumeAt needs an empty buffer.');
+    if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`offset must be a non-negative integer, got ${offset}.`);
+    if (offset === 0) return;
+    this.storage = new Uint8Array(this.capacity);
+    this.written = offset;
+    this.floor = offset;
   }
 
   write(bytes: Uint8Array): void {

@@ -3,7 +3,7 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Workspace } from '../policy/workspaces';
 import type { Logger } from '../ports/logger';
 import { silentLogger } from '../ports/logger';
-import type { BackendOrigin, ExitInfo, ProcessBackend, ProcessHandle } from '../ports/processBackend';
+import type { BackendOrigin, ExitInfo, ProcessBackend, ProcessHandle, SpawnRecord } from '../ports/processBackend';
 import { SpawnError } from '../ports/processBackend';
 import type { Limits } from '../policy/limits';
 import { SecretSet, scrubEnvironment } from './environment';
@@ -150,6 +150,18 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/** A process an earlier extension host started, handed back by a backend that outlived it (see `adopt`). */
+export interface AdoptedProcess {
+  readonly record: SpawnRecord;
+  /** Its output from `retainedFrom` on (what was retained, then what follows), and its exit. */
+  readonly handle: ProcessHandle;
+  readonly retainedFrom: number;
+  /** Why it was asked to end, when it was. */
+  readonly requested?: 'terminated' | 'timeout';
+  /** Pipes: its stdin was closed by write_stdin eof. */
+  readonly inputClosed?: boolean;
+}
+
 export interface ProcessSupervisorOptions {
   /** Backend factories, called on each spawn (so node-pty is only loaded when a PTY is asked for). */
   readonly backends: { readonly tty: () => ProcessBackend; readonly pipes: () => ProcessBackend };
@@ -158,8 +170,8 @@ export interface ProcessSupervisorOptions {
   readonly logger?: Logger;
   readonly clock?: Clock;
   readonly settings?: Partial<SupervisorSettings>;
-  /** What workspace_info reports as the owner of a process's lifetime. */
-  readonly lifetime?: string;
+  /** What workspace_info reports as the owner of a process's lifetime (read each time it is asked). */
+  readonly lifetime?: string | (() => string);
   /** Redacts credentials from output an agent reads (read_process); none when absent. */
   readonly redactor?: SecretRedactor;
 }
@@ -334,6 +346,18 @@ export class ProcessSupervisor implements Disposable {
     const { env, removed } = scrubEnvironment(options.env, this.secrets);
     if (removed.length > 0) this.logger.debug(`process ${id}: ${removed.length} environment variable(s) withheld: ${removed.join(', ')}`);
 
+    const timeoutMs = options.timeoutMs ?? 0;
+    const timed = timeoutMs > 0 && Number.isFinite(timeoutMs);
+    const record: SpawnRecord = {
+      process_id: id,
+      workspace_id: workspace.id,
+      command: rec.command,
+      cwd: options.cwd,
+      occupancy,
+      started_at: rec.startedAt,
+      capacity,
+      ...(timed ? { deadline: rec.startedAt + timeoutMs } : {}),
+    };
     let handle: ProcessHandle;
     try {
       handle = await backend.spawn({
@@ -345,6 +369,7 @@ export class ProcessSupervisor implements Disposable {
         tty,
         rows: PTY_ROWS,
         cols: PTY_COLS,
+        record,
       });
     } catch (err) {
       this.records.delete(id);
@@ -360,8 +385,7 @@ export class ProcessSupervisor implements Disposable {
     rec.subscriptions.push(handle.onData((bytes) => this.received(rec, bytes)));
     rec.subscriptions.push(handle.onExit((info) => this.ended(rec, info)));
 
-    const timeoutMs = options.timeoutMs ?? 0;
-    if (rec.phase === 'running' && timeoutMs > 0 && Number.isFinite(timeoutMs)) {
+    if (rec.phase === 'running' && timed) {
       rec.timer = setTimeout(() => this.expire(rec), timeoutMs);
       rec.timer.unref?.();
     }
@@ -370,6 +394,48 @@ export class ProcessSupervisor implements Disposable {
       void this.stop(rec);
     }
     return { process_id: id, dispatch_status: 'confirmed' };
+  }
+
+  /**
+   * Takes over a process an earlier extension host started (a backend that outlived it hands it back, see
+   * SpawnOptions.record): same id, occupancy, start time and operator deadline, and its output at the same
+   * absolute offsets, so an agent's cursor stays valid. Announced through onDidStart like a new process.
+   */
+  adopt(p: AdoptedProcess): void {
+    const r = p.record;
+    if (this.records.has(r.process_id)) throw new Error(`Process ${r.process_id} is already supervised.`);
+    let markExited!: () => void;
+    const exited = new Promise<void>((resolve) => (markExited = resolve));
+    const buffer = new RingBuffer(r.capacity);
+    buffer.resumeAt(p.retainedFrom);
+    const rec: ProcessRecord = {
+      id: r.process_id,
+      workspaceId: r.workspace_id,
+      command: [...r.command],
+      cwd: r.cwd,
+      tty: p.handle.tty,
+      occupancy: r.occupancy,
+      startedAt: r.started_at,
+      buffer,
+      waiters: new Set(),
+      subscriptions: [],
+      exited,
+      markExited,
+      phase: 'running',
+      ready: Promise.resolve(),
+      handle: p.handle,
+      ...(p.requested ? { requested: p.requested } : {}),
+      ...(p.inputClosed ? { inputClosed: true } : {}),
+    };
+    this.records.set(rec.id, rec);
+    this.logger.info(`process ${rec.id} taken over (pid ${p.handle.pid}, ${rec.tty ? 'pty' : 'pipes'}, ${rec.occupancy}) in ${rec.workspaceId}: ${JSON.stringify(rec.command)}`);
+    this.didStart.fire(this.infoOf(rec));
+    rec.subscriptions.push(p.handle.onData((bytes) => this.received(rec, bytes)));
+    rec.subscriptions.push(p.handle.onExit((info) => this.ended(rec, info)));
+    if (rec.phase === 'running' && r.deadline !== undefined) {
+      rec.timer = setTimeout(() => this.expire(rec), Math.max(0, r.deadline - this.clock.now()));
+      rec.timer.unref?.();
+    }
   }
 
   // ---- queries ------------------------------------------------------------------------------------------
@@ -426,7 +492,7 @@ export class ProcessSupervisor implements Disposable {
     } catch {
       ptyOrigin = undefined;
     }
-    return { available: !this.shuttingDown && (pty || pipes), pty, resize: pty, lifetime: this.options.lifetime ?? 'vscode-window', ...(ptyOrigin ? { ptyOrigin } : {}) };
+    return { available: !this.shuttingDown && (pty || pipes), pty, resize: pty, lifetime: (typeof this.options.lifetime === 'function' ? this.options.lifetime() : this.options.lifetime) ?? 'vscode-window', ...(ptyOrigin ? { ptyOrigin } : {}) };
   }
 
   /**
@@ -531,9 +597,19 @@ export class ProcessSupervisor implements Disposable {
     return this.statusOf(rec);
   }
 
-  /** Terminates every live process (deactivation); no new process starts afterwards. */
-  async disposeAll(): Promise<void> {
+  /**
+   * Terminates every live process (deactivation); no new process starts afterwards. Processes `keep` names are
+   * let go instead (their backend outlives the extension host and hands them back later, see `adopt`): no
+   * signal, no exit recorded, only this supervisor stops following them.
+   */
+  async disposeAll(options: { keep?: (processId: string) => boolean } = {}): Promise<void> {
     this.shuttingDown = true;
+    for (const rec of this.records.values()) {
+      if (rec.phase === 'exited' || !options.keep?.(rec.id)) continue;
+      if (rec.timer) clearTimeout(rec.timer);
+      for (const sub of rec.subscriptions.splice(0)) sub.dispose();
+      this.records.delete(rec.id);
+    }
     const live = [...this.records.values()].filter((r) => r.phase !== 'exited');
     await Promise.all(
       live.map((rec) => {
@@ -572,7 +648,7 @@ export class ProcessSupervisor implements Disposable {
     if (!rec) {
       const minutes = Math.round(this.settings.exitedTtlMs / 60_000);
       throw new ToolError('PROCESS_NOT_FOUND', `No process with id ${JSON.stringify(processId)}.`, {
-        hint: `Use the process_id returned by exec_command. Exited processes are forgotten after ${minutes} minute(s) or once ${this.settings.maxExited} newer ones have exited, and no process survives a window reload. Do not start a duplicate command without checking the workspace first.`,
+        hint: `Use the process_id returned by exec_command. Exited processes are forgotten after ${minutes} minute(s) or once ${this.settings.maxExited} newer ones have exited, and one that ended before a window reload is forgotten (process_status still answers from the command log). Do not start a duplicate command without checking the workspace first.`,
         details: { process_id: processId },
       });
     }

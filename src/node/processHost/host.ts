@@ -1,0 +1,341 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import type { Logger } from '../../core/ports/logger';
+import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../core/ports/processBackend';
+import { SpawnError } from '../../core/ports/processBackend';
+import { RingBuffer } from '../../core/process/ringBuffer';
+import { ChildProcessBackend } from '../childProcessBackend';
+import { NodePtyBackend } from '../nodePtyBackend';
+import type { NodePtyCandidate } from '../nodePtyLoader';
+import type { GitWrites } from '../sandbox/sandboxInventory';
+import { CommandSandbox } from '../sandbox/commandSandbox';
+import type { Frame, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
+import { FRAME_JSON, FrameReader, encodeData, encodeMessage, sameSecret } from './protocol';
+
+export interface ProcessHostOptions {
+  /** The Unix socket to listen on; its folder must exist with mode 0700 (checked by the launcher). */
+  readonly socket: string;
+  /** The secret a client proves on attach. Rotated on every attach (the welcome carries the next one). */
+  readonly secret: string;
+  /**
+   * How long the host keeps its processes with no extension attached (at start, and after a detach) before it
+   * ends them all and exits.
+   */
+  readonly graceMs: number;
+  /** Where node-pty is looked for (nodePtyLoader.ts); default: the one this module resolves. */
+  readonly nodePty?: readonly NodePtyCandidate[];
+  /** The relay script a `domains` sandbox runs (default: netRelay.js beside this module). */
+  readonly relayScript?: string;
+  readonly logger: Logger;
+  /** Called once the host has ended every process and closed its socket (the entry point exits then). */
+  readonly onClosed?: () => void;
+  /** Backends instead of node-pty and child_process (tests only); the sandbox is then not used. */
+  readonly backends?: { readonly tty: ProcessBackend; readonly pipes: ProcessBackend };
+}
+
+interface Entry {
+  readonly record: HostedRecord;
+  readonly handle: ProcessHandle;
+  readonly ring: RingBuffer;
+  requested?: 'terminated' | 'timeout';
+  exit?: WireExit;
+  inputClosed?: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** How long a connection may take to prove the secret before it is dropped. */
+const HELLO_MS = 10_000;
+
+/**
+ * A small process host: runs agents' commands (node-pty and pipes, in the command sandbox when the extension's
+ * settings ask for it) outside the extension host, so they outlive a window reload or an extension-host crash.
+ * Exactly one client (the window's extension) is attached at a time; it proves a secret that changes on every
+ * attach, so only the extension that attached last (and kept the new secret) can attach again. Each process's
+ * output is kept in a ring with absolute offsets, and the attach hands it over so reads continue from the
+ * same cursor. With no client attached for `graceMs` the host ends every process and exits: it never outlives
+ * the window by more than that.
+ */
+export class ProcessHost {
+  private readonly entries = new Map<string, Entry>();
+  private readonly server: net.Server;
+  private client: net.Socket | undefined;
+  private secret: string;
+  private graceTimer: ReturnType<typeof setTimeout> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly tty: ProcessBackend;
+  private readonly pipes: ProcessBackend;
+  private readonly sandbox: CommandSandbox | undefined;
+  /** The sandbox settings of the spawn in progress (spawns run one at a time, so it reads the right one). */
+  private isolation: IsolationSnapshot | undefined;
+  private readonly testHosts = new Map<string, { address: string; port: number }>();
+  private spawning: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ProcessHostOptions) {
+    this.secret = options.secret;
+    if (options.backends) {
+      this.tty = options.backends.tty;
+      this.pipes = options.backends.pipes;
+    } else {
+      const iso = (): IsolationSnapshot => this.isolation ?? { mode: 'off', network: 'block' };
+      this.sandbox = new CommandSandbox({
+        logger: options.logger,
+        mode: () => iso().mode,
+        network: () => iso().network,
+        gitWrites: () => (iso().gitWrites === 'commit' ? 'commit' : 'none') as GitWrites,
+        maxProcesses: () => iso().maxProcesses ?? 0,
+        allowedDomains: () => iso().allowedDomains ?? [],
+        testHosts: this.testHosts,
+        ...(options.relayScript ? { relayScript: options.relayScript } : {}),
+      });
+      this.tty = new NodePtyBackend({ sandbox: this.sandbox, logger: options.logger, ...(options.nodePty ? { candidates: options.nodePty } : {}) });
+      this.pipes = new ChildProcessBackend({ sandbox: this.sandbox });
+    }
+    this.server = net.createServer((socket) => this.connected(socket));
+    this.armGrace();
+  }
+
+  /** Starts listening (the socket file is created with the folder's protection: only this user can connect). */
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.socket, () => {
+        this.server.off('error', reject);
+        try {
+          fs.chmodSync(this.options.socket, 0o600);
+        } catch {
+          // The 0700 folder is the protection; the mode is a second fence.
+        }
+        resolve();
+      });
+    });
+  }
+
+  /** Processes the host holds (tests and the log). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Ends every process, closes the socket and the client; resolves when all is done. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.graceTimer) clearTimeout(this.graceTimer);
+      this.server.close();
+      await Promise.all(
+        [...this.entries.values()].map(async (e) => {
+          if (e.timer) clearTimeout(e.timer);
+          if (e.exit) return;
+          e.requested ??= 'terminated';
+          try {
+            await e.handle.terminate();
+          } catch (err) {
+            this.options.logger.warn(`process ${e.record.process_id}: terminate failed: ${String(err)}`);
+          }
+        }),
+      );
+      await this.sandbox?.close();
+      this.client?.end();
+      this.client = undefined;
+      try {
+        fs.unlinkSync(this.options.socket);
+      } catch {
+        // already gone
+      }
+      this.options.onClosed?.();
+    })();
+    return this.closing;
+  }
+
+  private armGrace(): void {
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = setTimeout(() => {
+      if (this.client) return;
+      this.options.logger.info(`no extension attached for ${this.options.graceMs} ms: ending ${this.entries.size} process(es) and exiting`);
+      void this.close();
+    }, this.options.graceMs);
+  }
+
+  private connected(socket: net.Socket): void {
+    const reader = new FrameReader();
+    let authed = false;
+    const helloTimer = setTimeout(() => socket.destroy(), HELLO_MS);
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => {
+      let frames: Frame[];
+      try {
+        frames = reader.push(chunk);
+      } catch (err) {
+        this.options.logger.warn(`dropping a connection: ${String(err)}`);
+        socket.destroy();
+        return;
+      }
+      for (const frame of frames) {
+        if (socket.destroyed) return;
+        if (frame.kind !== FRAME_JSON) {
+          socket.destroy();
+          return;
+        }
+        if (!authed) {
+          clearTimeout(helloTimer);
+          authed = this.hello(socket, frame.message);
+          if (!authed) return;
+          continue;
+        }
+        this.handle(socket, frame.message);
+      }
+    });
+    socket.on('close', () => {
+      clearTimeout(helloTimer);
+      if (this.client === socket) {
+        this.client = undefined;
+        this.options.logger.info(`extension detached; keeping ${this.entries.size} process(es) for ${this.options.graceMs} ms`);
+        if (!this.closing) this.armGrace();
+      }
+    });
+  }
+
+  private deny(socket: net.Socket, reason: 'secret' | 'busy' | 'protocol', message: string): false {
+    socket.end(encodeMessage({ t: 'denied', reason, message }));
+    return false;
+  }
+
+  private hello(socket: net.Socket, message: Message): boolean {
+    if (message.t !== 'hello' || typeof message.secret !== 'string') return this.deny(socket, 'protocol', 'The first message must be hello.');
+    if (this.closing) return this.deny(socket, 'busy', 'The process host is shutting down.');
+    if (!sameSecret(message.secret, this.secret)) return this.deny(socket, 'secret', 'Wrong secret: this host belongs to another window, or to an earlier attach.');
+    if (this.client && !this.client.destroyed) return this.deny(socket, 'busy', 'Another extension is attached to this process host.');
+    this.client = socket;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.secret = randomBytes(32).toString('hex');
+    const processes: HostedProcess[] = [...this.entries.values()].map((e) => ({
+      record: e.record,
+      pid: e.handle.pid,
+      tty: e.handle.tty,
+      retained_from: e.ring.retainedFrom,
+      end: e.ring.end,
+      ...(e.requested ? { requested: e.requested } : {}),
+      ...(e.exit ? { exit: e.exit } : {}),
+      ...(e.inputClosed ? { input_closed: true } : {}),
+    }));
+    socket.write(encodeMessage({ t: 'welcome', secret: this.secret, pid: process.pid, processes }));
+    // The retained output of each, then the exits already known, in this order on the one stream: the client
+    // rebuilds each ring from the same absolute offset and sees an exit only after all of its output.
+    for (const e of this.entries.values()) {
+      const kept = e.ring.slice(e.ring.retainedFrom, e.ring.end).bytes;
+      if (kept.length > 0) socket.write(encodeData(e.record.process_id, kept));
+    }
+    for (const e of this.entries.values()) {
+      if (e.exit) socket.write(encodeMessage({ t: 'exit', id: e.record.process_id, exit: e.exit, ...(e.requested ? { requested: e.requested } : {}) }));
+    }
+    this.options.logger.info(`extension attached; ${processes.length} process(es) handed over`);
+    return true;
+  }
+
+  private send(message: Message): void {
+    if (this.client && !this.client.destroyed) this.client.write(encodeMessage(message));
+  }
+
+  private handle(socket: net.Socket, m: Message): void {
+    switch (m.t) {
+      case 'spawn':
+        void this.spawn(m.req, m.options, m.record, m.isolation);
+        return;
+      case 'write':
+      case 'endInput': {
+        const e = this.entries.get(m.id);
+        try {
+          if (!e || e.exit) throw new Error('The process has exited.');
+          if (m.t === 'write') e.handle.write(Buffer.from(m.data, 'base64'));
+          else {
+            e.handle.endInput();
+            if (!e.handle.tty) e.inputClosed = true;
+          }
+        } catch (err) {
+          this.send({ t: 'inputFailed', id: m.id, message: err instanceof Error ? err.message : String(err) });
+        }
+        return;
+      }
+      case 'resize':
+        try {
+          this.entries.get(m.id)?.handle.resize(m.rows, m.cols);
+        } catch (err) {
+          this.options.logger.warn(`process ${m.id}: resize failed: ${String(err)}`);
+        }
+        return;
+      case 'kill':
+        this.entries.get(m.id)?.handle.kill(m.signal);
+        return;
+      case 'terminate': {
+        const e = this.entries.get(m.id);
+        if (!e) {
+          this.send({ t: 'done', req: m.req });
+          return;
+        }
+        if (!e.exit) e.requested ??= m.reason;
+        void e.handle.terminate().then(
+          () => this.send({ t: 'done', req: m.req }),
+          () => this.send({ t: 'done', req: m.req }),
+        );
+        return;
+      }
+      case 'release': {
+        const e = this.entries.get(m.id);
+        if (e?.exit) this.entries.delete(m.id);
+        return;
+      }
+      case 'shutdown':
+        void this.close().then(() => undefined);
+        socket.write(encodeMessage({ t: 'done', req: m.req }));
+        return;
+      default:
+        this.options.logger.warn(`unexpected message ${JSON.stringify(m.t)}`);
+    }
+  }
+
+  private spawn(req: number, options: WireSpawn, record: HostedRecord, isolation: IsolationSnapshot | undefined): Promise<void> {
+    const run = async (): Promise<void> => {
+      if (this.closing) {
+        this.send({ t: 'failed', req, reason: 'unavailable', message: 'The process host is shutting down.' });
+        return;
+      }
+      if (this.entries.has(record.process_id)) {
+        this.send({ t: 'failed', req, reason: 'failed', message: `Process id ${record.process_id} is already taken.` });
+        return;
+      }
+      this.isolation = isolation;
+      this.testHosts.clear();
+      for (const [name, addr] of isolation?.testHosts ?? []) this.testHosts.set(name, { address: addr.address, port: addr.port });
+      let handle: ProcessHandle;
+      try {
+        handle = await (options.tty ? this.tty : this.pipes).spawn({ ...options, args: [...options.args] });
+      } catch (err) {
+        const reason = SpawnError.is(err) ? err.reason : 'failed';
+        this.send({ t: 'failed', req, reason, message: err instanceof Error ? err.message : String(err) });
+        return;
+      }
+      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity) };
+      this.entries.set(record.process_id, entry);
+      // Told before any output, so the client has the handle when the first data frame arrives.
+      this.send({ t: 'spawned', req, pid: handle.pid });
+      handle.onData((bytes) => {
+        entry.ring.write(bytes);
+        if (this.client && !this.client.destroyed) this.client.write(encodeData(record.process_id, bytes));
+      });
+      handle.onExit((info: ExitInfo) => {
+        if (entry.timer) clearTimeout(entry.timer);
+        entry.exit = { ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}), ...(info.signal !== undefined ? { signal: info.signal } : {}), ...(info.outputComplete === false ? { outputComplete: false } : {}) };
+        this.send({ t: 'exit', id: record.process_id, exit: entry.exit, ...(entry.requested ? { requested: entry.requested } : {}) });
+      });
+      if (record.deadline !== undefined && !entry.exit) {
+        entry.timer = setTimeout(() => {
+          if (entry.exit) return;
+          entry.requested ??= 'timeout';
+          void handle.terminate();
+        }, Math.max(0, record.deadline - Date.now()));
+      }
+    };
+    const next = this.spawning.then(run, run);
+    this.spawning = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,290 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Logger } from '../../core/ports/logger';
+import type { BackendOrigin, ProcessBackend, ProcessHandle, SpawnOptions } from '../../core/ports/processBackend';
+import type { NodePtyCandidate } from '../nodePtyLoader';
+import type { IsolationSettings } from '../sandbox/commandSandbox';
+import type { AttachedProcess } from './client';
+import { AttachError, HostConnection } from './client';
+import type { IsolationSnapshot } from './protocol';
+
+/** What workspace_info says owns a process's lifetime when it runs in the process host. */
+export const HOST_LIFETIME = 'process-host';
+/** How long the host keeps processes with no window attached (a reload takes seconds; see README). */
+export const DEFAULT_HOST_GRACE_MS = 60_000;
+const READY_MS = 20_000;
+const RECORD_FILE = 'process-host.json';
+
+export interface ProcessHostSettings {
+  /** The window's storage folder (per workspace): the discovery record and the host's log live there. */
+  readonly storageDir: string;
+  /** The host's entry point (dist/processHost.js). */
+  readonly script: string;
+  /** The Node the host runs on; default this process's (with ELECTRON_RUN_AS_NODE for VS Code's Electron). */
+  readonly execPath?: string;
+  readonly graceMs?: number;
+  /** Where the host looks for node-pty (the same candidates as the extension). */
+  readonly nodePty?: readonly NodePtyCandidate[];
+  /** Where the socket's private folder is made (default the OS temp folder; a socket path must stay short). */
+  readonly socketRoot?: string;
+  /** The sandbox settings, read when each command starts, and sent with it. */
+  readonly isolation?: IsolationSettings;
+  /** What runs a process when the host cannot (it did not start): in this extension host, as before. */
+  readonly fallback: { readonly tty: ProcessBackend; readonly pipes: ProcessBackend };
+  readonly logger: Logger;
+}
+
+/** The discovery record: where this window's host listens and the secret for the next attach (mode 0600). */
+interface HostRecordFile {
+  readonly pid: number;
+  readonly socket: string;
+  readonly secret: string;
+}
+
+/**
+ * Creates (or checks) the private folder for host sockets: a real directory, owned by this user, mode 0700.
+ * Anything else (a link, someone else's folder, looser modes that cannot be tightened) is refused.
+ */
+export function privateSocketDir(root: string): string {
+  const uid = process.getuid?.() ?? 0;
+  const dir = path.join(root, `codespace-${uid}`);
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const st = fs.lstatSync(dir);
+  if (!st.isDirectory() || st.isSymbolicLink()) throw new Error(`${dir} is not a directory.`);
+  if (st.uid !== uid) throw new Error(`${dir} belongs to another user (uid ${st.uid}).`);
+  if ((st.mode & 0o077) !== 0) {
+    fs.chmodSync(dir, 0o700);
+    if ((fs.lstatSync(dir).mode & 0o077) !== 0) throw new Error(`${dir} cannot be made private (mode ${(st.mode & 0o777).toString(8)}).`);
+  }
+  return dir;
+}
+
+function writePrivate(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, text, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Runs agents' processes in a process host beside the window (src/node/processHost/host.ts), so they outlive a
+ * reload or an extension-host crash. `tty` and `pipes` are the supervisor's backends; `attachExisting` takes
+ * back the processes of the window's earlier extension host. The host is started on the first command (not at
+ * activation). When it cannot start, or on a platform without Unix sockets (Windows), processes run in this
+ * extension host as before, and `lifetime()` says so.
+ */
+export class ProcessHostBackends {
+  readonly tty: ProcessBackend;
+  readonly pipes: ProcessBackend;
+  private connection: HostConnection | undefined;
+  private starting: Promise<HostConnection | undefined> | undefined;
+  private unavailable: string | undefined;
+  private readonly hostedIds = new Set<string>();
+  private readonly recordFile: string;
+  private detached = false;
+
+  constructor(private readonly settings: ProcessHostSettings) {
+    this.recordFile = path.join(settings.storageDir, RECORD_FILE);
+    if (process.platform === 'win32') this.unavailable = 'the process host uses a Unix socket, which this build does not use on Windows';
+    this.tty = this.view(settings.fallback.tty);
+    this.pipes = this.view(settings.fallback.pipes);
+  }
+
+  /** `process-host` while processes run in the host, else the fallback's lifetime. */
+  lifetime(fallback: string): string {
+    return this.unavailable === undefined && !this.detached ? HOST_LIFETIME : fallback;
+  }
+
+  /** Why the host is not used (undefined while it is, or may still be, used). */
+  get unavailableReason(): string | undefined {
+    return this.unavailable;
+  }
+
+  /** Whether the process runs in the host (so it must not be ended when this extension host goes). */
+  hosted(processId: string): boolean {
+    return this.hostedIds.has(processId);
+  }
+
+  /** The host's pid, once attached. */
+  get hostPid(): number | undefined {
+    return this.connection?.open ? this.connection.hostPid : undefined;
+  }
+
+  /**
+   * Attaches to the host an earlier extension host of this window left (its record in the storage folder), and
+   * returns its processes for the supervisor to adopt. Nothing there, or a host that is gone: none. A host that
+   * refuses (another window took this workspace's record, or the secret is stale): none, and a new host is
+   * started for this window on its first command.
+   */
+  async attachExisting(): Promise<readonly AttachedProcess[]> {
+    if (this.unavailable !== undefined) return [];
+    let record: HostRecordFile;
+    try {
+      record = JSON.parse(fs.readFileSync(this.recordFile, 'utf8')) as HostRecordFile;
+    } catch {
+      return [];
+    }
+    if (!alive(record.pid)) {
+      this.forgetRecord();
+      return [];
+    }
+    try {
+      const connection = await HostConnection.attach(record.socket, record.secret, this.settings.logger);
+      this.adopted(connection, record.pid, record.socket);
+      this.settings.logger.info(`[process-host] re-attached to the process host (pid ${connection.hostPid}): ${connection.processes.length} process(es) taken over`);
+      return connection.processes;
+    } catch (err) {
+      const reason = err instanceof AttachError ? err.reason : 'unreachable';
+      this.settings.logger.warn(`[process-host] could not re-attach to the process host of this window (${reason}): ${err instanceof Error ? err.message : String(err)}`);
+      if (reason === 'unreachable') this.forgetRecord();
+      return [];
+    }
+  }
+
+  /**
+   * This extension host is going away (a reload, or the window closing): let go of the host without ending
+   * anything. It keeps the processes for its grace period and ends them if no window attaches meanwhile.
+   */
+  detach(): void {
+    this.detached = true;
+    this.connection?.detach();
+    this.connection = undefined;
+  }
+
+  /** Ends every process in the host and the host itself (tests; and a window known to close for good). */
+  async shutdown(): Promise<void> {
+    const c = this.connection;
+    this.detached = true;
+    this.connection = undefined;
+    if (!c) return;
+    await c.shutdown();
+    c.detach();
+    this.forgetRecord();
+  }
+
+  private forgetRecord(): void {
+    try {
+      fs.rmSync(this.recordFile, { force: true });
+    } catch {
+      // nothing to forget
+    }
+  }
+
+  private adopted(connection: HostConnection, pid: number, socket: string): void {
+    this.connection = connection;
+    for (const p of connection.processes) this.hostedIds.add(p.record.process_id);
+    writePrivate(this.recordFile, JSON.stringify({ pid, socket, secret: connection.nextSecret } satisfies HostRecordFile));
+  }
+
+  private view(fallback: ProcessBackend): ProcessBackend {
+    return {
+      kind: fallback.kind,
+      available: () => fallback.available(),
+      origin: (): BackendOrigin | undefined => fallback.origin?.(),
+      spawn: (options: SpawnOptions) => this.spawn(fallback, options),
+    };
+  }
+
+  private async spawn(fallback: ProcessBackend, options: SpawnOptions): Promise<ProcessHandle> {
+    const connection = options.record && !this.detached ? await this.connect() : undefined;
+    if (!connection || !options.record) return fallback.spawn(options);
+    const handle = await connection.spawn(options, options.record, this.snapshot());
+    this.hostedIds.add(options.record.process_id);
+    handle.onExit(() => this.hostedIds.delete(options.record?.process_id ?? ''));
+    return handle;
+  }
+
+  private snapshot(): IsolationSnapshot | undefined {
+    const iso = this.settings.isolation;
+    if (!iso) return undefined;
+    return {
+      mode: iso.mode(),
+      network: iso.network(),
+      ...(iso.gitWrites ? { gitWrites: iso.gitWrites() } : {}),
+      ...(iso.maxProcesses ? { maxProcesses: iso.maxProcesses() } : {}),
+      ...(iso.allowedDomains ? { allowedDomains: [...iso.allowedDomains()] } : {}),
+      ...(iso.testHosts ? { testHosts: [...iso.testHosts.entries()] } : {}),
+    };
+  }
+
+  /** The attached host, starting one if there is none (once at a time); undefined when it cannot start. */
+  private async connect(): Promise<HostConnection | undefined> {
+    if (this.connection?.open) return this.connection;
+    if (this.unavailable !== undefined) return undefined;
+    this.starting ??= this.launch().then(
+      (c) => c,
+      (err: unknown) => {
+        this.unavailable = err instanceof Error ? err.message : String(err);
+        this.settings.logger.warn(`[process-host] the process host could not start, so agent processes run in the extension host and end with the window: ${this.unavailable}`);
+        return undefined;
+      },
+    );
+    try {
+      return await this.starting;
+    } finally {
+      this.starting = undefined;
+    }
+  }
+
+  private async launch(): Promise<HostConnection> {
+    const dir = privateSocketDir(this.settings.socketRoot ?? os.tmpdir());
+    const socket = path.join(dir, `host-${randomBytes(6).toString('hex')}.sock`);
+    const secret = randomBytes(32).toString('hex');
+    fs.mkdirSync(this.settings.storageDir, { recursive: true });
+    const log = fs.openSync(path.join(this.settings.storageDir, 'process-host.log'), 'a', 0o600);
+    let pid: number;
+    try {
+      const env: Record<string, string> = { ELECTRON_RUN_AS_NODE: '1' };
+      for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'USER', 'LOGNAME']) {
+        const v = process.env[name];
+        if (v !== undefined) env[name] = v;
+      }
+      // Detached: its own session and process group, so neither a reload nor a signal to the extension host's
+      // group reaches it. Its settings (with the secret) go through stdin, never through argv or environment.
+      const child = spawn(this.settings.execPath ?? process.execPath, [this.settings.script], { detached: true, stdio: ['pipe', 'pipe', log], env, windowsHide: true });
+      pid = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`the process host did not report ready within ${READY_MS} ms`)), READY_MS);
+        const done = (err?: Error): void => {
+          clearTimeout(timer);
+          child.stdout?.removeAllListeners('data');
+          if (err) reject(err);
+          else resolve(child.pid as number);
+        };
+        child.once('error', (err) => done(err));
+        child.once('exit', (code, signal) => done(new Error(`the process host exited at start (${signal ?? `exit code ${String(code)}`}); see process-host.log in the extension's storage`)));
+        child.stdout?.setEncoding('utf8');
+        child.stdout?.on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('ready\n')) done();
+        });
+        child.stdin?.on('error', () => undefined);
+        child.stdin?.end(JSON.stringify({ socket, secret, graceMs: this.settings.graceMs ?? DEFAULT_HOST_GRACE_MS, ...(this.settings.nodePty ? { nodePty: this.settings.nodePty } : {}) }) + '\n');
+      });
+      child.removeAllListeners('exit');
+      child.stdout?.destroy();
+      child.unref();
+    } finally {
+      fs.closeSync(log);
+    }
+    const connection = await HostConnection.attach(socket, secret, this.settings.logger);
+    this.adopted(connection, pid, socket);
+    this.settings.logger.info(`[process-host] started the process host (pid ${pid})`);
+    return connection;
+  }
+}

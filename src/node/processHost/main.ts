@@ -1,0 +1,75 @@
+import type { Logger } from '../../core/ports/logger';
+import type { NodePtyCandidate } from '../nodePtyLoader';
+import { ProcessHost } from './host';
+
+/**
+ * Entry point of the process host (dist/processHost.js), started detached by the extension (launcher.ts). Its
+ * settings arrive as one JSON line on stdin, so the secret never appears in an argv or environment another
+ * process could read. It answers "ready" on stdout once its socket listens; its log goes to stderr (a file).
+ */
+interface HostConfig {
+  readonly socket: string;
+  readonly secret: string;
+  readonly graceMs: number;
+  readonly nodePty?: readonly NodePtyCandidate[];
+  readonly relayScript?: string;
+}
+
+function line(level: string, message: string | Error, args: unknown[]): void {
+  const text = message instanceof Error ? (message.stack ?? message.message) : message;
+  process.stderr.write(`${new Date().toISOString()} [${level}] ${[text, ...args.map(String)].join(' ')}\n`);
+}
+
+const logger: Logger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: (m, ...a) => line('info', m, a),
+  warn: (m, ...a) => line('warn', m, a),
+  error: (m, ...a) => line('error', m, a),
+};
+
+function readConfig(): Promise<HostConfig> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk: string) => {
+      text += chunk;
+      const nl = text.indexOf('\n');
+      if (nl < 0) return;
+      process.stdin.pause();
+      try {
+        resolve(JSON.parse(text.slice(0, nl)) as HostConfig);
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    process.stdin.on('end', () => reject(new Error('no configuration on stdin')));
+  });
+}
+
+async function main(): Promise<void> {
+  process.title = 'codespace-process-host';
+  const config = await readConfig();
+  const host = new ProcessHost({
+    socket: config.socket,
+    secret: config.secret,
+    graceMs: config.graceMs,
+    logger,
+    ...(config.nodePty ? { nodePty: config.nodePty } : {}),
+    ...(config.relayScript ? { relayScript: config.relayScript } : {}),
+    onClosed: () => {
+      logger.info('process host exiting');
+      process.exit(0);
+    },
+  });
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void host.close());
+  await host.listen();
+  logger.info(`process host ${process.pid} listening`);
+  process.stdout.write('ready\n');
+  process.stdin.destroy();
+}
+
+main().catch((err: unknown) => {
+  logger.error(err instanceof Error ? err : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,151 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { SpawnRecord } from '../../core/ports/processBackend';
+
+/**
+ * The process host's wire format on its Unix socket. Every frame is a 4-byte big-endian length, then one kind
+ * byte, then the body:
+ * - kind 1: a JSON message (UTF-8), one of the `Message` shapes below;
+ * - kind 2: process output: a 1-byte id length, the ASCII process id, then the raw bytes.
+ * Output travels as raw bytes (not JSON) so a fast producer costs no encoding on either side.
+ */
+export const FRAME_JSON = 1;
+export const FRAME_DATA = 2;
+/** A frame larger than this is a protocol error (the biggest real one is an attach snapshot: rings of live processes). */
+export const MAX_FRAME = 256 * 1024 * 1024;
+
+export type Frame = { readonly kind: typeof FRAME_JSON; readonly message: Message } | { readonly kind: typeof FRAME_DATA; readonly id: string; readonly bytes: Uint8Array };
+
+/** What the extension stores with a process so that it can take it over again after a reload. */
+export type HostedRecord = SpawnRecord;
+
+/** The sandbox settings of one command, read in the extension when it is started (see CommandSandbox). */
+export interface IsolationSnapshot {
+  readonly mode: 'auto' | 'required' | 'off';
+  readonly network: 'block' | 'allow' | 'domains';
+  readonly gitWrites?: string;
+  readonly maxProcesses?: number;
+  readonly allowedDomains?: readonly string[];
+  /** Tests only: name → address of a stand-in registry (networkProxy.ts TestHosts). */
+  readonly testHosts?: readonly (readonly [string, { readonly address: string; readonly port: number }])[];
+}
+
+export interface WireExit {
+  readonly exitCode?: number;
+  readonly signal?: string | number;
+  readonly outputComplete?: boolean;
+}
+
+/** One process as the host hands it over on attach, with the output it still retains. */
+export interface HostedProcess {
+  readonly record: HostedRecord;
+  readonly pid: number;
+  readonly tty: boolean;
+  /** Absolute offset of the first retained byte; the retained bytes follow the welcome as one data frame each. */
+  readonly retained_from: number;
+  /** Total bytes the process has written. */
+  readonly end: number;
+  /** Why it was asked to end, when it was (`terminated`, `timeout`). */
+  readonly requested?: 'terminated' | 'timeout';
+  /** Present once it has ended. */
+  readonly exit?: WireExit;
+  /** Pipes: stdin was closed by write_stdin eof. */
+  readonly input_closed?: boolean;
+}
+
+export interface WireSpawn {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly root?: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly tty: boolean;
+  readonly rows?: number;
+  readonly cols?: number;
+}
+
+export type Message =
+  // client → host
+  | { readonly t: 'hello'; readonly secret: string }
+  | { readonly t: 'spawn'; readonly req: number; readonly options: WireSpawn; readonly record: HostedRecord; readonly isolation?: IsolationSnapshot }
+  | { readonly t: 'write'; readonly id: string; readonly data: string }
+  | { readonly t: 'endInput'; readonly id: string }
+  | { readonly t: 'resize'; readonly id: string; readonly rows: number; readonly cols: number }
+  | { readonly t: 'kill'; readonly id: string; readonly signal: string }
+  | { readonly t: 'terminate'; readonly req: number; readonly id: string; readonly reason: 'terminated' | 'timeout' }
+  | { readonly t: 'release'; readonly id: string }
+  | { readonly t: 'shutdown'; readonly req: number }
+  // host → client
+  | { readonly t: 'welcome'; readonly secret: string; readonly pid: number; readonly processes: readonly HostedProcess[] }
+  | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'protocol'; readonly message: string }
+  | { readonly t: 'spawned'; readonly req: number; readonly pid: number }
+  | { readonly t: 'failed'; readonly req: number; readonly reason: string; readonly message: string }
+  | { readonly t: 'done'; readonly req: number }
+  | { readonly t: 'exit'; readonly id: string; readonly exit: WireExit; readonly requested?: 'terminated' | 'timeout' }
+  | { readonly t: 'inputFailed'; readonly id: string; readonly message: string };
+
+export function encodeMessage(message: Message): Buffer {
+  const body = Buffer.from(JSON.stringify(message), 'utf8');
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(body.length + 1, 0);
+  head.writeUInt8(FRAME_JSON, 4);
+  return Buffer.concat([head, body]);
+}
+
+export function encodeData(id: string, bytes: Uint8Array): Buffer {
+  const idBytes = Buffer.from(id, 'ascii');
+  if (idBytes.length > 255) throw new RangeError('process id too long for a data frame');
+  const head = Buffer.alloc(6 + idBytes.length);
+  head.writeUInt32BE(2 + idBytes.length + bytes.length, 0);
+  head.writeUInt8(FRAME_DATA, 4);
+  head.writeUInt8(idBytes.length, 5);
+  idBytes.copy(head, 6);
+  return Buffer.concat([head, bytes]);
+}
+
+/** Splits a byte stream into frames. Throws on a malformed stream (the caller closes the connection). */
+export class FrameReader {
+  private pending: Buffer[] = [];
+  private size = 0;
+
+  push(chunk: Buffer): Frame[] {
+    this.pending.push(chunk);
+    this.size += chunk.length;
+    const frames: Frame[] = [];
+    let buf = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending);
+    let at = 0;
+    while (buf.length - at >= 4) {
+      const len = buf.readUInt32BE(at);
+      if (len < 1 || len > MAX_FRAME) throw new Error(`bad frame length ${len}`);
+      if (buf.length - at - 4 < len) break;
+      const kind = buf.readUInt8(at + 4);
+      const body = buf.subarray(at + 5, at + 4 + len);
+      at += 4 + len;
+      if (kind === FRAME_JSON) {
+        const message = JSON.parse(body.toString('utf8')) as Message;
+        if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string') throw new Error('bad message');
+        frames.push({ kind: FRAME_JSON, message });
+      } else if (kind === FRAME_DATA) {
+        if (body.length < 1) throw new Error('bad data frame');
+        const idLen = body.readUInt8(0);
+        if (body.length < 1 + idLen) throw new Error('bad data frame');
+        const id = body.subarray(1, 1 + idLen).toString('ascii');
+        // A view, not a copy: the socket hands out a new buffer per read and a concatenation makes a new one, so
+        // nothing writes over these bytes later (the ring and the terminal copy or decode what they keep).
+        frames.push({ kind: FRAME_DATA, id, bytes: body.subarray(1 + idLen) });
+      } else {
+        throw new Error(`bad frame kind ${kind}`);
+      }
+    }
+    buf = buf.subarray(at);
+    this.pending = buf.length > 0 ? [buf] : [];
+    this.size = buf.length;
+    return frames;
+  }
+}
+
+/** Compares two secrets in constant time (by their digests, so different lengths do not leak either). */
+export function sameSecret(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a, 'utf8').digest();
+  const db = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(da, db) && a.length === b.length;
+}

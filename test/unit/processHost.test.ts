@@ -1,0 +1,341 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync, fork, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ToolError } from '../../src/core/errors';
+import { silentLogger } from '../../src/core/ports/logger';
+import { RingBuffer } from '../../src/core/process/ringBuffer';
+import type { ProcessSupervisor } from '../../src/core/process/supervisor';
+import type { ToolOutcome } from '../../src/core/runner/dispatch';
+import type { AssembledServices } from '../../src/node/assembleServices';
+import { AttachError, HostConnection } from '../../src/node/processHost/client';
+import { privateSocketDir } from '../../src/node/processHost/hostBackends';
+import { FRAME_DATA, FRAME_JSON, FrameReader, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
+import { TICKER, assembleWindow } from './helpers/processHostChild';
+
+const GRACE_MS = 60_000;
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+
+/** True once `pid` is gone (or a zombie nobody reaped: it runs nothing any more). */
+function gone(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, deadlineMs = 30_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Reads from `cursor` until the output holds `count` more ticks (or `pattern`); returns the text and the new cursor. */
+async function readUntil(sup: ProcessSupervisor, id: string, cursor: number, done: (text: string) => boolean): Promise<{ text: string; cursor: number }> {
+  let text = '';
+  const end = Date.now() + 30_000;
+  while (Date.now() < end) {
+    const r = await sup.read(id, cursor, 65536, 1000);
+    assert.equal(r.output_lost, false, 'no output may be lost');
+    text += r.chunk;
+    cursor = r.cursor;
+    if (done(text)) return { text, cursor };
+    if (r.eof) break;
+  }
+  throw new Error(`output did not arrive; so far ${JSON.stringify(text.slice(-300))}`);
+}
+
+function ticks(text: string): number[] {
+  return [...text.matchAll(/tick (\d+)/g)].map((m) => Number(m[1]));
+}
+
+function assertConsecutive(numbers: readonly number[]): void {
+  numbers.forEach((n, i) => assert.equal(n, i, `tick ${i} expected, got ${n}: output has a gap or a repeat`));
+}
+
+describe('process host: wire format', () => {
+  it('splits frames across any chunk boundary, JSON and raw output alike', () => {
+    const bytes = Buffer.concat([encodeMessage({ t: 'hello', secret: 'é' }), encodeData('p_1', new Uint8Array([0, 255, 10])), encodeMessage({ t: 'done', req: 7 })]);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const reader = new FrameReader();
+      const frames = [...reader.push(bytes.subarray(0, cut)), ...reader.push(bytes.subarray(cut))];
+      assert.equal(frames.length, 3);
+      assert.deepEqual(frames[0], { kind: FRAME_JSON, message: { t: 'hello', secret: 'é' } });
+      const data = frames[1] as { kind: number; id: string; bytes: Uint8Array };
+      assert.deepEqual([data.kind, data.id, [...data.bytes]], [FRAME_DATA, 'p_1', [0, 255, 10]]);
+      assert.deepEqual(frames[2], { kind: FRAME_JSON, message: { t: 'done', req: 7 } });
+    }
+  });
+
+  it('rejects a malformed stream', () => {
+    assert.throws(() => new FrameReader().push(Buffer.from([0, 0, 0, 0])), /bad frame length/);
+    assert.throws(() => new FrameReader().push(Buffer.from([0, 0, 0, 2, 9, 0])), /bad frame kind/);
+    assert.throws(() => new FrameReader().push(Buffer.from([0, 0, 0, 3, 1, 0x7b, 0x7d])), /bad message/);
+  });
+});
+
+describe('process host: ring resumed at an offset', () => {
+  it('keeps absolute cursors and never claims bytes it does not hold', () => {
+    const ring = new RingBuffer(8);
+    ring.resumeAt(100);
+    assert.equal(ring.end, 100);
+    assert.equal(ring.retainedFrom, 100);
+    ring.write(new TextEncoder().encode('abc'));
+    assert.equal(ring.retainedFrom, 100);
+    assert.deepEqual(ring.read(50, 10), { chunk: new TextEncoder().encode('abc'), cursor: 103, output_lost: true, retained_from: 100 });
+    assert.equal(new TextDecoder().decode(ring.read(101, 10).chunk), 'bc');
+    ring.write(new TextEncoder().encode('defghijk'));
+    assert.equal(ring.retainedFrom, 103);
+    assert.equal(new TextDecoder().decode(ring.read(103, 100).chunk), 'defghijk');
+    assert.throws(() => ring.resumeAt(5), /empty/);
+  });
+});
+
+describe('process host: private socket folder', () => {
+  let tmp: string;
+  beforeEach(() => (tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-dir-'))));
+  afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('is made 0700 and tightened when looser', () => {
+    const dir = privateSocketDir(tmp);
+    assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
+    fs.chmodSync(dir, 0o755);
+    privateSocketDir(tmp);
+    assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
+  });
+
+  it('refuses a symbolic link in its place', () => {
+    const elsewhere = fs.mkdtempSync(path.join(tmp, 'x'));
+    fs.symlinkSync(elsewhere, path.join(tmp, `codespace-${process.getuid?.() ?? 0}`));
+    assert.throws(() => privateSocketDir(tmp), /not a directory/);
+  });
+});
+
+describe('process host: processes outlive the extension host', function () {
+  this.timeout(120_000);
+  let tmp: string;
+  let storage: string;
+  let root: string;
+  let socketRoot: string;
+  const windows: AssembledServices[] = [];
+
+  beforeEach(() => {
+    tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ph-')));
+    storage = path.join(tmp, 'storage');
+    root = path.join(tmp, 'ws');
+    socketRoot = path.join(tmp, 's');
+    fs.mkdirSync(root);
+    fs.mkdirSync(socketRoot);
+  });
+
+  afterEach(async () => {
+    for (const w of windows.splice(0)) {
+      await w.processHost?.shutdown().catch(() => undefined);
+      await w.shutdown().catch(() => undefined);
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  async function open(graceMs = GRACE_MS): Promise<{ w: AssembledServices; workspaceId: string }> {
+    const { assembled, workspaceId } = await assembleWindow(storage, root, socketRoot, graceMs);
+    windows.push(assembled);
+    return { w: assembled, workspaceId };
+  }
+
+  function record(): { pid: number; socket: string; secret: string } {
+    return JSON.parse(fs.readFileSync(path.join(storage, 'process-host.json'), 'utf8')) as { pid: number; socket: string; secret: string };
+  }
+
+  it('a reload: the same process_id reads on from the same cursor without a gap; input, status, occupancy and terminate still work', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const pipes = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env })).process_id;
+    const tty = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, tty: true, occupancy: 'shared' })).process_id;
+    assert.equal(first.w.supervisor.capabilities().lifetime, 'process-host');
+    const a = await readUntil(first.w.supervisor, pipes, 0, (t) => ticks(t).length >= 3);
+    const b = await readUntil(first.w.supervisor, tty, 0, (t) => ticks(t).length >= 3);
+    const hostPid = first.w.processHost?.hostPid as number;
+    assert.ok(hostPid > 0);
+
+    // The extension host goes away (deactivate on a reload): nothing is ended.
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    assert.equal(gone(hostPid), false, 'the host outlives the extension host');
+
+    const second = await open();
+    const sup = second.w.supervisor;
+    assert.equal(sup.status(pipes).state, 'running');
+    assert.equal(sup.status(tty).state, 'running');
+    const a2 = await readUntil(sup, pipes, a.cursor, (t) => ticks(a.text + t).length >= ticks(a.text).length + 5);
+    assertConsecutive(ticks(a.text + a2.text));
+    const b2 = await readUntil(sup, tty, b.cursor, (t) => ticks(b.text + t).length >= ticks(b.text).length + 5);
+    assertConsecutive(ticks(b.text + b2.text));
+
+    // Occupancy holds: the pipes ticker still occupies the workspace.
+    const ws2 = second.w.services.workspaces.get(second.workspaceId);
+    await assert.rejects(sup.exec(ws2, ['true'], { cwd: root, root, env }), (err: unknown) => ToolError.is(err, 'WORKSPACE_BUSY'));
+    // write_stdin reaches the same process.
+    await sup.write(pipes, 'hello again\n');
+    await readUntil(sup, pipes, a2.cursor, (t) => t.includes('got:hello again'));
+    // The terminal mirror's scrollback: the retained output from the start.
+    assert.match(new TextDecoder().decode(sup.retainedOutput(tty).bytes), /tick 0/);
+
+    const status = await sup.terminate(pipes);
+    assert.equal(status.termination, 'terminated');
+    const ended = await sup.terminate(tty);
+    assert.equal(ended.state, 'exited');
+  });
+
+  it('an extension host killed with SIGKILL: the next one re-attaches and reads both processes from the start', async () => {
+    const child = fork(path.join(__dirname, 'helpers', 'processHostChild.js'), [storage, root, socketRoot, String(GRACE_MS)], { execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const started = await new Promise<{ pipes: string; tty: string; hostPid: number }>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as { pipes: string; tty: string; hostPid: number }));
+      child.once('exit', (code) => reject(new Error(`the window child exited (${String(code)}): ${stderr}`)));
+    });
+    child.kill('SIGKILL');
+    await waitFor('the killed extension host to be gone', () => child.exitCode !== null || child.signalCode !== null);
+    assert.equal(gone(started.hostPid), false);
+
+    const next = await open();
+    for (const id of [started.pipes, started.tty]) {
+      const r = await readUntil(next.w.supervisor, id, 0, (t) => ticks(t).length >= 5);
+      assertConsecutive(ticks(r.text));
+    }
+    assert.equal(next.w.processHost?.hostPid, started.hostPid);
+  });
+
+  it('with no extension back within the grace period the host ends every process and exits', async () => {
+    const first = await open(1500);
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, tty: true })).process_id;
+    const pid = first.w.supervisor.info(id).pid;
+    const hostPid = first.w.processHost?.hostPid as number;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    await waitFor('the host to exit', () => gone(hostPid));
+    await waitFor('its process to be ended', () => gone(pid));
+    assert.equal(fs.readdirSync(path.join(socketRoot, `codespace-${process.getuid?.() ?? 0}`)).length, 0, 'the socket is removed');
+    // The next window finds no host: nothing to adopt, and the stale record is dropped.
+    const next = await open();
+    assert.equal(next.w.supervisor.list().length, 0);
+    assert.equal(fs.existsSync(path.join(storage, 'process-host.json')), false);
+  });
+
+  it('shutdown (the window closed for good) ends every process and the host at once', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env })).process_id;
+    const pid = first.w.supervisor.info(id).pid;
+    const hostPid = first.w.processHost?.hostPid as number;
+    await first.w.processHost?.shutdown();
+    await waitFor('the host to exit', () => gone(hostPid));
+    assert.ok(gone(pid));
+  });
+
+  it('only the extension that attached last can attach: a stale secret, a wrong one and a second client are refused', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    const stale = record();
+    // While attached: even the right secret is refused (no two windows share a host).
+    await assert.rejects(HostConnection.attach(stale.socket, stale.secret, silentLogger), (err: unknown) => err instanceof AttachError && err.reason === 'busy');
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    await assert.rejects(HostConnection.attach(stale.socket, 'not the secret', silentLogger), (err: unknown) => err instanceof AttachError && err.reason === 'secret');
+    const second = await open();
+    assert.equal(second.w.supervisor.list().length, 1);
+    await second.w.shutdown();
+    windows.splice(windows.indexOf(second.w), 1);
+    // The secret rotated on the second attach: the one the first window knew no longer opens the host.
+    await assert.rejects(HostConnection.attach(stale.socket, stale.secret, silentLogger), (err: unknown) => err instanceof AttachError && err.reason === 'secret');
+    const now = record();
+    assert.notEqual(now.secret, stale.secret);
+    assert.equal(fs.statSync(path.join(storage, 'process-host.json')).mode & 0o777, 0o600);
+    const third = await open();
+    assert.equal(third.w.supervisor.list().length, 1);
+  });
+
+  it('another user cannot reach the socket', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    const { socket } = record();
+    const dir = path.dirname(socket);
+    assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
+    assert.equal(fs.statSync(dir).uid, process.getuid?.());
+    if (process.getuid?.() === 0) {
+      // As root, connect as a throwaway user (uid 54321) through setpriv: the folder's mode stops it.
+      fs.chmodSync(tmp, 0o755);
+      fs.chmodSync(socketRoot, 0o755);
+      const script = `require('net').connect(${JSON.stringify(socket)}).on('connect',()=>{console.log('connected');process.exit(0)}).on('error',e=>{console.log(e.code);process.exit(0)})`;
+      const r = spawnSync('setpriv', ['--reuid=54321', '--regid=54321', '--clear-groups', process.execPath, '-e', script], { encoding: 'utf8' });
+      assert.equal(r.error, undefined);
+      assert.equal(r.stdout.trim(), 'EACCES', r.stderr);
+    } else {
+      // Not root: no other user to become; another uid's view is what the 0700 folder above guarantees.
+      assert.throws(() => execFileSync('true', { uid: 54321 }));
+    }
+  });
+
+  it('two windows never share a host or see each other\'s processes', async () => {
+    const one = await open();
+    const otherStorage = path.join(tmp, 'storage2');
+    const otherRoot = path.join(tmp, 'ws2');
+    fs.mkdirSync(otherRoot);
+    const { assembled: two, workspaceId: twoWs } = await assembleWindow(otherStorage, otherRoot, socketRoot, GRACE_MS);
+    windows.push(two);
+    await one.w.supervisor.exec(one.w.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env });
+    await two.supervisor.exec(two.services.workspaces.get(twoWs), TICKER, { cwd: otherRoot, root: otherRoot, env });
+    assert.notEqual(one.w.processHost?.hostPid, two.processHost?.hostPid);
+    await one.w.shutdown();
+    windows.splice(windows.indexOf(one.w), 1);
+    const again = await open();
+    assert.equal(again.w.supervisor.list().length, 1);
+    assert.equal(again.w.supervisor.list()[0]?.workspace_id, again.workspaceId);
+    assert.equal(two.supervisor.list().length, 1);
+  });
+
+  it('through the tools: the command log keeps a taken-over command running, then records how it ended', async () => {
+    const call = async (w: AssembledServices, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const out: ToolOutcome = await w.dispatcher.call(name, args, new AbortController().signal, { session: 'S1' });
+      if (out.kind !== 'result') assert.fail(`${name}: ${JSON.stringify(out)}`);
+      return out.value;
+    };
+    const first = await open();
+    const started = await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: TICKER, occupancy: 'shared' });
+    const id = started.process_id as string;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+
+    const second = await open();
+    assert.equal(second.w.services.execLog.byProcessId(id)?.state, 'running');
+    assert.equal((await call(second.w, 'process_status', { process_id: id })).state, 'running');
+    const ended = await call(second.w, 'terminate_process', { process_id: id });
+    assert.equal(ended.termination, 'terminated');
+    await waitFor('the command log to record the end', () => second.w.services.execLog.byProcessId(id)?.state === 'exited');
+    assert.equal(second.w.services.execLog.byProcessId(id)?.termination, 'terminated');
+  });
+
+  it('a connection that does not prove the secret is dropped, and one that speaks garbage too', async () => {
+    const first = await open();
+    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    const { socket } = record();
+    const answer = await new Promise<string>((resolve) => {
+      const s = net.connect(socket, () => s.write(Buffer.from([0, 0, 0, 9, 7, 1, 2, 3, 4, 5, 6, 7, 8])));
+      s.on('error', () => undefined);
+      s.on('close', () => resolve('closed'));
+    });
+    assert.equal(answer, 'closed');
+    // The host is unharmed.
+    assert.equal(first.w.supervisor.list()[0]?.state, 'running');
+  });
+});
