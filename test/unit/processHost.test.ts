@@ -8,7 +8,7 @@ import { ToolError } from '../../src/core/errors';
 import { silentLogger } from '../../src/core/ports/logger';
 import { RingBuffer } from '../../src/core/process/ringBuffer';
 import type { ProcessSupervisor } from '../../src/core/process/supervisor';
-import type { ToolOutcome } from '../../src/core/runner/dispatch';
+import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
 import { privateSocketDir } from '../../src/node/processHost/hostBackends';

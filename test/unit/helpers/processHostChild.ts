@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { silentLogger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import { DEFAULT_LIMITS } from '../../../src/core/tools/tool';
+import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
