@@ -714,7 +714,7 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
   for (const [i, c] of cases.entries()) {
     const { ours, git, reports, idle: idleDelay } = await measureCase(rig, c, String(i));
     rows.push(
-      { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: ours, note: `V4A patch ${(c.v4a.length / 1024).toFixed(0)} KiB; validate, ledger, ${c.files.size} write(s) through VS Code's file system; default settings` },
+      { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: ours, note: `V4A patch ${(c.v4a.length / 1024).toFixed(0)} KiB; validate, ledger, ${c.files.size} atomic write(s) through confined node:fs; default settings` },
       { contender: `git apply — ${c.name}`, stats: git, note: `child process per apply; diff ${(c.gitDiff.length / 1024).toFixed(0)} KiB` },
     );
     const loopMax = Math.max(...reports.map((r) => r.loopMaxMs));
