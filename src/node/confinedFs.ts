@@ -24,12 +24,16 @@ import { fsFailure } from '../core/ports/workspaceFs';
  * `fs.promises.lstat` took 1.4–124 ms where 25 `lstatSync` took 0.06–0.15 ms. A one-file patch makes about 25 such
  * calls (open, verify through /proc, stat, read, write, rename, close…), each a metadata operation on the page cache
  * that returns in microseconds. Large contents still go through the thread pool, so no big read or write holds up the
- * extension host's event loop.
+ * extension host's event loop. Each operation still begins with one turn of the event loop (`setImmediate`, no
+ * thread involved), so a caller that loops over file operations never starves timers and I/O: without it, a loop of
+ * `read` calls answered entirely by synchronous calls never gives the event loop a turn.
  */
 
 /** Contents up to this size are read and written with synchronous calls; larger ones through the thread pool. */
 export const SYNC_IO_MAX_BYTES = 1024 * 1024;
 const readAsync = promisify(fs.read);
+/** One turn of the event loop (see above). */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const writeAsync = promisify(fs.write);
 
 const PROC_FD = process.platform === 'linux' ? '/proc/self/fd' : undefined;
@@ -108,12 +112,9 @@ export class ConfinedDirectory {
  * Opens the folder `absDir` and proves it lies inside `realRoot`. With `create`, missing folders are made one by
  * one, each below an already verified parent, so a swapped link can never make us create anything outside.
  */
-export function openDirectoryWithin(realRoot: string, absDir: string, options: { create?: boolean } = {}): Promise<ConfinedDirectory> {
-  try {
-    return Promise.resolve(openDirectory(realRoot, absDir, options.create === true));
-  } catch (err) {
-    return Promise.reject(err as Error);
-  }
+export async function openDirectoryWithin(realRoot: string, absDir: string, options: { create?: boolean } = {}): Promise<ConfinedDirectory> {
+  await turn();
+  return openDirectory(realRoot, absDir, options.create === true);
 }
 
 function openDirectory(realRoot: string, absDir: string, create: boolean): ConfinedDirectory {
@@ -140,6 +141,7 @@ function openDirectory(realRoot: string, absDir: string, create: boolean): Confi
 }
 
 async function withDirectory<T>(realRoot: string, abs: string, create: boolean, fn: (dir: ConfinedDirectory, name: string) => T | Promise<T>): Promise<T> {
+  await turn();
   const dir = openDirectory(realRoot, path.dirname(abs), create);
   try {
     return await fn(dir, path.basename(abs));
@@ -185,6 +187,7 @@ function preCheck(realRoot: string, abs: string, expect: 'file' | 'folder'): Kin
  * but the expected kind is refused before it is opened (and again after, in case it was swapped in between).
  */
 export async function inspectWithin(realRoot: string, abs: string, expect: 'file' | 'folder'): Promise<Stats> {
+  await turn();
   preCheck(realRoot, abs, expect);
   const fd = fs.openSync(abs, expect === 'folder' ? DIR_FLAGS : READ_FLAGS);
   verified(fd, abs, realRoot);
@@ -202,6 +205,7 @@ export async function inspectWithin(realRoot: string, abs: string, expect: 'file
  * after, in case it was swapped in between); a file over `maxBytes` is refused before a byte is read.
  */
 export async function readFileWithin(realRoot: string, abs: string, maxBytes: number): Promise<FileContent> {
+  await turn();
   const pre = preCheck(realRoot, abs, 'file');
   if (pre.size > maxBytes) throw fsFailure('EFBIG', `it is ${pre.size} bytes`, { actual: pre.size, max: maxBytes });
   const fd = fs.openSync(abs, READ_FLAGS);
