@@ -44,6 +44,9 @@ export type ControlRequest =
   | { readonly op: 'find-files'; readonly root: string; readonly pattern: string; readonly maxResults: number }
   | { readonly op: 'probe-fs'; readonly file: string; readonly iterations: number }
   | { readonly op: 'rss' }
+  /** --profile: the extension host's own CPU profiler (node:inspector) around one group; stop writes `file`. */
+  | { readonly op: 'profile-start' }
+  | { readonly op: 'profile-stop'; readonly file: string }
   | { readonly op: 'done' };
 
 /** What a sampler saw in the extension host between sampler-start and sampler-stop. */

@@ -16,9 +16,10 @@
  * The module that runs inside the extension host is bench/editor/host/index.ts (loaded as extensionTestsPath); it
  * serves the floor, samples the host's RSS and event-loop delay and runs bare node-pty on request.
  *
- * Usage: node out/bench/editor/run.js [group…] [--quick] [--no-budget] [--verbose]. Prints Markdown to stdout
+ * Usage: node out/bench/editor/run.js [group…] [--quick] [--no-budget] [--profile] [--verbose]. Prints Markdown to stdout
  * (progress to stderr) and writes .bench/editor.md and .bench/editor.json. --quick shrinks every size (a smoke run,
- * not the targets' sizes); --no-budget lifts the time budgets that keep a full run under 10 minutes.
+ * not the targets' sizes); --no-budget lifts the time budgets that keep a full run under 10 minutes; --profile runs the
+ * extension host's CPU profiler around each group and writes .bench/editor-<group>.cpuprofile.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
@@ -713,7 +714,7 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
   for (const [i, c] of cases.entries()) {
     const { ours, git, reports, idle: idleDelay } = await measureCase(rig, c, String(i));
     rows.push(
-      { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: ours, note: `V4A patch ${(c.v4a.length / 1024).toFixed(0)} KiB; validate, ledger, ${c.files.size} write(s) through VS Code's file system; default settings` },
+      { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: ours, note: `V4A patch ${(c.v4a.length / 1024).toFixed(0)} KiB; validate, ledger, ${c.files.size} atomic write(s) through confined node:fs; default settings` },
       { contender: `git apply — ${c.name}`, stats: git, note: `child process per apply; diff ${(c.gitDiff.length / 1024).toFixed(0)} KiB` },
     );
     const loopMax = Math.max(...reports.map((r) => r.loopMaxMs));
@@ -1147,6 +1148,7 @@ async function main(): Promise<number> {
   }
   const names = requested.length ? requested : Object.keys(GROUPS);
   const noBudget = argv.includes('--no-budget');
+  const profile = argv.includes('--profile');
   const sizes: Sizes = { ...(quick ? QUICK : FULL), ...(noBudget ? NO_BUDGETS : {}) };
   for (const file of [path.join(REPO_ROOT, 'dist', 'extension.js'), HOST_INDEX]) {
     if (!fs.existsSync(file)) throw new Error(`${path.relative(REPO_ROOT, file)} missing: run npm run build && npm run compile-tests`);
@@ -1217,7 +1219,14 @@ async function main(): Promise<number> {
       try {
         const quiet = await settle(control);
         log(quiet);
-        const output = await (GROUPS[name] as (r: Rig) => Promise<GroupOutput>)(rig);
+        if (profile) await control.call({ op: 'profile-start' });
+        const output = await (GROUPS[name] as (r: Rig) => Promise<GroupOutput>)(rig).finally(async () => {
+          if (!profile) return;
+          const file = path.join(REPO_ROOT, '.bench', `editor-${name}.cpuprofile`);
+          fs.mkdirSync(path.dirname(file), { recursive: true });
+          await control.call({ op: 'profile-stop', file });
+          log(`extension host CPU profile of ${name}: ${path.relative(REPO_ROOT, file)}`);
+        });
         outputs.push({ name, output: { ...output, group: { ...output.group, notes: [...output.group.notes, quiet] } } });
       } catch (err) {
         outputs.push({ name, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { promises as fs, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Journal, JournalLoadIssue, JournalRecord } from '../core/ports/journal';
@@ -78,10 +78,10 @@ export class FileJournal implements Journal {
         const handle = await this.openHandle();
         if (!this.tailClean) {
           // A torn last line (crash, or a failed earlier write) must not swallow this record: start a new line.
-          if (!(await endsWithNewline(handle))) await writeAll(handle, Buffer.from('\n'));
+          if (!(await endsWithNewline(handle))) writeAll(handle, Buffer.from('\n'));
           this.tailClean = true;
         }
-        await writeAll(handle, bytes);
+        writeAll(handle, bytes);
         await handle.sync();
       } catch (err) {
         // The file may now end in a partial line; re-check before the next append and start with a fresh handle.
@@ -107,7 +107,7 @@ export class FileJournal implements Journal {
       try {
         const out = await fs.open(temp, 'wx', 0o600);
         try {
-          await writeAll(out, Buffer.from(text, 'utf8'));
+          await out.writeFile(text, 'utf8');
           await out.sync();
         } finally {
           await out.close();
@@ -166,12 +166,14 @@ export class FileJournal implements Journal {
   }
 }
 
-async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+/**
+ * Writes the line into the page cache synchronously (one record, a few hundred bytes: a thread-pool round trip costs
+ * more than the call on a loaded machine, see src/node/confinedFs.ts); the fsync that makes it durable stays
+ * asynchronous, since it waits for the disk.
+ */
+function writeAll(handle: FileHandle, bytes: Buffer): void {
   let offset = 0;
-  while (offset < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
-    offset += bytesWritten;
-  }
+  while (offset < bytes.length) offset += writeSync(handle.fd, bytes, offset, bytes.length - offset);
 }
 
 async function endsWithNewline(handle: FileHandle): Promise<boolean> {

@@ -11,6 +11,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as inspector from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -164,6 +165,30 @@ async function probeFs(file: string, iterations: number): Promise<FsProbeReport>
   return r;
 }
 
+/** The extension host's CPU profiler, through the inspector protocol of its own process. */
+class CpuProfiler {
+  private readonly session = new inspector.Session();
+
+  constructor() {
+    this.session.connect();
+  }
+
+  private post<T>(method: string, params?: object): Promise<T> {
+    return new Promise((resolve, reject) => this.session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))));
+  }
+
+  async start(): Promise<void> {
+    await this.post('Profiler.enable');
+    await this.post('Profiler.setSamplingInterval', { interval: 200 });
+    await this.post('Profiler.start');
+  }
+
+  async stop(file: string): Promise<void> {
+    const { profile } = await this.post<{ profile: unknown }>('Profiler.stop');
+    fs.writeFileSync(file, JSON.stringify(profile));
+  }
+}
+
 /** URL and token the way a user gets them: the Copy Connection Settings command, then the clipboard. */
 async function connection(): Promise<{ url: string; token: string }> {
   const ext = vscode.extensions.getExtension<{ endpointUrl(): string | undefined }>(EXTENSION_ID);
@@ -188,6 +213,7 @@ export async function run(): Promise<void> {
   let floor: JsonFloor | undefined;
   let control: http.Server | undefined;
   let sampler: Sampler | undefined;
+  let profiler: CpuProfiler | undefined;
   try {
     const { url, token } = await connection();
     floor = await startJsonFloor(fs.readFileSync(path.join(root, info.sampleFile), 'utf8'));
@@ -216,6 +242,14 @@ export async function run(): Promise<void> {
           return probeFs(request.file, request.iterations);
         case 'rss':
           return { rss: process.memoryUsage.rss() };
+        case 'profile-start':
+          profiler ??= new CpuProfiler();
+          await profiler.start();
+          return { ok: true };
+        case 'profile-stop':
+          if (!profiler) throw new Error('no profiler running');
+          await profiler.stop(request.file);
+          return { ok: true };
         case 'done':
           setImmediate(finish);
           return { ok: true };
