@@ -33,19 +33,25 @@ export async function connectClient(url: string, token: string): Promise<Client>
 }
 
 /**
- * connectClient right after the server was stopped and started again on the same port. fetch (undici, Node 24 in
- * newer VS Code) may hand out a pooled keep-alive socket of the stopped server before it has seen that socket close
- * (nodejs/undici#3492): the request then fails with "other side closed" without reaching the new server. An agent
- * simply connects again; so does this, once, and only for that error.
+ * connectClient right after the server was stopped and started again on the same port, checked with a first
+ * `workspace_info`. fetch (undici, Node 24 in newer VS Code) may hand out a pooled keep-alive socket of the stopped
+ * server before it has seen that socket close (nodejs/undici#3492): the request then fails with "other side closed"
+ * without reaching the new server, for the connection or for the first call after it, once per stale socket in the
+ * pool. An agent simply connects again; so does this, a few times, and only for that error.
  */
 export async function connectAfterRestart(url: string, token: string): Promise<Client> {
-  try {
-    return await connectClient(url, token);
-  } catch (err) {
-    const chain: string[] = [];
-    for (let e: unknown = err; e instanceof Error && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(`${e.message} ${String((e as { code?: unknown }).code ?? '')}`);
-    if (!/other side closed|UND_ERR_SOCKET/.test(chain.join(' '))) throw err;
-    return await connectClient(url, token);
+  for (let attempt = 1; ; attempt++) {
+    let client: Client | undefined;
+    try {
+      client = await connectClient(url, token);
+      await client.callTool({ name: 'workspace_info', arguments: {} });
+      return client;
+    } catch (err) {
+      await client?.close().catch(() => undefined);
+      const chain: string[] = [];
+      for (let e: unknown = err; e instanceof Error && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(`${e.message} ${String((e as { code?: unknown }).code ?? '')}`);
+      if (!/other side closed|UND_ERR_SOCKET/.test(chain.join(' ')) || attempt >= 4) throw err;
+    }
   }
 }
 
