@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { SpawnRecord } from '../../core/ports/processBackend';
+import type { SpawnOptions, SpawnRecord } from '../../core/ports/processBackend';
 
 /**
  * The process host's wire format on its Unix socket. Every frame is a 4-byte big-endian length, then one kind
@@ -52,16 +52,8 @@ export interface HostedProcess {
   readonly input_closed?: boolean;
 }
 
-export interface WireSpawn {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly cwd: string;
-  readonly root?: string;
-  readonly env: Readonly<Record<string, string>>;
-  readonly tty: boolean;
-  readonly rows?: number;
-  readonly cols?: number;
-}
+/** A spawn as it crosses the socket: the port's options without the supervisor's record. */
+export type WireSpawn = Pick<SpawnOptions, 'file' | 'args' | 'cwd' | 'root' | 'env' | 'tty' | 'rows' | 'cols'>;
 
 export type Message =
   // client → host
