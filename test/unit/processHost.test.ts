@@ -230,6 +230,64 @@ describe('process host: processes outlive the extension host', function () {
     assert.equal(fs.existsSync(path.join(storage, 'process-host.json')), false);
   });
 
+  it('a timeout the host enforced while no window was attached reads timeout after re-attach, and an exit on its own reads exited', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const timed = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, timeoutMs: 1500, occupancy: 'shared' })).process_id;
+    const brief = (await first.w.supervisor.exec(ws, [process.execPath, '-e', 'setTimeout(()=>process.exit(3),1000)'], { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const timedPid = first.w.supervisor.info(timed).pid;
+    const briefPid = first.w.supervisor.info(brief).pid;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    await waitFor('the host to end the timed process', () => gone(timedPid) && gone(briefPid));
+
+    const second = await open();
+    const sup = second.w.supervisor;
+    await waitFor('the ends to be reported', () => sup.status(timed).state === 'exited' && sup.status(brief).state === 'exited');
+    assert.equal(sup.status(timed).termination, 'timeout');
+    assert.equal(sup.status(brief).termination, 'exited');
+    assert.equal(sup.status(brief).exit_code, 3);
+    const r = await sup.read(timed, 0, 65536, 0);
+    assert.match(r.chunk, /tick 0/);
+  });
+
+  it('the host keeps why a process was asked to end: a timeout sent by the extension reads timeout on the next attach', async () => {
+    const first = await open();
+    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    // Attach as the window would and start a process that shrugs off SIGTERM, so it is still running (in the
+    // backend's grace before SIGKILL) when the extension goes away right after asking for the timeout.
+    const stubborn = [process.execPath, '-e', "process.on('SIGTERM',()=>console.log('TERM'));console.log('up');setInterval(()=>undefined,1000)"];
+    const one = await HostConnection.attach(record().socket, record().secret, silentLogger);
+    const rec = { process_id: 'p_stubborn', workspace_id: 'w', command: stubborn, cwd: root, occupancy: 'shared' as const, started_at: Date.now(), capacity: 65536 };
+    const handle = await one.spawn({ file: stubborn[0] as string, args: stubborn.slice(1), cwd: root, env, tty: false }, rec, undefined);
+    let out = '';
+    handle.onData((b) => (out += Buffer.from(b).toString('utf8')));
+    await waitFor('the process to start', () => out.includes('up'));
+    void handle.terminate('timeout').catch(() => undefined);
+    await waitFor('the SIGTERM to arrive', () => out.includes('TERM'));
+    one.detach();
+    // The host sees the detach when the socket closes: until then it answers busy.
+    let two: HostConnection | undefined;
+    await waitFor('the host to accept the next attach', async () => {
+      two = await HostConnection.attach(record().socket, one.nextSecret, silentLogger).catch((err: unknown) => {
+        if (err instanceof AttachError && err.reason === 'busy') return undefined;
+        throw err;
+      });
+      return two !== undefined;
+    });
+    if (!two) assert.fail('no attach');
+    try {
+      const again = two.processes.find((p) => p.record.process_id === 'p_stubborn');
+      assert.equal(again?.requested, 'timeout');
+      await new Promise<void>((resolve) => again?.handle.onExit(() => resolve()));
+    } finally {
+      await two.shutdown();
+      two.detach();
+    }
+  });
+
   it('shutdown (the window closed for good) ends every process and the host at once', async () => {
     const first = await open();
     const ws = first.w.services.workspaces.get(first.workspaceId);

@@ -49,6 +49,9 @@ export interface SpawnRecord {
   readonly deadline?: number;
 }
 
+/** Why the supervisor ends a process: an agent's (or the window's) terminate, or the operator timeout. */
+export type EndReason = 'terminated' | 'timeout';
+
 /** How the leading process ended: an exit code, or the signal that killed it. */
 export interface ExitInfo {
   readonly exitCode?: number;
@@ -85,9 +88,10 @@ export interface ProcessHandle {
   /**
    * Ends the process and every descendant: SIGTERM to the group and to descendants that left it, then SIGKILL
    * after the backend's grace period. Resolves when nothing is left alive (or SIGKILL has been sent and given
-   * a moment).
+   * a moment). `reason` says why: a backend that keeps processes beyond the extension host's life records it
+   * and hands it back on re-attach (see SpawnOptions.record); others ignore it.
    */
-  terminate(): Promise<void>;
+  terminate(reason?: EndReason): Promise<void>;
 }
 
 /** Where a backend's native module came from (node-pty: VS Code's own copy or the bundled one), for workspace_info. */

@@ -3,7 +3,7 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Workspace } from '../policy/workspaces';
 import type { Logger } from '../ports/logger';
 import { silentLogger } from '../ports/logger';
-import type { BackendOrigin, ExitInfo, ProcessBackend, ProcessHandle, SpawnRecord } from '../ports/processBackend';
+import type { BackendOrigin, EndReason, ExitInfo, ProcessBackend, ProcessHandle, SpawnRecord } from '../ports/processBackend';
 import { SpawnError } from '../ports/processBackend';
 import type { Limits } from '../policy/limits';
 import { SecretSet, scrubEnvironment } from './environment';
@@ -157,7 +157,7 @@ export interface AdoptedProcess {
   readonly handle: ProcessHandle;
   readonly retainedFrom: number;
   /** Why it was asked to end, when it was. */
-  readonly requested?: 'terminated' | 'timeout';
+  readonly requested?: EndReason;
   /** Pipes: its stdin was closed by write_stdin eof. */
   readonly inputClosed?: boolean;
 }
@@ -194,7 +194,7 @@ interface ProcessRecord {
   handle?: ProcessHandle;
   /** Resolves when spawn has settled (handle set, or the record dropped). */
   ready: Promise<void>;
-  requested?: 'timeout' | 'terminated';
+  requested?: EndReason;
   termination?: Termination;
   exitCode?: number;
   signal?: string;
@@ -798,7 +798,7 @@ export class ProcessSupervisor implements Disposable {
       if (rec.timer) clearTimeout(rec.timer);
       if (rec.phase === 'exited' || !rec.handle) return;
       try {
-        await rec.handle.terminate();
+        await rec.handle.terminate(rec.requested);
       } catch (err) {
         this.logger.warn(`process ${rec.id}: terminate failed: ${String(err)}`);
       }

@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import type { Disposable } from '../../core/disposable';
 import type { Logger } from '../../core/ports/logger';
-import type { ExitInfo, ProcessHandle, SpawnOptions } from '../../core/ports/processBackend';
+import type { EndReason, ExitInfo, ProcessHandle, SpawnOptions } from '../../core/ports/processBackend';
 import { SpawnError } from '../../core/ports/processBackend';
 import type { SpawnFailure } from '../../core/ports/processBackend';
 import { HandleEvents } from '../../core/process/handleEvents';
@@ -22,7 +22,7 @@ export interface AttachedProcess {
   readonly handle: ProcessHandle;
   /** The absolute offset of the first byte the handle's output starts with. */
   readonly retainedFrom: number;
-  readonly requested?: 'terminated' | 'timeout';
+  readonly requested?: EndReason;
   readonly inputClosed: boolean;
 }
 
@@ -76,8 +76,8 @@ class HostHandle implements ProcessHandle {
     this.connection.send({ t: 'kill', id: this.id, signal });
   }
 
-  terminate(): Promise<void> {
-    return this.connection.request({ t: 'terminate', id: this.id, reason: 'terminated' }).then(() => undefined);
+  terminate(reason: EndReason = 'terminated'): Promise<void> {
+    return this.connection.request({ t: 'terminate', id: this.id, reason }).then(() => undefined);
   }
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { Logger } from '../../core/ports/logger';
-import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../core/ports/processBackend';
+import type { EndReason, ExitInfo, ProcessBackend, ProcessHandle } from '../../core/ports/processBackend';
 import { SpawnError } from '../../core/ports/processBackend';
 import { RingBuffer } from '../../core/process/ringBuffer';
 import { ChildProcessBackend } from '../childProcessBackend';
@@ -38,7 +38,7 @@ interface Entry {
   readonly record: HostedRecord;
   readonly handle: ProcessHandle;
   readonly ring: RingBuffer;
-  requested?: 'terminated' | 'timeout';
+  requested?: EndReason;
   exit?: WireExit;
   inputClosed?: boolean;
   timer?: ReturnType<typeof setTimeout>;
@@ -271,7 +271,8 @@ export class ProcessHost {
           this.send({ t: 'done', req: m.req });
           return;
         }
-        if (!e.exit) e.requested ??= m.reason;
+        // The first reason wins, on both sides: the host's own deadline and the extension's may race.
+        if (!e.exit) e.requested ??= m.reason === 'timeout' ? 'timeout' : 'terminated';
         void e.handle.terminate().then(
           () => this.send({ t: 'done', req: m.req }),
           () => this.send({ t: 'done', req: m.req }),

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { SpawnOptions, SpawnRecord } from '../../core/ports/processBackend';
+import type { EndReason, SpawnOptions, SpawnRecord } from '../../core/ports/processBackend';
 
 /**
  * The process host's wire format on its Unix socket. Every frame is a 4-byte big-endian length, then one kind
@@ -45,7 +45,7 @@ export interface HostedProcess {
   /** Total bytes the process has written. */
   readonly end: number;
   /** Why it was asked to end, when it was (`terminated`, `timeout`). */
-  readonly requested?: 'terminated' | 'timeout';
+  readonly requested?: EndReason;
   /** Present once it has ended. */
   readonly exit?: WireExit;
   /** Pipes: stdin was closed by write_stdin eof. */
@@ -63,7 +63,7 @@ export type Message =
   | { readonly t: 'endInput'; readonly id: string }
   | { readonly t: 'resize'; readonly id: string; readonly rows: number; readonly cols: number }
   | { readonly t: 'kill'; readonly id: string; readonly signal: string }
-  | { readonly t: 'terminate'; readonly req: number; readonly id: string; readonly reason: 'terminated' | 'timeout' }
+  | { readonly t: 'terminate'; readonly req: number; readonly id: string; readonly reason: EndReason }
   | { readonly t: 'release'; readonly id: string }
   | { readonly t: 'shutdown'; readonly req: number }
   // host → client
@@ -72,7 +72,7 @@ export type Message =
   | { readonly t: 'spawned'; readonly req: number; readonly pid: number }
   | { readonly t: 'failed'; readonly req: number; readonly reason: string; readonly message: string }
   | { readonly t: 'done'; readonly req: number }
-  | { readonly t: 'exit'; readonly id: string; readonly exit: WireExit; readonly requested?: 'terminated' | 'timeout' }
+  | { readonly t: 'exit'; readonly id: string; readonly exit: WireExit; readonly requested?: EndReason }
   | { readonly t: 'inputFailed'; readonly id: string; readonly message: string };
 
 export function encodeMessage(message: Message): Buffer {
