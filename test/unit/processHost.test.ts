@@ -12,6 +12,7 @@ import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
 import { privateSocketDir } from '../../src/node/processHost/hostBackends';
+import { isLive, listProcesses } from '../../src/node/processTable';
 import { FRAME_DATA, FRAME_JSON, FrameReader, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
 import { TICKER, assembleWindow } from './helpers/processHostChild';
 
@@ -286,6 +287,28 @@ describe('process host: processes outlive the extension host', function () {
       await two.shutdown();
       two.detach();
     }
+  });
+
+  it('a host killed with SIGKILL leaves nothing running: silent pipe children, what they started in their group, and a terminal that ignores SIGHUP', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const sup = first.w.supervisor;
+    // Silent (no output to fail on) and with a child of their own in the same process group.
+    const silent = (await sup.exec(ws, ['sh', '-c', 'sleep 3001 & sleep 3002'], { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const hupProof = (await sup.exec(ws, ['sh', '-c', "trap '' HUP; sleep 3003 & sleep 3004"], { cwd: root, root, env, tty: true, occupancy: 'shared' })).process_id;
+    const leaders = [sup.info(silent).pid, sup.info(hupProof).pid];
+    const hostPid = first.w.processHost?.hostPid as number;
+    let members: number[] = [];
+    await waitFor('both groups to have their sleeps', async () => {
+      const table = await listProcesses();
+      members = table.filter((e) => leaders.includes(e.pgid) && isLive(e)).map((e) => e.pid);
+      return members.length >= 4;
+    });
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    process.kill(hostPid, 'SIGKILL');
+    await waitFor('the host to be gone', () => gone(hostPid));
+    await waitFor(`every process the host started (${members.join(', ')}) to be gone`, () => members.every(gone));
   });
 
   it('shutdown (the window closed for good) ends every process and the host at once', async () => {

@@ -10,6 +10,7 @@ import { NodePtyBackend } from '../nodePtyBackend';
 import type { NodePtyCandidate } from '../nodePtyLoader';
 import type { GitWrites } from '../sandbox/sandboxInventory';
 import { CommandSandbox } from '../sandbox/commandSandbox';
+import { OrphanGuard } from './orphanGuard';
 import type { Frame, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
 import { FRAME_JSON, FrameReader, encodeData, encodeMessage, sameSecret } from './protocol';
 
@@ -70,6 +71,8 @@ export class ProcessHost {
   private isolation: IsolationSnapshot | undefined;
   private readonly testHosts = new Map<string, { address: string; port: number }>();
   private spawning: Promise<unknown> = Promise.resolve();
+  /** Ends the processes' groups if this host dies without ending them (SIGKILL, a crash). */
+  private readonly guard: OrphanGuard;
 
   constructor(private readonly options: ProcessHostOptions) {
     this.secret = options.secret;
@@ -91,6 +94,7 @@ export class ProcessHost {
       this.tty = new NodePtyBackend({ sandbox: this.sandbox, logger: options.logger, ...(options.nodePty ? { candidates: options.nodePty } : {}) });
       this.pipes = new ChildProcessBackend({ sandbox: this.sandbox });
     }
+    this.guard = new OrphanGuard(options.logger);
     this.server = net.createServer((socket) => this.connected(socket));
     this.armGrace();
   }
@@ -134,6 +138,7 @@ export class ProcessHost {
         }),
       );
       await this.sandbox?.close();
+      this.guard.close();
       this.client?.end();
       this.client = undefined;
       try {
@@ -314,6 +319,7 @@ export class ProcessHost {
         this.send({ t: 'failed', req, reason, message: err instanceof Error ? err.message : String(err) });
         return;
       }
+      this.guard.add(handle.pid);
       const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity) };
       this.entries.set(record.process_id, entry);
       // Told before any output, so the client has the handle when the first data frame arrives.
@@ -324,6 +330,7 @@ export class ProcessHost {
       });
       handle.onExit((info: ExitInfo) => {
         if (entry.timer) clearTimeout(entry.timer);
+        this.guard.release(handle.pid);
         entry.exit = { ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}), ...(info.signal !== undefined ? { signal: info.signal } : {}), ...(info.outputComplete === false ? { outputComplete: false } : {}) };
         this.send({ t: 'exit', id: record.process_id, exit: entry.exit, ...(entry.requested ? { requested: entry.requested } : {}) });
       });
