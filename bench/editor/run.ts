@@ -755,6 +755,8 @@ interface Streamed {
   readonly written: number;
   readonly reads: number;
   readonly lost: boolean;
+  /** Bytes read_process reported lost (its `lost` ranges): with `received`, all of `written`. */
+  readonly lostBytes: number;
   /** Ended by terminate_process when over its time budget. */
   readonly cut: boolean;
 }
@@ -768,12 +770,14 @@ async function streamThroughExtension(rig: Rig, bytes: number, budgetMs = Number
   let received = 0;
   let reads = 0;
   let lost = false;
+  let lostBytes = 0;
   let cut = false;
   for (;;) {
-    const r = await call<{ chunk: string; cursor: number; eof: boolean; output_lost: boolean }>(client, 'read_process', { process_id, cursor, max_bytes: READ_MAX_BYTES, wait_ms: READ_WAIT_MS });
+    const r = await call<{ chunk: string; cursor: number; eof: boolean; output_lost: boolean; lost?: { from: number; to: number } }>(client, 'read_process', { process_id, cursor, max_bytes: READ_MAX_BYTES, wait_ms: READ_WAIT_MS });
     reads++;
     received += r.chunk.length;
     lost ||= r.output_lost;
+    lostBytes += r.lost ? r.lost.to - r.lost.from : 0;
     cursor = r.cursor;
     if (r.eof) break;
     if (!cut && performance.now() - t0 > budgetMs) {
@@ -786,7 +790,7 @@ async function streamThroughExtension(rig: Rig, bytes: number, budgetMs = Number
   const status = await call<{ termination?: string; exit_code?: number }>(client, 'process_status', { process_id });
   const ok = cut ? status.termination !== undefined : status.termination === 'exited' && status.exit_code === 0;
   if (!ok) throw new Error(`the flood ended badly: ${JSON.stringify(status)}`);
-  return { ms, received, written: cursor, reads, lost, cut };
+  return { ms, received, written: cursor, reads, lost, lostBytes, cut };
 }
 
 async function ptyGroup(rig: Rig): Promise<GroupOutput> {
@@ -864,7 +868,7 @@ async function floodGroup(rig: Rig): Promise<GroupOutput> {
       notes: [
         `Extension host RSS ${mib(report.rssBaselineBytes)} → peak ${mib(report.rssPeakBytes)} (growth ${growth.toFixed(1)} MiB), final ${mib(report.rssFinalBytes)}; ${report.rssSamples} samples.`,
         `Event-loop delay: max ${report.loopMaxMs.toFixed(1)} ms, p99 ${report.loopP99Ms.toFixed(1)} ms, mean ${report.loopMeanMs.toFixed(2)} ms (an idle Node process meanwhile: max ${idleDelay.maxMs.toFixed(1)} ms, p99 ${idleDelay.p99Ms.toFixed(1)} ms).`,
-        `The agent received ${mib(flow.received)} of ${mib(flow.written)} in ${flow.reads} reads${flow.lost ? ', output_lost set (the reader fell behind the retained buffer)' : ''}${cutNote}.`,
+        `The agent received ${mib(flow.received)} of ${mib(flow.written)} in ${flow.reads} reads${flow.lost ? `, output_lost set (the reader fell behind the retained buffer); the lost ranges it was told of add up to ${mib(flow.lostBytes)}, received + lost ${flow.received + flow.lostBytes === flow.written ? '=' : '≠'} written` : ''}${cutNote}.`,
         `Terminal mirror: ${report.mirrorTerminals} CodeSpace terminal(s) opened, ${mib(report.mirrorChars)} of characters handed to them (Pseudoterminal.onDidWrite).`,
       ],
     },

@@ -90,7 +90,7 @@ describe('process host: ring resumed at an offset', () => {
     assert.equal(ring.retainedFrom, 100);
     ring.write(new TextEncoder().encode('abc'));
     assert.equal(ring.retainedFrom, 100);
-    assert.deepEqual(ring.read(50, 10), { chunk: new TextEncoder().encode('abc'), cursor: 103, output_lost: true, retained_from: 100 });
+    assert.deepEqual(ring.read(50, 10), { chunk: new TextEncoder().encode('abc'), cursor: 103, output_lost: true, retained_from: 100, lost: { from: 50, to: 100 } });
     assert.equal(new TextDecoder().decode(ring.read(101, 10).chunk), 'bc');
     ring.write(new TextEncoder().encode('defghijk'));
     assert.equal(ring.retainedFrom, 103);
@@ -309,6 +309,53 @@ describe('process host: processes outlive the extension host', function () {
     process.kill(hostPid, 'SIGKILL');
     await waitFor('the host to be gone', () => gone(hostPid));
     await waitFor(`every process the host started (${members.join(', ')}) to be gone`, () => members.every(gone));
+  });
+
+  it('a window that falls behind a flood: the host keeps its memory bounded and the reader is told exactly which bytes it lost', async () => {
+    const total = 128 * 1024 * 1024;
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const sup = first.w.supervisor;
+    await sup.exec(ws, ['true'], { cwd: root, root, env, occupancy: 'shared' });
+    const hostPid = first.w.processHost?.hostPid as number;
+    const status = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${hostPid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
+    const before = status('VmRSS');
+    const id = (await sup.exec(ws, ['sh', '-c', `head -c ${total} /dev/zero | tr '\\000' x`], { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const pid = sup.info(id).pid;
+    // This process (the window) stops reading its socket until the flood is over: the host had it all to send.
+    const end = Date.now() + 120_000;
+    while (!gone(pid) && Date.now() < end) {
+      // busy: no event loop turn, so nothing is read from the host meanwhile
+    }
+    assert.ok(gone(pid), 'the flood ended');
+    const peak = status('VmHWM');
+    assert.ok(peak - before < 48 * 1024 * 1024, `the host grew by ${((peak - before) / 1048576).toFixed(1)} MiB for a ${total / 1048576} MiB flood its window did not read`);
+    let cursor = 0;
+    let received = 0;
+    let lost = 0;
+    for (;;) {
+      const r = await sup.read(id, cursor, 1024 * 1024, 1000);
+      if (r.lost) {
+        assert.equal(r.lost.from, cursor);
+        lost += r.lost.to - r.lost.from;
+      }
+      received += Buffer.byteLength(r.chunk);
+      cursor = r.cursor;
+      if (r.eof) break;
+    }
+    assert.equal(cursor, total, 'cursors stay the absolute offsets of the output');
+    assert.ok(lost > 0);
+    assert.equal(received + lost, total, 'what was read and what was reported lost add up to all of it');
+    assert.equal(sup.status(id).termination, 'exited');
+  });
+
+  it('a command that ends at once (its exit in the same read as the spawn answer) starts and reports its exit', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push((await first.w.supervisor.exec(ws, ['sh', '-c', `exit ${i % 3}`], { cwd: root, root, env, occupancy: 'shared' })).process_id);
+    await waitFor('every exit', () => ids.every((id) => first.w.supervisor.status(id).state === 'exited'));
+    ids.forEach((id, i) => assert.equal(first.w.supervisor.status(id).exit_code, i % 3));
   });
 
   it('shutdown (the window closed for good) ends every process and the host at once', async () => {

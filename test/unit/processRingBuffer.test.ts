@@ -60,8 +60,11 @@ describe('process ring buffer', () => {
     assert.equal(old.retained_from, 4);
     assert.equal(text(old.chunk), '456789abcd');
     assert.equal(old.cursor, 14);
+    assert.deepEqual(old.lost, { from: 0, to: 4 }, 'exactly the bytes between the cursor and the chunk are reported lost');
+    assert.deepEqual(buf.read(2, 100).lost, { from: 2, to: 4 });
     const inside = buf.read(8, 100);
     assert.equal(inside.output_lost, false);
+    assert.equal(inside.lost, undefined);
     assert.equal(text(inside.chunk), '89abcd');
     // A read that spans the physical end of the storage.
     const span = buf.read(7, 5);
@@ -172,6 +175,8 @@ describe('process ring buffer', () => {
       assert.equal(r.output_lost, true);
       assert.equal(text(r.chunk), '€€');
       assert.equal(r.cursor, 9);
+      // The two orphaned continuation bytes are lost too: the chunk starts at offset 3.
+      assert.deepEqual(r.lost, { from: 0, to: 3 });
     });
 
     it('never splits characters while reading in small steps across wraps', () => {

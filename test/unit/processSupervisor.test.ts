@@ -429,6 +429,9 @@ describe('process supervisor (real processes)', function () {
         const r = await sup.read(id, 0, 1024, 0);
         assert.equal(r.output_lost, true);
         assert.ok(r.retained_from > 0);
+        // Exactly what was missed: from the cursor asked for to the first byte of the chunk.
+        assert.deepEqual(r.lost, { from: 0, to: r.cursor - Buffer.byteLength(r.chunk) });
+        assert.ok((r.lost?.to ?? 0) >= r.retained_from);
         assert.match(r.chunk, /flood-line-of-text/);
         const s = await sup.terminate(id);
         assert.equal(s.termination, 'terminated');

@@ -73,6 +73,12 @@ export interface ProcessHandle {
   onData(listener: (bytes: Uint8Array) => void): Disposable;
   /** Fires once, after the output has been drained. A late listener still hears it. */
   onExit(listener: (info: ExitInfo) => void): Disposable;
+  /**
+   * Output the backend dropped before delivering it (a process host whose extension fell behind a flood): the
+   * next `onData` bytes start `bytes` later in the process's output. In order with `onData`; subscribe before
+   * it. Backends that deliver every byte never fire it.
+   */
+  onSkip?(listener: (bytes: number) => void): Disposable;
   /** Writes to the process's input (the terminal for a PTY, stdin for pipes). Throws when input is closed. */
   write(data: string | Uint8Array): void;
   /**

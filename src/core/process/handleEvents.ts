@@ -10,12 +10,15 @@ import { Listeners } from './listeners';
 export class HandleEvents {
   private readonly data: Listeners<[Uint8Array]>;
   private readonly exit: Listeners<[ExitInfo]>;
-  private early: Uint8Array[] | undefined = [];
+  private readonly skip: Listeners<[number]>;
+  /** Output (bytes) and skips (a count) before the first data listener, in order. */
+  private early: (Uint8Array | number)[] | undefined = [];
   private exitInfo: ExitInfo | undefined;
 
   constructor(onError: (err: unknown) => void = () => undefined) {
     this.data = new Listeners(onError);
     this.exit = new Listeners(onError);
+    this.skip = new Listeners(onError);
   }
 
   get exited(): boolean {
@@ -26,8 +29,22 @@ export class HandleEvents {
     const sub = this.data.add(listener);
     const queued = this.early;
     this.early = undefined;
-    if (queued) for (const bytes of queued) listener(bytes);
+    for (const item of queued ?? []) {
+      if (typeof item === 'number') this.skip.fire(item);
+      else listener(item);
+    }
     return sub;
+  }
+
+  /** Listeners must be added before the first data listener to hear skips queued before it. */
+  onSkip(listener: (bytes: number) => void): Disposable {
+    return this.skip.add(listener);
+  }
+
+  fireSkip(bytes: number): void {
+    if (bytes <= 0) return;
+    if (this.early) this.early.push(bytes);
+    else this.skip.fire(bytes);
   }
 
   onExit(listener: (info: ExitInfo) => void): Disposable {

@@ -13,6 +13,14 @@ export interface RingRead {
   readonly output_lost: boolean;
   /** Absolute offset of the oldest byte still held. */
   readonly retained_from: number;
+  /** With `output_lost`: the bytes from `from` (the cursor asked for) up to `to` (where `chunk` starts) are gone. */
+  readonly lost?: LostRange;
+}
+
+/** A range of output no longer held, in absolute offsets: `to - from` bytes. */
+export interface LostRange {
+  readonly from: number;
+  readonly to: number;
 }
 
 /** Length of the UTF-8 sequence a lead byte starts; 1 for ASCII and for bytes that cannot start one. */
@@ -91,6 +99,18 @@ export class RingBuffer {
     this.floor = offset;
   }
 
+  /**
+   * The next `bytes` bytes of the log were never delivered (dropped upstream): the end moves past them and
+   * nothing before the new end is held any more, so a read from an older cursor reports exactly what is gone.
+   */
+  skip(bytes: number): void {
+    if (!Number.isInteger(bytes) || bytes < 0) throw new RangeError(`bytes must be a non-negative integer, got ${bytes}.`);
+    if (bytes === 0) return;
+    if (this.storage.length < this.capacity) this.storage = new Uint8Array(this.capacity);
+    this.written += bytes;
+    this.floor = this.written;
+  }
+
   write(bytes: Uint8Array): void {
     const total = bytes.length;
     if (total === 0) return;
@@ -136,7 +156,7 @@ export class RingBuffer {
         break;
       }
     }
-    return { chunk: this.copy(start, stop), cursor: stop, output_lost: lost, retained_from: from };
+    return { chunk: this.copy(start, stop), cursor: stop, output_lost: lost, retained_from: from, ...(lost ? { lost: { from: want, to: start } } : {}) };
   }
 
   /** A copy of the retained bytes between the absolute offsets `from` and `to` (clamped to what is retained). */

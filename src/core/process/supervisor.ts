@@ -8,6 +8,7 @@ import { SpawnError } from '../ports/processBackend';
 import type { Limits } from '../policy/limits';
 import { SecretSet, scrubEnvironment } from './environment';
 import { Listeners } from './listeners';
+import type { LostRange } from './ringBuffer';
 import { DEFAULT_RING_CAPACITY, RingBuffer } from './ringBuffer';
 import { readRedacted } from './redactedRead';
 import type { SecretRedactor } from '../secretRedactor';
@@ -65,6 +66,8 @@ export interface ProcessRead {
   readonly eof: boolean;
   readonly output_lost: boolean;
   readonly retained_from: number;
+  /** With `output_lost`: exactly which bytes the reader missed (from its cursor to where `chunk` starts). */
+  readonly lost?: LostRange;
   /** Present (false) only once the process has exited with output known to be incomplete. */
   readonly output_complete?: false;
 }
@@ -382,8 +385,7 @@ export class ProcessSupervisor implements Disposable {
     this.logger.info(`process ${id} started (pid ${handle.pid}, ${tty ? 'pty' : 'pipes'}, ${occupancy}) in ${workspace.id}: ${JSON.stringify(command)}`);
 
     this.didStart.fire(this.infoOf(rec));
-    rec.subscriptions.push(handle.onData((bytes) => this.received(rec, bytes)));
-    rec.subscriptions.push(handle.onExit((info) => this.ended(rec, info)));
+    this.follow(rec, handle);
 
     if (rec.phase === 'running' && timed) {
       rec.timer = setTimeout(() => this.expire(rec), timeoutMs);
@@ -430,8 +432,7 @@ export class ProcessSupervisor implements Disposable {
     this.records.set(rec.id, rec);
     this.logger.info(`process ${rec.id} taken over (pid ${p.handle.pid}, ${rec.tty ? 'pty' : 'pipes'}, ${rec.occupancy}) in ${rec.workspaceId}: ${JSON.stringify(rec.command)}`);
     this.didStart.fire(this.infoOf(rec));
-    rec.subscriptions.push(p.handle.onData((bytes) => this.received(rec, bytes)));
-    rec.subscriptions.push(p.handle.onExit((info) => this.ended(rec, info)));
+    this.follow(rec, p.handle);
     if (rec.phase === 'running' && r.deadline !== undefined) {
       rec.timer = setTimeout(() => this.expire(rec), Math.max(0, r.deadline - this.clock.now()));
       rec.timer.unref?.();
@@ -731,6 +732,7 @@ export class ProcessSupervisor implements Disposable {
       eof: final && r.cursor >= rec.buffer.end,
       output_lost: r.output_lost,
       retained_from: r.retained_from,
+      ...(r.lost ? { lost: r.lost } : {}),
       ...(final && rec.outputComplete === false ? { output_complete: false as const } : {}),
     };
   }
@@ -751,6 +753,17 @@ export class ProcessSupervisor implements Disposable {
 
   private wake(rec: ProcessRecord): void {
     for (const waiter of [...rec.waiters]) waiter();
+  }
+
+  /** Follows a process's output (with the skips of a backend that had to drop some, first) and its exit. */
+  private follow(rec: ProcessRecord, handle: ProcessHandle): void {
+    const skips = handle.onSkip?.((bytes) => {
+      rec.buffer.skip(bytes);
+      this.wake(rec);
+    });
+    if (skips) rec.subscriptions.push(skips);
+    rec.subscriptions.push(handle.onData((bytes) => this.received(rec, bytes)));
+    rec.subscriptions.push(handle.onExit((info) => this.ended(rec, info)));
   }
 
   private received(rec: ProcessRecord, bytes: Uint8Array): void {

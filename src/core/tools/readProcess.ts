@@ -6,7 +6,7 @@ export const readProcessTool = defineTool({
   title: 'Read process output',
   description:
     'Reads a process\'s output (stdout and stderr) from cursor: 0 first, then the cursor returned. wait_ms waits for ' +
-    'new output or the exit. eof: the output is complete, not that the command succeeded (see process_status). output_lost: older output was dropped.',
+    'new output or the exit. eof: the output is complete, not that the command succeeded (see process_status). output_lost: older output was dropped (lost: which bytes).',
   kind: 'processRead',
   input: {
     process_id: z.string().min(1),
@@ -20,6 +20,7 @@ export const readProcessTool = defineTool({
     eof: z.boolean(),
     output_lost: z.boolean(),
     retained_from: z.number(),
+    lost: z.object({ from: z.number(), to: z.number() }).optional(),
     output_complete: z.literal(false).optional(),
   },
   async handler(args, ctx) {
@@ -31,6 +32,7 @@ export const readProcessTool = defineTool({
       eof: r.eof,
       output_lost: r.output_lost,
       retained_from: r.retained_from,
+      ...(r.lost ? { lost: { from: r.lost.from, to: r.lost.to } } : {}),
       ...(r.output_complete === false ? { output_complete: false as const } : {}),
     };
   },

@@ -51,6 +51,10 @@ class HostHandle implements ProcessHandle {
     return this.events.onExit(listener);
   }
 
+  onSkip(listener: (bytes: number) => void): Disposable {
+    return this.events.onSkip(listener);
+  }
+
   private checkInput(): void {
     if (this.events.exited || this.inputClosed || !this.connection.open) throw new Error('The process input is closed.');
   }
@@ -92,6 +96,11 @@ export class HostConnection {
   private readonly pending = new Map<number, Pending>();
   /** Which process each spawn request is for, so its handle exists before the first output arrives. */
   private readonly spawnRequests = new Map<number, { process_id: string; tty: boolean }>();
+  /**
+   * Handles made on a `spawned` answer, until spawn() takes them: a process that ends at once has its exit in the
+   * same read as the answer, which takes it out of `handles` before spawn() resumes.
+   */
+  private readonly started = new Map<string, HostHandle>();
   private nextReq = 1;
   private closed = false;
   /** The secret for the next attach (the host rotates it on every attach). */
@@ -212,7 +221,8 @@ export class HostConnection {
     }
     if (answer.t !== 'spawned') throw new SpawnError('failed', `The process host answered a spawn with ${answer.t}.`);
     // Registered when the answer is handled (received(), below), before any of the process's output.
-    const handle = this.handles.get(record.process_id);
+    const handle = this.started.get(record.process_id);
+    this.started.delete(record.process_id);
     if (!handle) throw new SpawnError('failed', 'The process host started the process but its handle is missing.');
     return handle;
   }
@@ -261,7 +271,11 @@ export class HostConnection {
         this.pending.delete(m.req);
         if (m.t === 'spawned') {
           const spawn = this.spawnRequests.get(m.req);
-          if (spawn) this.handles.set(spawn.process_id, new HostHandle(this, spawn.process_id, m.pid, spawn.tty));
+          if (spawn) {
+            const handle = new HostHandle(this, spawn.process_id, m.pid, spawn.tty);
+            this.handles.set(spawn.process_id, handle);
+            this.started.set(spawn.process_id, handle);
+          }
         }
         this.spawnRequests.delete(m.req);
         p.resolve(m);
@@ -276,6 +290,9 @@ export class HostConnection {
         if (!this.closed) this.send({ t: 'release', id: m.id });
         return;
       }
+      case 'skip':
+        this.handles.get(m.id)?.events.fireSkip(m.bytes);
+        return;
       case 'inputFailed':
         this.logger.warn(`[process-host] process ${m.id}: input failed: ${m.message}`);
         return;

@@ -42,11 +42,20 @@ interface Entry {
   requested?: EndReason;
   exit?: WireExit;
   inputClosed?: boolean;
+  /** The offset up to which the attached client has this process's output (sent, or told it was skipped). */
+  sent: number;
   timer?: ReturnType<typeof setTimeout>;
 }
 
 /** How long a connection may take to prove the secret before it is dropped. */
 const HELLO_MS = 10_000;
+/**
+ * Output queued on the client's socket past which the host stops sending and lets the rings absorb a flood: the
+ * processes never wait for the window (no back-pressure on a dev server), and the host's memory stays bounded by
+ * the rings plus this. When the socket drains, each process resumes from what its ring still holds, after a
+ * `skip` for the bytes it no longer does, so the window's cursors stay exact and its reader is told what it lost.
+ */
+const SEND_HIGH_WATER = 4 * 1024 * 1024;
 
 /**
  * A small process host: runs agents' commands (node-pty and pipes, in the command sandbox when the extension's
@@ -71,6 +80,8 @@ export class ProcessHost {
   private isolation: IsolationSnapshot | undefined;
   private readonly testHosts = new Map<string, { address: string; port: number }>();
   private spawning: Promise<unknown> = Promise.resolve();
+  /** The client's socket is over SEND_HIGH_WATER: output waits in the rings until it drains. */
+  private congested = false;
   /** Ends the processes' groups if this host dies without ending them (SIGKILL, a crash). */
   private readonly guard: OrphanGuard;
 
@@ -225,15 +236,45 @@ export class ProcessHost {
     socket.write(encodeMessage({ t: 'welcome', secret: this.secret, pid: process.pid, processes }));
     // The retained output of each, then the exits already known, in this order on the one stream: the client
     // rebuilds each ring from the same absolute offset and sees an exit only after all of its output.
+    this.congested = false;
     for (const e of this.entries.values()) {
       const kept = e.ring.slice(e.ring.retainedFrom, e.ring.end).bytes;
       if (kept.length > 0) socket.write(encodeData(e.record.process_id, kept));
+      e.sent = e.ring.end;
     }
     for (const e of this.entries.values()) {
       if (e.exit) socket.write(encodeMessage({ t: 'exit', id: e.record.process_id, exit: e.exit, ...(e.requested ? { requested: e.requested } : {}) }));
     }
     this.options.logger.info(`extension attached; ${processes.length} process(es) handed over`);
     return true;
+  }
+
+  /** New output of a process: to the client at once, unless the client is behind (then the ring keeps it). */
+  private forward(entry: Entry, bytes: Uint8Array): void {
+    const client = this.client;
+    if (!client || client.destroyed || this.congested) return;
+    if (client.writableLength > SEND_HIGH_WATER) {
+      this.congested = true;
+      client.once('drain', () => {
+        if (this.client !== client) return;
+        this.congested = false;
+        for (const e of this.entries.values()) this.catchUp(e);
+      });
+      return;
+    }
+    client.write(encodeData(entry.record.process_id, bytes));
+    entry.sent = entry.ring.end;
+  }
+
+  /** Sends what the client has not had of a process's output: a skip for what the ring no longer holds, then the rest. */
+  private catchUp(entry: Entry): void {
+    const client = this.client;
+    if (!client || client.destroyed || entry.sent >= entry.ring.end) return;
+    const from = Math.max(entry.sent, entry.ring.retainedFrom);
+    if (from > entry.sent) client.write(encodeMessage({ t: 'skip', id: entry.record.process_id, bytes: from - entry.sent }));
+    const rest = entry.ring.slice(from, entry.ring.end).bytes;
+    if (rest.length > 0) client.write(encodeData(entry.record.process_id, rest));
+    entry.sent = entry.ring.end;
   }
 
   private send(message: Message): void {
@@ -320,17 +361,19 @@ export class ProcessHost {
         return;
       }
       this.guard.add(handle.pid);
-      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity) };
+      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity), sent: 0 };
       this.entries.set(record.process_id, entry);
       // Told before any output, so the client has the handle when the first data frame arrives.
       this.send({ t: 'spawned', req, pid: handle.pid });
       handle.onData((bytes) => {
         entry.ring.write(bytes);
-        if (this.client && !this.client.destroyed) this.client.write(encodeData(record.process_id, bytes));
+        this.forward(entry, bytes);
       });
       handle.onExit((info: ExitInfo) => {
         if (entry.timer) clearTimeout(entry.timer);
         this.guard.release(handle.pid);
+        // All of its output reaches the client before its exit, congested or not (a ring's worth at most).
+        this.catchUp(entry);
         entry.exit = { ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}), ...(info.signal !== undefined ? { signal: info.signal } : {}), ...(info.outputComplete === false ? { outputComplete: false } : {}) };
         this.send({ t: 'exit', id: record.process_id, exit: entry.exit, ...(entry.requested ? { requested: entry.requested } : {}) });
       });

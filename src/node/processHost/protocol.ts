@@ -73,7 +73,9 @@ export type Message =
   | { readonly t: 'failed'; readonly req: number; readonly reason: string; readonly message: string }
   | { readonly t: 'done'; readonly req: number }
   | { readonly t: 'exit'; readonly id: string; readonly exit: WireExit; readonly requested?: EndReason }
-  | { readonly t: 'inputFailed'; readonly id: string; readonly message: string };
+  | { readonly t: 'inputFailed'; readonly id: string; readonly message: string }
+  /** The client fell behind: `bytes` of the process's output are not sent; its next data frame starts after them. */
+  | { readonly t: 'skip'; readonly id: string; readonly bytes: number };
 
 export function encodeMessage(message: Message): Buffer {
   const body = Buffer.from(JSON.stringify(message), 'utf8');
