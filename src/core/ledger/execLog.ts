@@ -5,9 +5,20 @@ import type { Logger } from '../ports/logger';
 import type { ExecRecord } from './schemas';
 import { LINE_TYPES, execRecordSchema } from './schemas';
 
+/** A process's end, as the operation runner reports it (one of its events, declared here for the log it feeds). */
+export interface ProcessExitedEvent {
+  readonly type: 'process.exited';
+  readonly process_id: string;
+  readonly workspace_id: string;
+  readonly termination: string;
+  readonly exit_code?: number;
+  readonly signal?: string;
+  readonly ended_at: string;
+}
+
 /**
- * What the log records, as the operation runner reports it: a committed operation that started a command, and a
- * process's exit. Declared here as a shape, so the ledger does not depend on the runner that feeds it.
+ * What the log records, as the operation runner reports it: a committed operation that started a command (the
+ * fields of the runner's event the log reads), and a process's exit. Declared here, below the runner that feeds it.
  */
 export type ExecEvent =
   | {
@@ -18,15 +29,7 @@ export type ExecEvent =
       readonly process_id?: string;
       readonly command?: { readonly argv: readonly string[]; readonly cwd: string; readonly tty: boolean; readonly occupancy: 'exclusive' | 'shared' };
     }
-  | {
-      readonly type: 'process.exited';
-      readonly process_id: string;
-      readonly workspace_id: string;
-      readonly termination: string;
-      readonly exit_code?: number;
-      readonly signal?: string;
-      readonly ended_at: string;
-    };
+  | ProcessExitedEvent;
 
 /** Command records kept (the newest); older finished ones roll off. */
 export const DEFAULT_EXEC_RECORDS = 500;
@@ -42,7 +45,7 @@ export class ExecLog implements Disposable {
   private readonly records = new Map<string, ExecRecord>();
   private readonly byProcess = new Map<string, string>();
   /** Exits seen before the start was reported (a command that ends at once can exit before exec returns). */
-  private readonly earlyExits = new Map<string, Extract<ExecEvent, { type: 'process.exited' }>>();
+  private readonly earlyExits = new Map<string, ProcessExitedEvent>();
   private appends = 0;
   private opened = false;
   private chain: Promise<void> = Promise.resolve();

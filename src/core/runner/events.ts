@@ -1,5 +1,6 @@
 import type { Disposable } from '../disposable';
 import type { Decider, HoldCommand, HoldView, ProposalFile } from '../approvals/hold';
+import type { ProcessExitedEvent } from '../ledger/execLog';
 
 /** What an operation is, in a line: enough for an activity list. */
 export interface OperationSummary {
@@ -37,15 +38,7 @@ export type RunnerEvent =
     }
   | { readonly type: 'operation.failed'; readonly operation: OperationSummary; readonly code: string; readonly message: string; readonly approval_id?: string }
   | { readonly type: 'process.started'; readonly process_id: string; readonly workspace_id: string; readonly command: readonly string[]; readonly tty: boolean; readonly started_at: string }
-  | {
-      readonly type: 'process.exited';
-      readonly process_id: string;
-      readonly workspace_id: string;
-      readonly termination: string;
-      readonly exit_code?: number;
-      readonly signal?: string;
-      readonly ended_at: string;
-    };
+  | ProcessExitedEvent;
 
 export type RunnerEventType = RunnerEvent['type'];
 
