@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { ToolError } from '../../src/core/errors';
 import { silentLogger } from '../../src/core/ports/logger';
 import { RingBuffer } from '../../src/core/process/ringBuffer';
-import type { ProcessSupervisor } from '../../src/core/process/supervisor';
+import { ProcessSupervisor } from '../../src/core/process/supervisor';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
@@ -356,6 +356,27 @@ describe('process host: processes outlive the extension host', function () {
     for (let i = 0; i < 40; i++) ids.push((await first.w.supervisor.exec(ws, ['sh', '-c', `exit ${i % 3}`], { cwd: root, root, env, occupancy: 'shared' })).process_id);
     await waitFor('every exit', () => ids.every((id) => first.w.supervisor.status(id).state === 'exited'));
     ids.forEach((id, i) => assert.equal(first.w.supervisor.status(id).exit_code, i % 3));
+  });
+
+  it('a deadline the host reaches before the extension\'s own timer reads timeout, not the exit code of a process that ended on SIGTERM', async () => {
+    const first = await open();
+    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    const connection = await HostConnection.attach(record().socket, record().secret, silentLogger);
+    try {
+      // The host holds the deadline; this supervisor follows the process with no timer of its own (as when the
+      // host's timer fires first), so only the host can tell it why the process ended.
+      const rec = { process_id: 'p_deadline', workspace_id: 'w', command: TICKER, cwd: root, occupancy: 'shared' as const, started_at: Date.now(), capacity: 65536 };
+      const handle = await connection.spawn({ file: TICKER[0] as string, args: TICKER.slice(1), cwd: root, env, tty: false }, { ...rec, deadline: Date.now() + 800 }, undefined);
+      const sup = new ProcessSupervisor({ backends: { tty: () => assert.fail('no spawn'), pipes: () => assert.fail('no spawn') }, logger: silentLogger });
+      sup.adopt({ record: rec, handle, retainedFrom: 0 });
+      await waitFor('the host to end it at its deadline', () => sup.status('p_deadline').state === 'exited');
+      assert.equal(sup.status('p_deadline').termination, 'timeout');
+    } finally {
+      await connection.shutdown();
+      connection.detach();
+    }
   });
 
   it('shutdown (the window closed for good) ends every process and the host at once', async () => {

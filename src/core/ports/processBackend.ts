@@ -63,6 +63,11 @@ export interface ExitInfo {
    * it exited was delivered through `onData`.
    */
   readonly outputComplete?: boolean;
+  /**
+   * Why the backend ended the process itself, when it did: a process host enforces the operator timeout (the
+   * record's `deadline`) on its own, also while no extension is attached.
+   */
+  readonly requested?: EndReason;
 }
 
 /** One running process, which leads its own process group (and, for a PTY, its own session). */

@@ -783,6 +783,8 @@ export class ProcessSupervisor implements Disposable {
     rec.endedAt = this.clock.now();
     const signal = info.signal === undefined || info.signal === 0 || info.signal === '' ? undefined : String(info.signal);
     if (signal !== undefined) rec.signal = signal;
+    // The backend's reason counts too: a process host's deadline may fire before this supervisor's timer.
+    rec.requested ??= info.requested;
     if (rec.requested) rec.termination = rec.requested;
     else if (signal === undefined && typeof info.exitCode === 'number') rec.termination = 'exited';
     else rec.termination = 'unknown';

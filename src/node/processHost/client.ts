@@ -285,7 +285,7 @@ export class HostConnection {
         const h = this.handles.get(m.id);
         if (!h) return;
         this.handles.delete(m.id);
-        h.events.fireExit(m.exit);
+        h.events.fireExit({ ...m.exit, ...(m.requested ? { requested: m.requested } : {}) });
         // The extension has the exit now: the host may forget the process.
         if (!this.closed) this.send({ t: 'release', id: m.id });
         return;
