@@ -29,6 +29,8 @@ interface OpenSettle {
   readonly paths: readonly string[];
   readonly options: SettleOptions;
   answer(files: FileDiagnostics[], settled?: boolean): void;
+  /** A server reports on the new content while the wait goes on (what `onReport` is told). */
+  report(path: string, diagnostics: EditorDiagnostic[]): void;
 }
 
 /** A language port that reports on `.ts` files only and answers every settle only when told. */
@@ -46,7 +48,7 @@ class HeldLanguage implements LanguageFeatures {
   }
   settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
     return new Promise((resolve) => {
-      this.settles.push({ paths, options, answer: (files, settled = true) => resolve({ settled, files }) });
+      this.settles.push({ paths, options, answer: (files, settled = true) => resolve({ settled, files }), report: (p, d) => options.onReport?.(p, d) });
       this.arrived?.();
     });
   }
@@ -176,6 +178,55 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
     // Delivered once; another session never gets it.
     assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
     assert.equal((await call('workspace_info', {}, 'S2')).diagnostics_update, undefined);
+  });
+
+  it('what a server reports on the new content reaches the next result before the round settles; the settled report follows only when it differs', async () => {
+    const r = await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'e1');
+    const round = await lang.nextSettle();
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+    // The server has checked the new content; the round still waits for its quiet period (the settle is unanswered).
+    round.report(at('src/a.ts'), [typeError(1)]);
+    const early = await nextUpdate('read', { workspace_id: 'proj', path: 'notes.txt' });
+    assert.equal(early.length, 1);
+    assert.equal(early[0]?.settled, false, 'what is known so far, not the settled report');
+    assert.equal(early[0]?.version, r.files[0]?.after_version);
+    assert.deepEqual(early[0]?.items.map((i) => i.code), ['2322']);
+    assert.equal(lang.settles.length, 1, 'still the same round');
+    // It settles on the same report: nothing new to say, so nothing comes again.
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'] });
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+
+    // Next edit: the early report says one thing, the settled one another; the session gets both, in order.
+    await patch('src/a.ts', 'export const label: string = 42;', 'export const label: string = 43;', 'e2');
+    const second = await lang.nextSettle();
+    second.report(at('src/a.ts'), []);
+    const first = await nextUpdate('workspace_info', {});
+    assert.deepEqual([first[0]?.settled, first[0]?.items.length], [false, 0]);
+    second.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const settled = await nextUpdate('workspace_info', {});
+    assert.deepEqual([settled[0]?.settled, settled[0]?.items.map((i) => i.code)], [true, ['2322']]);
+
+    // An early report not yet taken is replaced by the settled one: the session gets one report.
+    await patch('src/a.ts', 'export const label: string = 43;', 'export const label: string = 44;', 'e3');
+    const third = await lang.nextSettle();
+    third.report(at('src/a.ts'), []);
+    third.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 0 });
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined, 'taken by diagnostics, once');
+  });
+
+  it('an early report about content edited again meanwhile is never delivered', async () => {
+    await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'f1');
+    const round = await lang.nextSettle();
+    await patch('src/a.ts', 'export const label: string = 42;', 'export const label: string = "y";', 'f2');
+    round.report(at('src/a.ts'), [typeError(1)]);
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const again = await lang.nextSettle();
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined, 'neither the early nor the settled report of the older content');
+    again.answer([{ path: at('src/a.ts'), diagnostics: [] }]);
+    const update = await nextUpdate('workspace_info', {});
+    assert.deepEqual([update[0]?.settled, update[0]?.items], [true, []]);
   });
 
   it('a file type no language server reports on is never followed: no settle, no field, and diagnostics answers without waiting', async () => {

@@ -179,15 +179,27 @@ export class DiagnosticsFeed implements Disposable {
   private async round(entries: readonly { file: FollowedFile; sessions: Set<string> }[]): Promise<void> {
     const { language, logger } = this.options;
     if (!language) return;
+    /** The early report each file's sessions were handed in this round; none once the round has its answer. */
+    const early = { reports: new Map<string, FileReport>(), closed: false };
     let result: { settled: boolean; files: readonly { path: string; diagnostics: readonly EditorDiagnostic[] }[] };
     try {
       result = await language.settle(
         entries.map((e) => e.file.abs),
-        { timeoutMs: Math.max(0, this.options.settleMs()), requireChange: true, signal: this.abort.signal },
+        {
+          timeoutMs: Math.max(0, this.options.settleMs()),
+          requireChange: true,
+          signal: this.abort.signal,
+          onReport: (abs, diagnostics) => {
+            const entry = entries.find((e) => e.file.abs === abs);
+            if (entry) void this.early(entry, diagnostics, early);
+          },
+        },
       );
     } catch (err) {
       logger.error('[diagnostics] following an edit failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
       return;
+    } finally {
+      early.closed = true;
     }
     for (const { file, sessions } of entries) {
       // Edited again meanwhile: the next round follows the newer content; this report is about the older one.
@@ -199,15 +211,38 @@ export class DiagnosticsFeed implements Disposable {
       }
       const report: FileReport = { ...file, settled: result.settled, diagnostics: result.files.find((f) => f.path === file.abs)?.diagnostics ?? [] };
       this.remember(this.latest, file.abs, report, 4 * MAX_REPORTS_PER_SESSION);
+      const before = early.reports.get(file.abs);
       for (const session of sessions) {
-        let reports = this.undelivered.get(session);
-        if (!reports) {
-          reports = new Map();
-          this.remember(this.undelivered, session, reports, MAX_SESSIONS);
-        }
-        this.remember(reports, file.abs, report, MAX_REPORTS_PER_SESSION);
+        // A session that already took the early report gets the settled one only when it says something else.
+        const taken = before !== undefined && this.undelivered.get(session)?.get(file.abs) !== before;
+        if (taken && report.settled && sameDiagnostics(before.diagnostics, report.diagnostics)) continue;
+        this.deliver(session, report);
       }
     }
+  }
+
+  /**
+   * A server reported on a file's new content before the round settled: the sessions get what is known now on their
+   * next answer (`settled: false`), without waiting for the quiet period; the settled report follows if it differs.
+   */
+  private async early(entry: { file: FollowedFile; sessions: Set<string> }, diagnostics: readonly EditorDiagnostic[], early: { reports: Map<string, FileReport>; closed: boolean }): Promise<void> {
+    const { file, sessions } = entry;
+    if (early.closed || this.queued.has(file.abs)) return;
+    const now = await this.options.versionOf(file.workspace_id, file.path).catch(() => undefined);
+    // Edited again, or the round has its answer meanwhile (its report is the one to deliver).
+    if (now !== file.version || this.queued.has(file.abs) || early.closed) return;
+    const report: FileReport = { ...file, settled: false, diagnostics };
+    early.reports.set(file.abs, report);
+    for (const session of sessions) this.deliver(session, report);
+  }
+
+  private deliver(session: string, report: FileReport): void {
+    let reports = this.undelivered.get(session);
+    if (!reports) {
+      reports = new Map();
+      this.remember(this.undelivered, session, reports, MAX_SESSIONS);
+    }
+    this.remember(reports, report.abs, report, MAX_REPORTS_PER_SESSION);
   }
 
   /** Sets a key as the newest of a bounded map, dropping the oldest beyond `max`. */
@@ -216,4 +251,9 @@ export class DiagnosticsFeed implements Disposable {
     map.set(key, value);
     while (map.size > max) map.delete(map.keys().next().value as K);
   }
+}
+
+/** Whether two reports list the same diagnostics, in the same order. */
+function sameDiagnostics(a: readonly EditorDiagnostic[], b: readonly EditorDiagnostic[]): boolean {
+  return a.length === b.length && a.every((d, i) => JSON.stringify(d) === JSON.stringify(b[i]));
 }

@@ -245,6 +245,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
     const deadline = Date.now() + options.timeoutMs;
     const uris = paths.map((p) => vscode.Uri.file(p));
     const keys = new Set(uris.map((u) => u.toString()));
+    const pathByKey = new Map(uris.map((u, i) => [u.toString(), paths[i] as string]));
     const seen = new Set<string>();
     const opened: vscode.Uri[] = [];
     let lastReport = Date.now();
@@ -263,6 +264,9 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
         if (doc && !doc.isDirty && doc.getText() !== want) continue;
         seen.add(k);
         ours = true;
+        // What is known now, handed on at once when it is provably about the new content (the document shows it).
+        const at = pathByKey.get(k);
+        if (options.onReport && doc && !doc.isDirty && at !== undefined) options.onReport(at, vscode.languages.getDiagnostics(u).map(toDiagnostic));
       }
       if (ours) {
         lastReport = Date.now();
