@@ -77,10 +77,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
   // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse. Both are
-  // read at once: each is a SecretStorage round trip to the window, the slowest step of activation.
+  // read at once, and while the services are built: each is a SecretStorage round trip to the window, the slowest
+  // step of activation, and nothing before the supervisor needs them.
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
-  for (const t of await Promise.all([tokens.load(), inboxTokens.load()])) log.addSecret(t);
-  phase('token');
+  const loadingTokens = Promise.all([tokens.load(), inboxTokens.load()]);
+  loadingTokens.catch(() => undefined); // awaited below, after the services
 
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
@@ -121,6 +122,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   shutdown = core.shutdown;
   phase('services');
+  try {
+    for (const t of await loadingTokens) log.addSecret(t);
+  } catch (err) {
+    await core.shutdown().catch(() => undefined);
+    shutdown = undefined;
+    throw err;
+  }
+  phase('token');
   const secret = core.supervisor.addSecret(tokens.get() as string);
   const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
   const terminals = new ProcessTerminals(core.supervisor, log);

@@ -20,6 +20,7 @@ import type { AssembleOptions, AssembledServices } from '../../src/node/assemble
 import { assembleServices } from '../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
+import { MAX_FOLLOWED_FILE_BYTES } from '../../src/core/language/diagnosticsFeed';
 
 const sha = (b: string): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
 const typeError = (line: number): EditorDiagnostic => ({ range: { start: { line, character: 14 }, end: { line, character: 17 } }, severity: 'error', message: "Type 'number' is not assignable to type 'string'.", source: 'ts', code: '2322' });
@@ -227,6 +228,26 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
     again.answer([{ path: at('src/a.ts'), diagnostics: [] }]);
     const update = await nextUpdate('workspace_info', {});
     assert.deepEqual([update[0]?.settled, update[0]?.items], [true, []]);
+  });
+
+  it('a file over the follow limit is not followed: the edit says it is unchecked, and diagnostics checks it on request', async () => {
+    const big = `${'export const filler: number = 1;\n'.repeat(Math.ceil((MAX_FOLLOWED_FILE_BYTES + 1) / 33))}export const label: string = "x";\n`;
+    await fsp.writeFile(at('src/big.ts'), big);
+    const r = await patch('src/big.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'big');
+    assert.deepEqual(r.diagnostics, { pending: false, items: [], counts: { error: 0, warning: 0, information: 0, hint: 0 }, truncated: false, unchecked: 1 });
+    // A file just under the limit is followed as usual.
+    await fsp.writeFile(at('src/edge.ts'), `${'x'.repeat(MAX_FOLLOWED_FILE_BYTES - 34)}\nexport const label: string = "x";\n`);
+    const edge = await patch('src/edge.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'edge');
+    assert.equal((edge.diagnostics as { pending: boolean }).pending, true);
+    const round = await lang.nextSettle();
+    assert.deepEqual(round.paths, [at('src/edge.ts')], 'only the file within the limit was handed to the servers');
+    round.answer([{ path: at('src/edge.ts'), diagnostics: [] }]);
+    // Asked for, the large file is checked (a settle of its own, not a followed report).
+    const asking = call('diagnostics', { workspace_id: 'proj', paths: ['src/big.ts'], wait_ms: 1000 });
+    const check = await lang.nextSettle();
+    assert.deepEqual([check.paths, check.options.requireChange], [[at('src/big.ts')], false]);
+    check.answer([{ path: at('src/big.ts'), diagnostics: [typeError(1)] }]);
+    assert.deepEqual(((await asking).diagnostics as { code?: string }[]).map((d) => d.code), ['2322']);
   });
 
   it('a file type no language server reports on is never followed: no settle, no field, and diagnostics answers without waiting', async () => {

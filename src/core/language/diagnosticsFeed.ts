@@ -30,6 +30,12 @@ export interface DiagnosticsFeedOptions {
 
 /** Most files one round follows (each may need a background tab in the editor). */
 export const MAX_FOLLOWED_FILES = 20;
+/**
+ * Largest file an edit has followed. Checking a file in the editor copies all of its text into the extension host and
+ * on to the language server: for a 5 MB TypeScript file that held up the extension host for over a second (measured
+ * with `npm run bench:editor`, patch group), after the edit had answered. A larger file is checked only on request.
+ */
+export const MAX_FOLLOWED_FILE_BYTES = 1024 * 1024;
 /** Sessions whose undelivered reports are kept, and reports kept per session; the oldest go first. */
 const MAX_SESSIONS = 256;
 const MAX_REPORTS_PER_SESSION = 200;
