@@ -119,6 +119,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
     disabledToolGroups: settings.toolsDisabledGroups,
+    probeSandboxLater: true,
   });
   shutdown = core.shutdown;
   phase('services');
@@ -222,6 +223,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       (e: unknown) => log.error('[activate] showing the error failed', describe(e)),
     );
   }
+  // The sandbox probe starts a process: after the endpoint listens, so the first request does not wait for it (the log
+  // and workspace_info still say what holds, and a first command probes at once if this has not finished).
+  core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
   return {
     endpointUrl: () => endpointUrl(host),
     panelForTests: panel.forTests,
