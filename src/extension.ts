@@ -24,7 +24,7 @@ import { registerReview } from './vscode/review/registerReview';
 import { registerWorkReview } from './vscode/review/workReview';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
-import { settings } from './vscode/settings';
+import { cacheSettings, settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { registerSteering } from './vscode/steering/registerSteering';
 import { ServerStatusBar } from './vscode/statusBar';
@@ -72,6 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     lastMark = now;
   };
   const version = (context.extension.packageJSON as { version: string }).version;
+  context.subscriptions.push(cacheSettings());
   const log = new OutputLogger();
   context.subscriptions.push(log);
 
