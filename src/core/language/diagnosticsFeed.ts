@@ -14,7 +14,7 @@ export interface FollowedFile {
 
 /** What the language servers reported about one edited file, for the version the edit wrote. */
 export interface FileReport extends FollowedFile {
-  /** The servers re-reported the file and went quiet within the limit. */
+  /** The servers re-reported the file and went quiet within the limit; false for an early report or at the limit. */
   readonly settled: boolean;
   readonly diagnostics: readonly EditorDiagnostic[];
 }
@@ -45,6 +45,9 @@ const MAX_REPORTS_PER_SESSION = 200;
  * asks the language servers about them in the background (one round at a time, every file edited meanwhile in the
  * next round) and keeps each file's report for the sessions that edited it, until the agent's next result carries
  * it (`take`) or `diagnostics` asks for it (`await`).
+ *
+ * The first report a server makes on a file's new content is handed on at once (`settled: false`), without waiting for
+ * the round's quiet period; the settled report follows when it says something else.
  *
  * Reports are tagged with the version the edit wrote. A report is kept only while the file on disk still has that
  * version: a file edited again is followed again, and the report about the older content is dropped, however late
