@@ -24,7 +24,7 @@ import { registerReview } from './vscode/review/registerReview';
 import { registerWorkReview } from './vscode/review/workReview';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
-import { settings } from './vscode/settings';
+import { cacheSettings, settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { registerSteering } from './vscode/steering/registerSteering';
 import { ServerStatusBar } from './vscode/statusBar';
@@ -72,15 +72,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     lastMark = now;
   };
   const version = (context.extension.packageJSON as { version: string }).version;
+  context.subscriptions.push(cacheSettings());
   const log = new OutputLogger();
   context.subscriptions.push(log);
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
   // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse. Both are
-  // read at once: each is a SecretStorage round trip to the window, the slowest step of activation.
+  // read at once, and while the services are built: each is a SecretStorage round trip to the window, the slowest
+  // step of activation, and nothing before the supervisor needs them.
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
-  for (const t of await Promise.all([tokens.load(), inboxTokens.load()])) log.addSecret(t);
-  phase('token');
+  const loadingTokens = Promise.all([tokens.load(), inboxTokens.load()]);
+  loadingTokens.catch(() => undefined); // awaited below, after the services
 
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
@@ -118,9 +120,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
     disabledToolGroups: settings.toolsDisabledGroups,
+    probeSandboxLater: true,
   });
   shutdown = core.shutdown;
   phase('services');
+  try {
+    for (const t of await loadingTokens) log.addSecret(t);
+  } catch (err) {
+    await core.shutdown().catch(() => undefined);
+    shutdown = undefined;
+    throw err;
+  }
+  phase('token');
   const secret = core.supervisor.addSecret(tokens.get() as string);
   const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
   const terminals = new ProcessTerminals(core.supervisor, log);
@@ -213,6 +224,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       (e: unknown) => log.error('[activate] showing the error failed', describe(e)),
     );
   }
+  // The sandbox probe starts a process: after the endpoint listens, so the first request does not wait for it (the log
+  // and workspace_info still say what holds, and a first command probes at once if this has not finished).
+  core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
   return {
     endpointUrl: () => endpointUrl(host),
     panelForTests: panel.forTests,

@@ -64,6 +64,11 @@ export interface AssembleOptions {
    */
   readonly isolation?: IsolationSettings;
   /**
+   * The caller probes the sandbox itself (`services.isolation.status()`) once it serves requests, instead of at
+   * assembly: the probe starts a process, which the extension keeps out of the time to its first answer.
+   */
+  readonly probeSandboxLater?: boolean;
+  /**
    * Runs agents' processes in a process host beside the window, so they outlive a reload (processHost/). Absent:
    * in this process, ended with it. Uses the default backends (or `backends`) as the fallback when it cannot start.
    */
@@ -123,7 +128,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   await reapSurvivors({ directory: survivorsDir, logger: o.logger });
   const sandbox = o.isolation ? new CommandSandbox({ ...o.isolation, logger: o.logger }) : undefined;
   // Probe at start, so the first command and workspace_info do not wait for it (and the log says what holds).
-  if (sandbox) void sandbox.warmUp();
+  if (sandbox && o.probeSandboxLater !== true) void sandbox.warmUp();
   const defaultBackends = (): { tty: () => ProcessBackend; pipes: () => ProcessBackend } => {
     if (sandbox && o.sandboxedBackends) return o.sandboxedBackends(sandbox);
     const pty = new NodePtyBackend({ ...(sandbox ? { sandbox } : {}), ...(o.nodePty ? { candidates: o.nodePty } : {}), logger: o.logger });

@@ -9,12 +9,42 @@ import { DEFAULT_CLOSE_EXITED_AFTER_SECONDS, DEFAULT_MAX_LIVE_MIRRORS, terminalS
 
 export const SECTION = 'codespace';
 
+/** The section's settings, read once per change while `cacheSettings` runs (every tool call reads several). */
+let cached: vscode.WorkspaceConfiguration | undefined;
+let caching = false;
+
+function section(): vscode.WorkspaceConfiguration {
+  if (!caching) return vscode.workspace.getConfiguration(SECTION);
+  cached ??= vscode.workspace.getConfiguration(SECTION);
+  return cached;
+}
+
+/**
+ * Keeps one snapshot of the `codespace` settings until they or the workspace trust change: `getConfiguration` builds
+ * the merged view anew on each call, which the profile of a `read` showed as a measurable part of a small call.
+ * Call first in activate(), so the snapshot is dropped before any other listener of a change reads the settings.
+ */
+export function cacheSettings(): vscode.Disposable {
+  caching = true;
+  const drop = (): void => {
+    cached = undefined;
+  };
+  const subscriptions = [vscode.workspace.onDidChangeConfiguration(drop), vscode.workspace.onDidGrantWorkspaceTrust(drop)];
+  return {
+    dispose() {
+      for (const s of subscriptions) s.dispose();
+      caching = false;
+      cached = undefined;
+    },
+  };
+}
+
 /**
  * Reads a setting. Settings that relax safety are honoured from user (global) scope only while the workspace
  * is untrusted, so a cloned repository's .vscode/settings.json cannot widen what agents may do.
  */
 function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, safetyRelevant = false): T {
-  const config = vscode.workspace.getConfiguration(SECTION, scope);
+  const config = scope === undefined ? section() : vscode.workspace.getConfiguration(SECTION, scope);
   if (safetyRelevant && !vscode.workspace.isTrusted) {
     const inspected = config.inspect<T>(key);
     return inspected?.globalValue ?? inspected?.defaultValue ?? fallback;
@@ -28,7 +58,7 @@ function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, sa
  * repository's .vscode/settings.json or .code-workspace file carries anyway.
  */
 function userValue<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
-  const v = vscode.workspace.getConfiguration(SECTION).inspect<string>(key)?.globalValue;
+  const v = section().inspect<string>(key)?.globalValue;
   return allowed.includes(v as T) ? (v as T) : fallback;
 }
 
@@ -38,7 +68,7 @@ export const settings = {
     return {
       patches: userValue('approvals.patches', ['off', 'sensitive', 'confirm'], DEFAULT_APPROVAL_POLICY.patches),
       commands: userValue('approvals.commands', ['off', 'confirm'], DEFAULT_APPROVAL_POLICY.commands),
-      agentMayResolve: vscode.workspace.getConfiguration(SECTION).inspect<boolean>('approvals.agentMayResolve')?.globalValue === true,
+      agentMayResolve: section().inspect<boolean>('approvals.agentMayResolve')?.globalValue === true,
     };
   },
   /** `codespace.exec.isolation`, from user settings only (a workspace cannot turn the sandbox off). */
@@ -55,7 +85,7 @@ export const settings = {
    * network); entries are validated by the sandbox, which logs those it ignores.
    */
   execAllowedDomains(): string[] {
-    const config = vscode.workspace.getConfiguration(SECTION);
+    const config = section();
     const listed = config.inspect<unknown>('exec.allowedDomains')?.globalValue;
     const own = Array.isArray(listed) ? listed.filter((d): d is string => typeof d === 'string') : [];
     return config.inspect<boolean>('exec.allowPackageRegistries')?.globalValue === true ? [...PACKAGE_REGISTRY_DOMAINS, ...own] : own;
@@ -66,7 +96,7 @@ export const settings = {
   },
   /** `codespace.exec.maxProcesses`, from user settings only (0: no bound). */
   execMaxProcesses(): number {
-    const v = vscode.workspace.getConfiguration(SECTION).inspect<number>('exec.maxProcesses')?.globalValue;
+    const v = section().inspect<number>('exec.maxProcesses')?.globalValue;
     return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 512;
   },
   port(): number {
@@ -100,11 +130,11 @@ export const settings = {
   },
   /** `codespace.redaction.enabled`, from user settings only (a workspace cannot turn redaction off). */
   redactionEnabled(): boolean {
-    return vscode.workspace.getConfiguration(SECTION).inspect<boolean>('redaction.enabled')?.globalValue !== false;
+    return section().inspect<boolean>('redaction.enabled')?.globalValue !== false;
   },
   /** `codespace.redaction.values`, from user settings only. */
   redactionValues(): string[] {
-    const v = vscode.workspace.getConfiguration(SECTION).inspect<unknown>('redaction.values')?.globalValue;
+    const v = section().inspect<unknown>('redaction.values')?.globalValue;
     return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
   },
   /** `codespace.diagnostics.settleMs`: how long an edited file's diagnostics are followed in the background; 0: not at all. */
@@ -117,7 +147,7 @@ export const settings = {
    * groups off but never serve one again that the user turned off. Unchecked: ToolGroups names what it ignores.
    */
   toolsDisabledGroups(): unknown[] {
-    const inspected = vscode.workspace.getConfiguration(SECTION).inspect<unknown>('tools.disabledGroups');
+    const inspected = section().inspect<unknown>('tools.disabledGroups');
     const entries = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
     return [...entries(inspected?.globalValue), ...entries(inspected?.workspaceValue), ...entries(inspected?.workspaceFolderValue)];
   },
@@ -141,11 +171,11 @@ export const settings = {
    * back on.
    */
   terminalEnvironment(): boolean {
-    return vscode.workspace.getConfiguration(SECTION).inspect<boolean>('terminal.environment')?.globalValue !== false;
+    return section().inspect<boolean>('terminal.environment')?.globalValue !== false;
   },
   /** `codespace.discovery.tokenFile`: publish the token for the bridge next to the discovery record. */
   discoveryTokenFile(): boolean {
-    return vscode.workspace.getConfiguration(SECTION).inspect<boolean>('discovery.tokenFile')?.globalValue !== false;
+    return section().inspect<boolean>('discovery.tokenFile')?.globalValue !== false;
   },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);

@@ -238,6 +238,33 @@ describe('editor tools inside VS Code (built-in TypeScript)', function () {
     }
   });
 
+  it('a background tab opened to check an edit is taken again by the next check of the file, and closed after it', async () => {
+    const p = rel('src/linger.ts');
+    const abs = path.join(folder(0).uri.fsPath, ...p.split('/'));
+    fs.writeFileSync(abs, 'export const lingering: number = 1;\n');
+    const key = vscode.Uri.file(abs).toString();
+    const tabsOf = (): vscode.Tab[] => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === key);
+    const until = async (what: string, done: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 60_000;
+      while (!done()) {
+        if (Date.now() > deadline) assert.fail(`never: ${what}`);
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    };
+    const first = await patch(p, 'export const lingering: number = 1;', 'export const lingering: number = "one";', `${dir}-linger-1`);
+    assert.equal(first.diagnostics?.pending, true);
+    await until('a background tab for the check', () => tabsOf().length === 1);
+    // Edited again (the tab is still there, during the check or after it): the next check reuses it, no second tab.
+    const second = await patch(p, 'export const lingering: number = "one";', 'export const lingering: number = 2;', `${dir}-linger-2`);
+    assert.equal(second.diagnostics?.pending, true);
+    const d = await call<{ diagnostics: Diag[]; settled: boolean }>(client, 'diagnostics', { workspace_id: wsId, paths: [p], wait_ms: 30_000 });
+    assert.deepEqual(d.diagnostics, [], JSON.stringify(d));
+    assert.ok(tabsOf().length <= 1, 'never two tabs of the file');
+    // Nobody checks it any more: its tab goes, and the file stays as the last edit wrote it.
+    await until('the background tab closed', () => tabsOf().length === 0);
+    assert.equal(fs.readFileSync(abs, 'utf8'), 'export const lingering: number = 2;\n');
+  });
+
   it('a file no language server reports on answers with no diagnostics and diagnostics never waits for it', async () => {
     const p = rel('notes.txt');
     fs.writeFileSync(path.join(folder(0).uri.fsPath, dir, 'notes.txt'), 'one\ntwo\n');

@@ -20,6 +20,7 @@ import type { AssembleOptions, AssembledServices } from '../../src/node/assemble
 import { assembleServices } from '../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
+import { MAX_FOLLOWED_FILE_BYTES } from '../../src/core/language/diagnosticsFeed';
 
 const sha = (b: string): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
 const typeError = (line: number): EditorDiagnostic => ({ range: { start: { line, character: 14 }, end: { line, character: 17 } }, severity: 'error', message: "Type 'number' is not assignable to type 'string'.", source: 'ts', code: '2322' });
@@ -29,6 +30,8 @@ interface OpenSettle {
   readonly paths: readonly string[];
   readonly options: SettleOptions;
   answer(files: FileDiagnostics[], settled?: boolean): void;
+  /** A server reports on the new content while the wait goes on (what `onReport` is told). */
+  report(path: string, diagnostics: EditorDiagnostic[]): void;
 }
 
 /** A language port that reports on `.ts` files only and answers every settle only when told. */
@@ -46,7 +49,7 @@ class HeldLanguage implements LanguageFeatures {
   }
   settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
     return new Promise((resolve) => {
-      this.settles.push({ paths, options, answer: (files, settled = true) => resolve({ settled, files }) });
+      this.settles.push({ paths, options, answer: (files, settled = true) => resolve({ settled, files }), report: (p, d) => options.onReport?.(p, d) });
       this.arrived?.();
     });
   }
@@ -176,6 +179,75 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
     // Delivered once; another session never gets it.
     assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
     assert.equal((await call('workspace_info', {}, 'S2')).diagnostics_update, undefined);
+  });
+
+  it('what a server reports on the new content reaches the next result before the round settles; the settled report follows only when it differs', async () => {
+    const r = await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'e1');
+    const round = await lang.nextSettle();
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+    // The server has checked the new content; the round still waits for its quiet period (the settle is unanswered).
+    round.report(at('src/a.ts'), [typeError(1)]);
+    const early = await nextUpdate('read', { workspace_id: 'proj', path: 'notes.txt' });
+    assert.equal(early.length, 1);
+    assert.equal(early[0]?.settled, false, 'what is known so far, not the settled report');
+    assert.equal(early[0]?.version, r.files[0]?.after_version);
+    assert.deepEqual(early[0]?.items.map((i) => i.code), ['2322']);
+    assert.equal(lang.settles.length, 1, 'still the same round');
+    // It settles on the same report: nothing new to say, so nothing comes again.
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'] });
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined);
+
+    // Next edit: the early report says one thing, the settled one another; the session gets both, in order.
+    await patch('src/a.ts', 'export const label: string = 42;', 'export const label: string = 43;', 'e2');
+    const second = await lang.nextSettle();
+    second.report(at('src/a.ts'), []);
+    const first = await nextUpdate('workspace_info', {});
+    assert.deepEqual([first[0]?.settled, first[0]?.items.length], [false, 0]);
+    second.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const settled = await nextUpdate('workspace_info', {});
+    assert.deepEqual([settled[0]?.settled, settled[0]?.items.map((i) => i.code)], [true, ['2322']]);
+
+    // An early report not yet taken is replaced by the settled one: the session gets one report.
+    await patch('src/a.ts', 'export const label: string = 43;', 'export const label: string = 44;', 'e3');
+    const third = await lang.nextSettle();
+    third.report(at('src/a.ts'), []);
+    third.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 0 });
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined, 'taken by diagnostics, once');
+  });
+
+  it('an early report about content edited again meanwhile is never delivered', async () => {
+    await patch('src/a.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'f1');
+    const round = await lang.nextSettle();
+    await patch('src/a.ts', 'export const label: string = 42;', 'export const label: string = "y";', 'f2');
+    round.report(at('src/a.ts'), [typeError(1)]);
+    round.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
+    const again = await lang.nextSettle();
+    assert.equal((await call('workspace_info', {})).diagnostics_update, undefined, 'neither the early nor the settled report of the older content');
+    again.answer([{ path: at('src/a.ts'), diagnostics: [] }]);
+    const update = await nextUpdate('workspace_info', {});
+    assert.deepEqual([update[0]?.settled, update[0]?.items], [true, []]);
+  });
+
+  it('a file over the follow limit is not followed: the edit says it is unchecked, and diagnostics checks it on request', async () => {
+    const big = `${'export const filler: number = 1;\n'.repeat(Math.ceil((MAX_FOLLOWED_FILE_BYTES + 1) / 33))}export const label: string = "x";\n`;
+    await fsp.writeFile(at('src/big.ts'), big);
+    const r = await patch('src/big.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'big');
+    assert.deepEqual(r.diagnostics, { pending: false, items: [], counts: { error: 0, warning: 0, information: 0, hint: 0 }, truncated: false, unchecked: 1 });
+    // A file just under the limit is followed as usual.
+    await fsp.writeFile(at('src/edge.ts'), `${'x'.repeat(MAX_FOLLOWED_FILE_BYTES - 34)}\nexport const label: string = "x";\n`);
+    const edge = await patch('src/edge.ts', 'export const label: string = "x";', 'export const label: string = 42;', 'edge');
+    assert.equal((edge.diagnostics as { pending: boolean }).pending, true);
+    const round = await lang.nextSettle();
+    assert.deepEqual(round.paths, [at('src/edge.ts')], 'only the file within the limit was handed to the servers');
+    round.answer([{ path: at('src/edge.ts'), diagnostics: [] }]);
+    // Asked for, the large file is checked (a settle of its own, not a followed report).
+    const asking = call('diagnostics', { workspace_id: 'proj', paths: ['src/big.ts'], wait_ms: 1000 });
+    const check = await lang.nextSettle();
+    assert.deepEqual([check.paths, check.options.requireChange], [[at('src/big.ts')], false]);
+    check.answer([{ path: at('src/big.ts'), diagnostics: [typeError(1)] }]);
+    assert.deepEqual(((await asking).diagnostics as { code?: string }[]).map((d) => d.code), ['2322']);
   });
 
   it('a file type no language server reports on is never followed: no settle, no field, and diagnostics answers without waiting', async () => {

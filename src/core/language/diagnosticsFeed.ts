@@ -14,7 +14,7 @@ export interface FollowedFile {
 
 /** What the language servers reported about one edited file, for the version the edit wrote. */
 export interface FileReport extends FollowedFile {
-  /** The servers re-reported the file and went quiet within the limit. */
+  /** The servers re-reported the file and went quiet within the limit; false for an early report or at the limit. */
   readonly settled: boolean;
   readonly diagnostics: readonly EditorDiagnostic[];
 }
@@ -30,6 +30,12 @@ export interface DiagnosticsFeedOptions {
 
 /** Most files one round follows (each may need a background tab in the editor). */
 export const MAX_FOLLOWED_FILES = 20;
+/**
+ * Largest file an edit has followed. Checking a file in the editor copies all of its text into the extension host and
+ * on to the language server: for a 5 MB TypeScript file that held up the extension host for over a second (measured
+ * with `npm run bench:editor`, patch group), after the edit had answered. A larger file is checked only on request.
+ */
+export const MAX_FOLLOWED_FILE_BYTES = 1024 * 1024;
 /** Sessions whose undelivered reports are kept, and reports kept per session; the oldest go first. */
 const MAX_SESSIONS = 256;
 const MAX_REPORTS_PER_SESSION = 200;
@@ -39,6 +45,9 @@ const MAX_REPORTS_PER_SESSION = 200;
  * asks the language servers about them in the background (one round at a time, every file edited meanwhile in the
  * next round) and keeps each file's report for the sessions that edited it, until the agent's next result carries
  * it (`take`) or `diagnostics` asks for it (`await`).
+ *
+ * The first report a server makes on a file's new content is handed on at once (`settled: false`), without waiting for
+ * the round's quiet period; the settled report follows when it says something else.
  *
  * Reports are tagged with the version the edit wrote. A report is kept only while the file on disk still has that
  * version: a file edited again is followed again, and the report about the older content is dropped, however late
@@ -179,15 +188,27 @@ export class DiagnosticsFeed implements Disposable {
   private async round(entries: readonly { file: FollowedFile; sessions: Set<string> }[]): Promise<void> {
     const { language, logger } = this.options;
     if (!language) return;
+    /** The early report each file's sessions were handed in this round; none once the round has its answer. */
+    const early = { reports: new Map<string, FileReport>(), closed: false };
     let result: { settled: boolean; files: readonly { path: string; diagnostics: readonly EditorDiagnostic[] }[] };
     try {
       result = await language.settle(
         entries.map((e) => e.file.abs),
-        { timeoutMs: Math.max(0, this.options.settleMs()), requireChange: true, signal: this.abort.signal },
+        {
+          timeoutMs: Math.max(0, this.options.settleMs()),
+          requireChange: true,
+          signal: this.abort.signal,
+          onReport: (abs, diagnostics) => {
+            const entry = entries.find((e) => e.file.abs === abs);
+            if (entry) void this.early(entry, diagnostics, early);
+          },
+        },
       );
     } catch (err) {
       logger.error('[diagnostics] following an edit failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
       return;
+    } finally {
+      early.closed = true;
     }
     for (const { file, sessions } of entries) {
       // Edited again meanwhile: the next round follows the newer content; this report is about the older one.
@@ -199,15 +220,38 @@ export class DiagnosticsFeed implements Disposable {
       }
       const report: FileReport = { ...file, settled: result.settled, diagnostics: result.files.find((f) => f.path === file.abs)?.diagnostics ?? [] };
       this.remember(this.latest, file.abs, report, 4 * MAX_REPORTS_PER_SESSION);
+      const before = early.reports.get(file.abs);
       for (const session of sessions) {
-        let reports = this.undelivered.get(session);
-        if (!reports) {
-          reports = new Map();
-          this.remember(this.undelivered, session, reports, MAX_SESSIONS);
-        }
-        this.remember(reports, file.abs, report, MAX_REPORTS_PER_SESSION);
+        // A session that already took the early report gets the settled one only when it says something else.
+        const taken = before !== undefined && this.undelivered.get(session)?.get(file.abs) !== before;
+        if (taken && report.settled && sameDiagnostics(before.diagnostics, report.diagnostics)) continue;
+        this.deliver(session, report);
       }
     }
+  }
+
+  /**
+   * A server reported on a file's new content before the round settled: the sessions get what is known now on their
+   * next answer (`settled: false`), without waiting for the quiet period; the settled report follows if it differs.
+   */
+  private async early(entry: { file: FollowedFile; sessions: Set<string> }, diagnostics: readonly EditorDiagnostic[], early: { reports: Map<string, FileReport>; closed: boolean }): Promise<void> {
+    const { file, sessions } = entry;
+    if (early.closed || this.queued.has(file.abs)) return;
+    const now = await this.options.versionOf(file.workspace_id, file.path).catch(() => undefined);
+    // Edited again, or the round has its answer meanwhile (its report is the one to deliver).
+    if (now !== file.version || this.queued.has(file.abs) || early.closed) return;
+    const report: FileReport = { ...file, settled: false, diagnostics };
+    early.reports.set(file.abs, report);
+    for (const session of sessions) this.deliver(session, report);
+  }
+
+  private deliver(session: string, report: FileReport): void {
+    let reports = this.undelivered.get(session);
+    if (!reports) {
+      reports = new Map();
+      this.remember(this.undelivered, session, reports, MAX_SESSIONS);
+    }
+    this.remember(reports, report.abs, report, MAX_REPORTS_PER_SESSION);
   }
 
   /** Sets a key as the newest of a bounded map, dropping the oldest beyond `max`. */
@@ -216,4 +260,9 @@ export class DiagnosticsFeed implements Disposable {
     map.set(key, value);
     while (map.size > max) map.delete(map.keys().next().value as K);
   }
+}
+
+/** Whether two reports list the same diagnostics, in the same order. */
+function sameDiagnostics(a: readonly EditorDiagnostic[], b: readonly EditorDiagnostic[]): boolean {
+  return a.length === b.length && a.every((d, i) => JSON.stringify(d) === JSON.stringify(b[i]));
 }

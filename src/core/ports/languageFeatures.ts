@@ -98,6 +98,11 @@ export interface SettleOptions {
    */
   readonly requireChange: boolean;
   readonly signal?: AbortSignal;
+  /**
+   * With requireChange: called each time a server reports on a path's new content (the editor shows what is on disk),
+   * before the wait ends, with what the servers hold for it then. A later report may still change it.
+   */
+  readonly onReport?: (path: string, diagnostics: readonly EditorDiagnostic[]) => void;
 }
 
 export interface LanguageFeatures {

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
 import type { FileReport, FollowedFile } from '../language/diagnosticsFeed';
-import { MAX_FOLLOWED_FILES } from '../language/diagnosticsFeed';
+import { MAX_FOLLOWED_FILES, MAX_FOLLOWED_FILE_BYTES } from '../language/diagnosticsFeed';
 import type { DiagnosticSeverity, EditorDiagnostic, FileDiagnostics } from '../ports/languageFeatures';
 import { checkPath, realRootOf } from '../policy/paths';
 import type { Workspace } from '../policy/workspaces';
@@ -27,7 +27,7 @@ export const diagnosticsReportSchema = z.object({
   items: z.array(diagnosticSchema).describe('What the servers had reported for these files before this edit (may be out of date).'),
   counts: z.object({ error: z.number(), warning: z.number(), information: z.number(), hint: z.number() }),
   truncated: z.boolean(),
-  unchecked: z.number().optional().describe('Files written beyond the first 20: not followed; call diagnostics for them.'),
+  unchecked: z.number().optional().describe('Files written but not followed (beyond the first 20, or over 1 MiB); call diagnostics for them.'),
 });
 
 /**
@@ -127,14 +127,23 @@ export async function patchDiagnostics(services: CoreServices, workspaceId: stri
   if (!services.language || written.length === 0) return undefined;
   try {
     const ws = services.workspaces.get(workspaceId);
-    const files: FollowedFile[] = written
-      .slice(0, MAX_SETTLE_FILES)
-      .flatMap((f) => (f.version === undefined ? [] : [{ workspace_id: ws.id, path: f.path, abs: path.join(ws.root, ...f.path.split('/')), version: f.version }]));
+    const files: FollowedFile[] = [];
+    /** Files a server reports on that are too large to follow. */
+    let large = 0;
+    for (const f of written.slice(0, MAX_SETTLE_FILES)) {
+      if (f.version === undefined) continue;
+      const abs = path.join(ws.root, ...f.path.split('/'));
+      if (!services.diagnosticsFeed.follows(abs)) continue;
+      if (((await services.fs.stat(abs).catch(() => undefined))?.size ?? 0) > MAX_FOLLOWED_FILE_BYTES) large++;
+      else files.push({ workspace_id: ws.id, path: f.path, abs, version: f.version });
+    }
     const followed = services.diagnosticsFeed.follow(session, files);
-    if (followed.length === 0) return undefined;
+    const unchecked = large + Math.max(0, written.length - MAX_SETTLE_FILES);
+    const extra = unchecked > 0 ? { unchecked } : {};
+    if (followed.length === 0) return large > 0 ? { pending: false, ...itemsOf([]), ...extra } : undefined;
     const known = await services.language.diagnostics(followed.map((f) => f.abs));
     const report = itemsOf(followed.map((f) => ({ rel: f.path, diagnostics: known.find((k) => k.path === f.abs)?.diagnostics ?? [] })));
-    return { pending: true, ...report, ...(written.length > MAX_SETTLE_FILES ? { unchecked: written.length - MAX_SETTLE_FILES } : {}) };
+    return { pending: true, ...report, ...extra };
   } catch (err) {
     services.logger.error('[diagnostics] collecting diagnostics after a patch failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
     return undefined;

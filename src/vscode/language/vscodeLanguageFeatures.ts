@@ -29,6 +29,12 @@ export const FIRST_CHECK_QUIET_MS = 1600;
 const MAX_BACKGROUND_TABS = 20;
 /** A file opened for checking and still unreported after this long has its tab reopened once. */
 const NUDGE_MS = 3000;
+/**
+ * How long a background tab stays after its check, for the next check of the same file: an agent edits a file several
+ * times in a row, and closing the tab only to open it again made the editor and the TypeScript server drop and load
+ * the file each time, work that competed with the agent's next calls.
+ */
+export const LINGER_MS = 3000;
 
 const SEVERITY: Record<vscode.DiagnosticSeverity, DiagnosticSeverity> = {
   [vscode.DiagnosticSeverity.Error]: 'error',
@@ -196,6 +202,8 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
   private readonly reported = new Set<string>();
   private withCode: Set<string> | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
+  /** Background tabs of finished checks, by URI, each with the timer that closes it (see LINGER_MS). */
+  private readonly lingering = new Map<string, { uri: vscode.Uri; timer: NodeJS.Timeout }>();
 
   constructor() {
     for (const [uri, list] of vscode.languages.getDiagnostics()) if (list.length > 0) this.reported.add(fileKind(uri.path));
@@ -209,6 +217,33 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
 
   dispose(): void {
     for (const s of this.subscriptions.splice(0)) s.dispose();
+    const left = [...this.lingering.values()];
+    this.lingering.clear();
+    for (const l of left) clearTimeout(l.timer);
+    void closeTabs(left.map((l) => l.uri));
+  }
+
+  /** Takes a lingering background tab of this file back for a check: true when there was one. */
+  private reclaim(key: string): boolean {
+    const l = this.lingering.get(key);
+    if (!l) return false;
+    clearTimeout(l.timer);
+    this.lingering.delete(key);
+    return true;
+  }
+
+  /** Closes these background tabs after LINGER_MS, unless a check takes one back first. */
+  private linger(uris: readonly vscode.Uri[]): void {
+    for (const uri of uris) {
+      const key = uri.toString();
+      this.reclaim(key);
+      const timer = setTimeout(() => {
+        if (this.lingering.get(key)?.timer !== timer) return;
+        this.lingering.delete(key);
+        void closeTabs([uri]);
+      }, LINGER_MS);
+      this.lingering.set(key, { uri, timer });
+    }
   }
 
   reportsOn(path: string): boolean {
@@ -245,6 +280,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
     const deadline = Date.now() + options.timeoutMs;
     const uris = paths.map((p) => vscode.Uri.file(p));
     const keys = new Set(uris.map((u) => u.toString()));
+    const pathByKey = new Map(uris.map((u, i) => [u.toString(), paths[i] as string]));
     const seen = new Set<string>();
     const opened: vscode.Uri[] = [];
     let lastReport = Date.now();
@@ -263,6 +299,9 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
         if (doc && !doc.isDirty && doc.getText() !== want) continue;
         seen.add(k);
         ours = true;
+        // What is known now, handed on at once when it is provably about the new content (the document shows it).
+        const at = pathByKey.get(k);
+        if (options.onReport && doc && !doc.isDirty && at !== undefined) options.onReport(at, vscode.languages.getDiagnostics(u).map(toDiagnostic));
       }
       if (ours) {
         lastReport = Date.now();
@@ -295,6 +334,8 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
       for (const uri of uris) {
         const key = uri.toString();
         const open = openDocument(uri);
+        // Our own tab of an earlier check, still there: this check's now (closed, after lingering, at its end).
+        if (tabbed.has(key) && this.reclaim(key)) opened.push(uri);
         if (!tabbed.has(key) && opened.length < MAX_BACKGROUND_TABS) {
           try {
             // The document first, then its tab: the TypeScript extension asks for diagnostics when a tab opens for a
@@ -358,7 +399,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
       options.signal?.removeEventListener('abort', onAbort);
       listening.dispose();
       changed.dispose();
-      await closeTabs(opened);
+      this.linger(opened);
     }
   }
 
