@@ -14,6 +14,7 @@ import { patchApply } from './patchApply';
 import { processThroughput } from './processThroughput';
 import { networkStartup } from './networkStartup';
 import { readLatency } from './readLatency';
+import { redactionCost } from './redactionCost';
 import { sandboxStartup } from './sandboxStartup';
 import { sessionTransport } from './sessionTransport';
 import { searchThroughput } from './searchThroughput';
@@ -29,6 +30,7 @@ const GROUPS: Record<string, BenchGroup> = {
   network: networkStartup,
   search: searchThroughput,
   toollist: toolListSize,
+  redact: redactionCost,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

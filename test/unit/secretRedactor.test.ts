@@ -97,6 +97,21 @@ describe('secret redaction', () => {
     assert.equal(redactor([], [], false).redactText(secrets['github-token'] as string), secrets['github-token']);
   });
 
+  it('output of every byte value around the secrets keeps its bytes; only the secrets are replaced', () => {
+    // Detection reads bytes one character per byte: every byte value must map to one character, so offsets stay exact.
+    const everyByte = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const parts: Uint8Array[] = [];
+    const expected: Uint8Array[] = [];
+    for (const [kind, secret] of Object.entries(secrets)) {
+      parts.push(everyByte, enc.encode(` ${secret}\n`), everyByte.slice().reverse());
+      expected.push(everyByte, enc.encode(` ${marker(kind === 'github-pat' ? 'github-token' : kind)}\n`), everyByte.slice().reverse());
+    }
+    const window = Buffer.concat(parts);
+    const out = redactor().redactRange(window, 0, 0, window.length, { atEnd: true, final: true });
+    assert.equal(out.stop, window.length);
+    assert.deepEqual(Buffer.from(out.chunk), Buffer.concat(expected));
+  });
+
   it('a line cut short mid-token (search\'s 500 characters) hides the cut piece', () => {
     const gh = secrets['github-token'] as string;
     const cut = `x = ${gh.slice(0, 20)}`;
