@@ -5,6 +5,7 @@ import { McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import type { Disposable } from '../core/disposable';
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/tools/dispatch';
+import type { ModernServing } from './httpHost';
 import { completeWorkspaceId } from './completions';
 import { legacySurface } from './legacySurface';
 import { modernSurface } from './modernSurface';
@@ -138,4 +139,12 @@ export function createModernToolServer(options: { dispatcher: ToolDispatcher; ve
   const server = new ModernMcpServer(SERVER_INFO(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } } });
   defineServer(modernSurface(server), options.dispatcher);
   return server;
+}
+
+/** What McpHttpHost serves for both eras, from one dispatcher: its `createServer` and `modern` options. */
+export function bothEras(options: { dispatcher: ToolDispatcher; version: string }): { createServer: () => McpServer; modern: ModernServing } {
+  return {
+    createServer: () => createToolServer(options),
+    modern: { createServer: () => createModernToolServer(options), watch: (sink) => watchChanges(options.dispatcher, sink) },
+  };
 }

@@ -8,7 +8,7 @@ import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import type { CoreServices } from '../../../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import { McpHttpHost } from '../../../src/mcp/httpHost';
-import { createToolServer } from '../../../src/mcp/toolServer';
+import { bothEras } from '../../../src/mcp/toolServer';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import { assembleServices } from '../../../src/node/assembleServices';
 import type { ContentSearch } from '../../../src/core/ports/contentSearch';
@@ -73,7 +73,7 @@ export async function startHost(root: string, preferredPort = 0, options: { cont
   });
   const services = assembled.services;
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
+    ...bothEras({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
     token: () => token.value,
     logger: silentLogger,
     inbox: { steering: services.steering, token: () => inboxToken.value, logger: silentLogger },
