@@ -26,7 +26,7 @@ export function legacySurface(server: McpServer): McpSurface {
     // One cast for the four schemas: each handler's params are exactly that method's params.
     (server.server.setRequestHandler as (schema: unknown, h: (request: { params: never }, extra: { signal: AbortSignal; sessionId?: string; sendNotification: RequestContext['notify'] }) => unknown) => void)(
       SCHEMAS[method],
-      (request, extra) => handler(request.params, { signal: extra.signal, ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}), notify: (n) => extra.sendNotification(n) }) as never,
+      (request, extra) => handler(request.params, { signal: extra.signal, ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}), tasks: false, notify: (n) => extra.sendNotification(n) }) as never,
     );
   };
   return {

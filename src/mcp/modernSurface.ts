@@ -3,6 +3,16 @@ import { ResourceTemplate, completable } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import type { LowLevelMethod, McpSurface, PromptDefinition, RequestContext } from './surface';
+import { TASKS_EXTENSION, declaresTasks } from './tasks';
+
+type ModernContext = { mcpReq: { signal: AbortSignal; envelope?: Record<string, unknown>; notify: RequestContext['notify'] } };
+
+function requestContext(ctx: ModernContext): RequestContext {
+  return { signal: ctx.mcpReq.signal, tasks: declaresTasks(ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientCapabilities']), notify: (n) => ctx.mcpReq.notify(n) };
+}
+
+/** tasks/get and tasks/cancel take a task id; their answers are checked by our own code (tasks.ts). */
+const TASK_SCHEMAS = { params: z.object({ taskId: z.string().min(1).max(200) }).passthrough(), result: z.object({}).passthrough() };
 
 type AnyHandler = (params: never, ctx: RequestContext) => unknown;
 
@@ -35,9 +45,7 @@ export function modernSurface(server: McpServer): McpSurface {
     closed?.();
   };
   const handle = (method: LowLevelMethod, handler: AnyHandler): void => {
-    (server.server.setRequestHandler as (method: string, h: (request: { params: never }, ctx: { sessionId?: string; mcpReq: { signal: AbortSignal; notify: RequestContext['notify'] } }) => unknown) => void)(method, (request, ctx) =>
-      handler(request.params, { signal: ctx.mcpReq.signal, notify: (n) => ctx.mcpReq.notify(n) }),
-    );
+    (server.server.setRequestHandler as (method: string, h: (request: { params: never }, ctx: ModernContext) => unknown) => void)(method, (request, ctx) => handler(request.params, requestContext(ctx)));
   };
   return {
     era: 'modern',
@@ -47,6 +55,13 @@ export function modernSurface(server: McpServer): McpSurface {
     },
     prompt(name, definition) {
       server.registerPrompt(name, { title: definition.title, description: definition.description, argsSchema: promptArgs(definition) }, ((args: Record<string, string | undefined>) => definition.get(args ?? {})) as never);
+    },
+    serveTasks(handlers) {
+      // Custom methods for the SDK (it serves no tasks itself on this revision): the 3-argument form with schemas.
+      const custom = server.server.setRequestHandler.bind(server.server) as unknown as (method: string, schemas: typeof TASK_SCHEMAS, h: (params: { taskId: string }, ctx: ModernContext) => unknown) => void;
+      custom('tasks/get', TASK_SCHEMAS, (params, ctx) => handlers.get(params.taskId, requestContext(ctx)));
+      custom('tasks/cancel', TASK_SCHEMAS, (params, ctx) => handlers.cancel(params.taskId, requestContext(ctx)));
+      server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
     },
     registerCapabilities(capabilities) {
       server.server.registerCapabilities(capabilities);

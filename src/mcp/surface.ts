@@ -13,6 +13,8 @@ export interface RequestContext {
   readonly signal: AbortSignal;
   /** The MCP session (2025 era only; a 2026-era request has none). */
   readonly sessionId?: string;
+  /** The client declared the Tasks extension on this request (2026 era only): a held call may answer with a task. */
+  readonly tasks: boolean;
   /** Sends a notification about this request (progress). */
   notify(notification: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }): Promise<void>;
 }
@@ -53,7 +55,7 @@ export interface McpSurface {
   readonly era: Era;
   /** Answers one method with our own handler (the params as sent; the result as sent). */
   handle(method: 'tools/list', handler: (params: Record<string, unknown> | undefined, ctx: RequestContext) => { tools: unknown[] }): void;
-  handle(method: 'tools/call', handler: (params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, ctx: RequestContext) => Promise<CallToolResult>): void;
+  handle(method: 'tools/call', handler: (params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, ctx: RequestContext) => Promise<CallToolResult | (Record<string, unknown> & { resultType: 'task' })>): void;
   handle(method: 'resources/subscribe' | 'resources/unsubscribe', handler: (params: { uri: string }, ctx: RequestContext) => Record<string, never>): void;
   /** A resource template with its reader (the variables as the template matched them). */
   resourceTemplate(
@@ -63,6 +65,11 @@ export interface McpSurface {
     read: (uri: URL, variables: Record<string, string | string[]>, ctx: { signal: AbortSignal }) => ReadResourceResult | Promise<ReadResourceResult>,
   ): void;
   prompt(name: string, definition: PromptDefinition): void;
+  /**
+   * Serves the Tasks extension's tasks/get and tasks/cancel and declares it (2026 era only: the 2025 revision's own
+   * tasks are another protocol, not served). Undefined where the era has no such extension.
+   */
+  readonly serveTasks?: (handlers: { get(taskId: string, ctx: RequestContext): Promise<Record<string, unknown>>; cancel(taskId: string, ctx: RequestContext): Promise<Record<string, never>> }) => void;
   /** Adds capabilities beyond the ones registration implies (resources.subscribe, listChanged). */
   registerCapabilities(capabilities: Record<string, unknown>): void;
   /** Called once when the instance is closed (the session ends, or the request is answered). */

@@ -5,6 +5,7 @@ import { McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import type { Disposable } from '../core/disposable';
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/tools/dispatch';
+import type { ExtraContent } from '../core/tools/tool';
 import type { ModernServing } from './httpHost';
 import { completeWorkspaceId } from './completions';
 import { legacySurface } from './legacySurface';
@@ -12,6 +13,7 @@ import { modernSurface } from './modernSurface';
 import { progressReporter } from './progress';
 import { registerSteeringResources, registerSteeringSubscriptions, watchSteering } from './steeringResources';
 import type { ChangeSink, McpSurface } from './surface';
+import { HeldOperationTasks } from './tasks';
 import { listedTool } from './toolSchemas';
 import { registerWorkspaceResources } from './workspaceResources';
 
@@ -61,19 +63,30 @@ export function defineServer(surface: McpSurface, dispatcher: ToolDispatcher): v
   // Workspace files (a read-only template) and the steering queues (subscribable, listed per open work).
   registerWorkspaceResources(surface, dispatcher);
   registerSteeringResources(surface, dispatcher.services.steering, (prefix) => completeWorkspaceId(dispatcher, prefix));
-  surface.handle('tools/call', async (params, ctx): Promise<CallToolResult> => {
+  const tasks = new HeldOperationTasks(dispatcher, errorResult, successResult);
+  surface.serveTasks?.({ get: (taskId, ctx) => tasks.get(taskId, ctx.signal) as never, cancel: (taskId) => tasks.cancel(taskId) });
+  surface.handle('tools/call', async (params, ctx) => {
     const progress = progressReporter(params._meta?.progressToken as string | number | undefined, ctx.notify);
     const context = { ...(ctx.sessionId !== undefined ? { session: ctx.sessionId } : {}), ...(progress ? { progress } : {}) };
     const outcome = await dispatcher.call(params.name, params.arguments ?? {}, ctx.signal, context);
     switch (outcome.kind) {
       case 'unknown_tool':
         throw protocolError(ErrorCode.InvalidParams, outcome.message);
-      case 'error':
+      case 'error': {
+        // A client that reads tasks gets the held call as a task instead of APPROVAL_REQUIRED (tasks.ts).
+        const held = outcome.body.code === 'APPROVAL_REQUIRED' ? outcome.body.details?.approval_id : undefined;
+        if (ctx.tasks && typeof held === 'string') return tasks.created(held);
         return errorResult(outcome.body);
+      }
       case 'result':
-        return { content: [{ type: 'text', text: text(outcome.value) }, ...(outcome.extra ?? [])], structuredContent: outcome.value };
+        return successResult(outcome.value, outcome.extra);
     }
   });
+}
+
+/** A tool's result: the JSON as text for text-only clients, and as structuredContent, then any extra blocks. */
+function successResult(value: Record<string, unknown>, extra?: readonly ExtraContent[]): CallToolResult {
+  return { content: [{ type: 'text', text: text(value) }, ...(extra ?? [])], structuredContent: value };
 }
 
 /** Tells `sink` what changes the served lists or the steering queues: the tool set and the open works. */
