@@ -103,6 +103,47 @@ describe('both protocol eras on /mcp (2026-07-28 beside 2025-11-25)', function (
     });
   }
 
+  it('2026-07-28: steering queue changes arrive through subscriptions/listen; coordination rides on calls that name the work_id', async () => {
+    const client = new ClientV2({ name: 'listener', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new TransportV2(new URL(`http://127.0.0.1:${running.port}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${running.token.value}` } } }));
+    try {
+      assert.equal(client.getProtocolEra(), 'modern');
+      const opened = (await client.callTool({ name: 'work_open', arguments: { workspace_id: 'demo', title: 'era test' } })) as { structuredContent: { work_id: string } };
+      const workId = opened.structuredContent.work_id;
+      const uri = `codespace://steering/${workId}`;
+      const updated: string[] = [];
+      let listChanged = 0;
+      let heard: () => void = () => undefined;
+      client.setNotificationHandler('notifications/resources/updated', (n) => {
+        updated.push(n.params.uri);
+        heard();
+      });
+      client.setNotificationHandler('notifications/resources/list_changed', () => {
+        listChanged++;
+        heard();
+      });
+      const subscription = await client.listen({ resourceSubscriptions: [uri], resourcesListChanged: true });
+      assert.deepEqual(subscription.honoredFilter.resourceSubscriptions, [uri]);
+      const arrived = new Promise<void>((resolve) => (heard = resolve));
+      await running.services.steering.createDraft(workId, 'use tabs', { queue: true });
+      await arrived;
+      assert.deepEqual(updated, [uri]);
+      // No session: a call that names the work gets its coordination; one that does not, none.
+      const status = (await client.callTool({ name: 'steer_status', arguments: { work_id: workId } })) as { structuredContent: { coordination?: { work_id: string; queued_instructions: number } } };
+      assert.deepEqual(status.structuredContent.coordination, { work_id: workId, queued_instructions: 1 });
+      const unnamed = (await client.callTool({ name: 'workspace_info', arguments: {} })) as { structuredContent: { coordination?: unknown } };
+      assert.equal(unnamed.structuredContent.coordination, undefined);
+      // Finishing the work (after its instruction is done) changes the list of steering resources.
+      const claimed = await running.services.steering.claimNext(workId);
+      await running.services.steering.complete(claimed?.id ?? '', 'done');
+      await running.services.steering.finishWork(workId);
+      while (listChanged === 0) await new Promise<void>((resolve) => (heard = resolve));
+      await subscription.close();
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a 2026-era request passes the same Host, Origin and token guards first', async () => {
     const body = JSON.stringify({
       jsonrpc: '2.0',
