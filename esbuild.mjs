@@ -1,7 +1,23 @@
 // Bundles the extension (Node, CommonJS) into dist/extension.js, vscode and node-pty external, and the panel
 // page (browser, IIFE) into dist/webview/panel.js.
 // Usage: node esbuild.mjs [--watch] [--production]
+import * as path from 'node:path';
 import * as esbuild from 'esbuild';
+
+/**
+ * The v2 MCP SDK's server and core packages each bring their own copy of the same zod 4 (the project's own zod is
+ * 3, so npm cannot hoist it): resolve zod for both from the core package, so the bundle holds it once (~100 KB).
+ */
+const oneZodForMcpV2 = {
+  name: 'one-zod-for-mcp-v2',
+  setup(build) {
+    const core = path.resolve('node_modules/@modelcontextprotocol/core');
+    build.onResolve({ filter: /^zod(\/.*)?$/ }, (args) => {
+      if (args.pluginData === 'one-zod' || !args.importer.includes(`${path.sep}@modelcontextprotocol${path.sep}server${path.sep}`)) return undefined;
+      return build.resolve(args.path, { resolveDir: core, kind: args.kind, pluginData: 'one-zod' });
+    });
+  },
+};
 
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
@@ -21,7 +37,10 @@ const builds = [
     // src/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
     // proxy-chain (the network proxy, src/node/sandbox/networkProxy.ts) can chain to an upstream SOCKS proxy; ours
     // never does, so its SOCKS client (70 KB minified) is replaced by src/node/sandbox/noSocks.ts, which throws.
+    plugins: [oneZodForMcpV2],
     alias: {
+      // The v2 MCP SDK's Node shims without their inlined ajv copy: src/mcp/v2Shims.ts.
+      '@modelcontextprotocol/server/_shims': './src/mcp/v2Shims.ts',
       'iconv-lite': './src/node/iconvLite.ts',
       'mime-db': './src/node/mimeDbSubset.json',
       socks: './src/node/sandbox/noSocks.ts',

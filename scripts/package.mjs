@@ -78,8 +78,11 @@ console.log('\n[package] figures');
 for (const [name, bytes] of Object.entries(figures)) console.log(`  ${name.padEnd(34)} ${String(bytes).padStart(9)} bytes  ${kib(bytes).padStart(11)}`);
 mkdirSync(path.join(REPO_ROOT, 'out'), { recursive: true });
 writeFileSync(path.join(REPO_ROOT, 'out', 'package-figures.json'), JSON.stringify({ vsix: path.relative(REPO_ROOT, vsix), bytes: figures }, null, 2) + '\n');
-if (figures['dist/extension.js'] >= 1024 * 1024) {
-  console.error(`[package] dist/extension.js is ${kib(figures['dist/extension.js'])}: over the 1 MiB budget (see out/esbuild/extension.meta.json)`);
+// 1 MiB before MCP 2026-07-28; serving it with the official v2 SDK (server + core + its zod 4) costs about 320 KiB
+// minified after trimming its duplicates (esbuild.mjs), hence 1.25 MiB.
+const BUNDLE_BUDGET = 1.25 * 1024 * 1024;
+if (figures['dist/extension.js'] >= BUNDLE_BUDGET) {
+  console.error(`[package] dist/extension.js is ${kib(figures['dist/extension.js'])}: over the ${kib(BUNDLE_BUDGET)} budget (see out/esbuild/extension.meta.json)`);
   process.exit(1);
 }
 console.log(`\n[package] install with: code --install-extension ${path.relative(process.cwd(), vsix) || vsix}`);

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { childBaseEnvironment } from './core/process/baseEnvironment';
 import { WorkspaceRegistry } from './core/policy/workspaces';
 import { McpHttpHost } from './mcp/httpHost';
-import { SERVER_NAME, createToolServer } from './mcp/toolServer';
+import { SERVER_NAME, bothEras } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
 import { GitWorkTree } from './node/gitWorkTree';
 import { WindowPublisher } from './node/discovery/windowPublisher';
@@ -157,7 +157,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   }));
 
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ dispatcher: core.dispatcher, version }),
+    ...bothEras({ dispatcher: core.dispatcher, version }),
     token: () => tokens.get(),
     logger: log,
     inbox: { steering: core.steering, token: () => inboxTokens.get(), logger: log },

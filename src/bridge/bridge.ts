@@ -4,6 +4,7 @@ import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextpro
 import { isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
 import type { LocateOptions, Target } from './locate';
 import { LocateError, locate, relocate } from './locate';
+import { modernRelayFetch } from './modernRelay';
 
 /** JSON-RPC error codes the bridge itself answers with (server-defined range). */
 export const BRIDGE_NO_WINDOW = -32030;
@@ -198,7 +199,7 @@ export class Bridge {
   }
 
   private async open(target: Target, replay: boolean): Promise<Upstream> {
-    const transport = new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: { Authorization: `Bearer ${target.token}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: { Authorization: `Bearer ${target.token}` } }, fetch: modernRelayFetch() });
     const up: Upstream = { target, transport };
     transport.onmessage = (msg) => this.fromUpstream(msg);
     transport.onerror = (err) => {

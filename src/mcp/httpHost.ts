@@ -5,17 +5,24 @@ import express from 'express';
 import type { Request, Response } from 'express';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import type { McpHttpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
+import type { Disposable } from '../core/disposable';
 import type { Logger } from '../core/ports/logger';
 import type { ServerControl, ServerState as HostState } from '../core/ports/serverControl';
 import type { InboxOptions } from './inbox';
 import { INBOX_PATH, inboxRouter } from './inbox';
 import { JsonSessionTransport } from './jsonSessionTransport';
 import { bearerGuard, hostGuard, originGuard } from './security';
+import type { ChangeSink } from './surface';
 
 export const LOOPBACK = '127.0.0.1';
 export const MCP_PATH = '/mcp';
 const MAX_SESSIONS = 64;
 const MAX_BODY = '32mb';
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 
 interface Session {
@@ -29,9 +36,19 @@ export function maskId(id: string): string {
   return id.length <= 8 ? '…' : `${id.slice(0, 4)}…`;
 }
 
+/** The 2026-07-28 era: a server per request from the v2 SDK, and where its change notifications come from. */
+export interface ModernServing {
+  /** Builds the server of one 2026-era request (src/mcp/toolServer.ts, createModernToolServer). */
+  readonly createServer: () => ModernMcpServer;
+  /** Starts telling `sink` what changed (tool list, steering queues); disposed when the host stops. */
+  readonly watch?: (sink: ChangeSink) => Disposable;
+}
+
 export interface McpHttpHostOptions {
-  /** Builds a fresh MCP server for each session. */
+  /** Builds a fresh MCP server for each 2025-era session. */
   readonly createServer: () => McpServer;
+  /** Serves 2026-07-28 requests on the same endpoint; absent, the endpoint speaks 2025-11-25 only. */
+  readonly modern?: ModernServing;
   readonly token: () => string | undefined;
   readonly logger: Logger;
   /** Serves the /inbox JSON API (steering) behind the same Host and Origin guards, with its own token. */
@@ -39,16 +56,21 @@ export interface McpHttpHostOptions {
 }
 
 /**
- * Streamable HTTP on 127.0.0.1 only: one transport and one server per session, POST/DELETE on /mcp (GET is 405:
- * no standalone event stream). Every request passes the Host allow-list, the Origin refusal and the bearer token,
- * in that order, before any MCP handling. JSON responses (not SSE) for POST, through our own JsonSessionTransport,
- * which measured fastest and keeps nothing once a request is answered (`npm run bench -- session`).
+ * Streamable HTTP on 127.0.0.1 only, both protocol eras on one endpoint. Every request passes the Host allow-list,
+ * the Origin refusal and the bearer token, in that order, before any MCP handling; then the era is told apart:
+ * - 2025-11-25 (a request with `Mcp-Session-Id`, or one the v2 SDK's `isLegacyRequest` classifies as legacy: no
+ *   per-request `_meta` envelope): one transport and one server per session, as before. JSON responses (not SSE)
+ *   for POST, through our own JsonSessionTransport, which measured fastest and keeps nothing once a request is
+ *   answered (`npm run bench -- session`).
+ * - 2026-07-28 (everything else): the v2 SDK's own `createMcpHandler` with `legacy: 'reject'`, a server per request,
+ *   change notifications published through its `notify` to subscriptions/listen streams.
  */
 export class McpHttpHost implements ServerControl {
   private httpServer: http.Server | undefined;
   private readonly sessions = new Map<string, Session>();
   private _state: HostState = { kind: 'stopped' };
   private readonly listeners = new Set<(s: HostState) => void>();
+  private modern: { readonly handler: McpHttpHandler; readonly node: NodeMcpRequestHandler; readonly watching: Disposable | undefined } | undefined;
 
   constructor(private readonly options: McpHttpHostOptions) {}
 
@@ -122,6 +144,12 @@ export class McpHttpHost implements ServerControl {
       await session.transport.handle(req, res, req.body);
       return;
     }
+    const modern = this.modern;
+    // The SDK's own classification, so the branch never disagrees with createMcpHandler; route every `false` there.
+    if (modern && req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, req.body)))) {
+      await modern.node(req, res, req.body);
+      return;
+    }
     if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
       res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns.' }, id: null });
       return;
@@ -166,6 +194,7 @@ export class McpHttpHost implements ServerControl {
   async start(preferredPort: number): Promise<number> {
     if (this.httpServer) await this.stop();
     this.setState({ kind: 'starting' });
+    this.startModern();
     const app = this.buildApp();
     const listen = (port: number) =>
       new Promise<http.Server>((resolve, reject) => {
@@ -188,6 +217,7 @@ export class McpHttpHost implements ServerControl {
       }
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
+      await this.stopModern();
       this.setState({ kind: 'failed', message });
       throw err;
     }
@@ -198,9 +228,31 @@ export class McpHttpHost implements ServerControl {
     return port;
   }
 
+  private startModern(): void {
+    const serving = this.options.modern;
+    if (!serving) return;
+    const logError = (what: string) => (err: Error) => this.options.logger.error(`[http] ${what}`, err.stack ?? err.message);
+    const handler = createMcpHandler(() => serving.createServer(), { legacy: 'reject', maxRequestBodySize: MAX_BODY_BYTES, onerror: logError('a 2026-era request failed') });
+    const watching = serving.watch?.({
+      toolsChanged: () => handler.notify.toolsChanged(),
+      resourcesChanged: () => handler.notify.resourcesChanged(),
+      resourceUpdated: (uri) => handler.notify.resourceUpdated(uri),
+    });
+    this.modern = { handler, node: toNodeHandler(handler, { maxRequestBodySize: MAX_BODY_BYTES, onerror: logError('a 2026-era request could not be served') }), watching };
+  }
+
+  private async stopModern(): Promise<void> {
+    const modern = this.modern;
+    this.modern = undefined;
+    if (!modern) return;
+    modern.watching?.dispose();
+    await modern.handler.close().catch((err: unknown) => this.options.logger.warn(`[http] closing the 2026-era handler: ${err instanceof Error ? err.message : String(err)}`));
+  }
+
   async stop(): Promise<void> {
     const server = this.httpServer;
     this.httpServer = undefined;
+    await this.stopModern();
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.allSettled(sessions.map(async (s) => {
@@ -216,8 +268,15 @@ export class McpHttpHost implements ServerControl {
     this.setState({ kind: 'stopped' });
   }
 
-  /** Closes every open session (used after a token rotation so old sessions cannot continue). */
+  /**
+   * Closes every open session (used after a token rotation so old sessions cannot continue), and every 2026-era
+   * exchange in flight, subscriptions/listen streams included: the handler is replaced by a fresh one.
+   */
   async closeSessions(): Promise<void> {
+    if (this.modern) {
+      await this.stopModern();
+      this.startModern();
+    }
     const sessions = [...this.sessions.entries()];
     this.sessions.clear();
     await Promise.allSettled(sessions.map(async ([, s]) => {

@@ -1,5 +1,7 @@
-import type { ProgressToken, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { ProgressReporter } from '../core/tools/tool';
+import type { RequestContext } from './surface';
+
+type ProgressToken = string | number;
 
 /** Fewest milliseconds between two progress notifications of one request (the last one always goes). */
 export const PROGRESS_MIN_INTERVAL_MS = 50;
@@ -10,7 +12,7 @@ export const PROGRESS_MIN_INTERVAL_MS = 50;
  * every notification, so a call that does not move it forward sends nothing; notifications are also spaced out, so
  * a chatty tool cannot flood the client. Sending is fire-and-forget: a failed send never fails the tool.
  */
-export function progressReporter(token: ProgressToken | undefined, send: (n: ServerNotification) => Promise<void>): ProgressReporter | undefined {
+export function progressReporter(token: ProgressToken | undefined, send: RequestContext['notify']): ProgressReporter | undefined {
   if (token === undefined) return undefined;
   let last = -Infinity;
   let lastAt = 0;

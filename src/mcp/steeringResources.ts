@@ -1,11 +1,8 @@
-import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Logger } from '../core/ports/logger';
+import type { Disposable } from '../core/disposable';
 import type { SteeringChange } from '../core/steering/steering';
 import type { SteeringService } from '../core/steering/steeringService';
+import type { ChangeSink, McpSurface } from './surface';
 
 export const STEERING_URI_PREFIX = 'codespace://steering/';
 export const AGENT_LOOP_PROMPT = 'codespace_agent_loop';
@@ -30,8 +27,8 @@ const AGENT_LOOP = [
 
 /**
  * Steering for MCP clients that read resources and prompts: each open work's instruction queue as the resource
- * codespace://steering/{work_id} (resources/subscribe; a change sends notifications/resources/updated to the
- * sessions subscribed to it), and the prompt codespace_agent_loop. Clients that do neither (most agents today)
+ * codespace://steering/{work_id} (subscribable: resources/subscribe on the 2025 era, subscriptions/listen on the
+ * 2026 era; a change sends notifications/resources/updated), and the prompt codespace_agent_loop. Clients that do neither (most agents today)
  * still learn of queued instructions from `coordination` on every tool result (src/core/tools/dispatch.ts).
  */
 /** The loop text, opened for one workspace and task when the client gives them (both optional). */
@@ -45,14 +42,14 @@ export function agentLoopText(args: { workspace_id?: string | undefined; task?: 
 
 /**
  * `completeWorkspace` answers completion/complete for the prompt's `workspace_id` (the window's folder ids); absent,
- * the argument is offered without completion.
+ * the argument is offered without completion. Change notifications are wired apart (`watchSteering`), because on
+ * the 2026 era they leave through the handler, not through the instance that serves one request.
  */
-export function registerSteeringResources(server: McpServer, steering: SteeringService, logger: Logger, completeWorkspace?: (prefix: string) => Promise<string[]>): void {
-  const subscribed = new Set<string>();
-
-  server.registerResource(
+export function registerSteeringResources(surface: McpSurface, steering: SteeringService, completeWorkspace?: (prefix: string) => Promise<string[]>): void {
+  surface.resourceTemplate(
     'steering',
-    new ResourceTemplate(`${STEERING_URI_PREFIX}{work_id}`, {
+    {
+      uriTemplate: `${STEERING_URI_PREFIX}{work_id}`,
       list: () => ({
         resources: steering.works({ status: 'open' }).map((w) => ({
           uri: steeringUri(w.id),
@@ -62,7 +59,7 @@ export function registerSteeringResources(server: McpServer, steering: SteeringS
         })),
       }),
       complete: { work_id: (value) => steering.works({ status: 'open' }).map((w) => w.id).filter((id) => id.startsWith(value)) },
-    }),
+    },
     {
       title: 'Instruction queue of a work',
       description: 'The developer\'s instructions to one work (JSON): counts and each instruction with its state. Subscribe to hear when it changes; claim with steer_claim_next.',
@@ -80,62 +77,56 @@ export function registerSteeringResources(server: McpServer, steering: SteeringS
       return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(body) }] };
     },
   );
-  server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
+  surface.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
 
-  server.server.setRequestHandler(SubscribeRequestSchema, (request) => {
-    const uri = request.params.uri;
+  surface.prompt(AGENT_LOOP_PROMPT, {
+    title: 'CodeSpace agent loop',
+    description: 'How to use this server: read → preview → apply → run → judge by process_status → check steering → finish.',
+    args: {
+      workspace_id: {
+        schema: z.string().max(200).optional().describe('The workspace to work in (from workspace_info); completes to the open folders.'),
+        complete: (value) => (completeWorkspace ? completeWorkspace(value) : Promise.resolve([])),
+      },
+      task: { schema: z.string().max(200).optional().describe('A short title of the task, used as the work title.') },
+    },
+    get: (args) => ({ messages: [{ role: 'user', content: { type: 'text', text: agentLoopText(args) } }] }),
+  });
+}
+
+/**
+ * The 2025 era's per-session subscriptions: resources/subscribe names one work's queue (it must exist), at most
+ * MAX_SUBSCRIPTIONS of them; the returned filter tells `watchSteering` which updates this session hears.
+ */
+export function registerSteeringSubscriptions(surface: McpSurface, steering: SteeringService): (uri: string) => boolean {
+  const subscribed = new Set<string>();
+  surface.handle('resources/subscribe', (params) => {
+    const uri = params.uri;
     if (!uri.startsWith(STEERING_URI_PREFIX)) throw Object.assign(new Error(`Only ${STEERING_URI_PREFIX}{work_id} resources can be subscribed to.`), { code: -32602 });
     steering.requireWork(decodeURIComponent(uri.slice(STEERING_URI_PREFIX.length)));
     if (!subscribed.has(uri) && subscribed.size >= MAX_SUBSCRIPTIONS) throw Object.assign(new Error(`At most ${MAX_SUBSCRIPTIONS} subscriptions per session.`), { code: -32602 });
     subscribed.add(uri);
     return {};
   });
-  server.server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
-    subscribed.delete(request.params.uri);
+  surface.handle('resources/unsubscribe', (params) => {
+    subscribed.delete(params.uri);
     return {};
   });
+  surface.onClose(() => subscribed.clear());
+  return (uri) => subscribed.has(uri);
+}
 
-  server.registerPrompt(
-    AGENT_LOOP_PROMPT,
-    {
-      title: 'CodeSpace agent loop',
-      description: 'How to use this server: read → preview → apply → run → judge by process_status → check steering → finish.',
-      argsSchema: {
-        workspace_id: completable(z.string().max(200).optional().describe('The workspace to work in (from workspace_info); completes to the open folders.'), (value) =>
-          completeWorkspace ? completeWorkspace(value ?? '') : Promise.resolve([]),
-        ),
-        task: z.string().max(200).optional().describe('A short title of the task, used as the work title.'),
-      },
-    },
-    (args) => ({ messages: [{ role: 'user', content: { type: 'text', text: agentLoopText(args) } }] }),
-  );
-
-  const notify = (change: SteeringChange): void => {
-    if (!server.isConnected()) return;
+/**
+ * Sends what changed in the steering queues to `sink`: resources/updated for a queue (when `wanted` lets it
+ * through), resources/list_changed when a work opens or closes. Drafts are the developer's own until queued: their
+ * edits are not news to the agent.
+ */
+export function watchSteering(steering: SteeringService, sink: ChangeSink, wanted: (uri: string) => boolean = () => true): Disposable {
+  return steering.onDidChange((change: SteeringChange) => {
     const workId = change.kind === 'work' ? change.work.id : change.kind === 'instruction' ? change.instruction.work_id : change.work_id;
-    // Drafts are the developer's own until queued: their edits are not news to the agent.
     if (change.kind === 'instruction' && change.instruction.status === 'draft') return;
     if (change.kind === 'instruction_deleted') return;
     const uri = steeringUri(workId);
-    if (subscribed.has(uri)) {
-      server.server.sendResourceUpdated({ uri }).catch((err: unknown) => logger.debug(`[steering] resource update not sent: ${err instanceof Error ? err.message : String(err)}`));
-    }
-    if (change.kind === 'work') server.sendResourceListChanged();
-  };
-  const listening = steering.onDidChange(notify);
-
-  // The session id is known once initialize is answered; the SDK has let go of the transport by onclose.
-  let session: string | undefined;
-  const initialized = server.server.oninitialized;
-  server.server.oninitialized = () => {
-    session = server.server.transport?.sessionId;
-    initialized?.();
-  };
-  const closed = server.server.onclose;
-  server.server.onclose = () => {
-    listening.dispose();
-    subscribed.clear();
-    if (session !== undefined) steering.endSession(session);
-    closed?.();
-  };
+    if (wanted(uri)) sink.resourceUpdated(uri);
+    if (change.kind === 'work') sink.resourcesChanged();
+  });
 }

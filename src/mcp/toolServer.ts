@@ -1,11 +1,19 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
+import type { Disposable } from '../core/disposable';
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/tools/dispatch';
+import type { ExtraContent } from '../core/tools/tool';
+import type { ModernServing } from './httpHost';
 import { completeWorkspaceId } from './completions';
+import { legacySurface } from './legacySurface';
+import { modernSurface } from './modernSurface';
 import { progressReporter } from './progress';
-import { registerSteeringResources } from './steeringResources';
+import { registerSteeringResources, registerSteeringSubscriptions, watchSteering } from './steeringResources';
+import type { ChangeSink, McpSurface } from './surface';
+import { HeldOperationTasks } from './tasks';
 import { listedTool } from './toolSchemas';
 import { registerWorkspaceResources } from './workspaceResources';
 
@@ -41,45 +49,115 @@ export function errorResult(body: ToolErrorBody): CallToolResult {
 }
 
 /**
- * Builds one MCP server for one session over the tool catalogue. This adapter only translates: tools/list serves
- * the tools the operator has not turned off (src/mcp/toolSchemas.ts: compact schemas, annotations from the kind
- * table), and sends notifications/tools/list_changed when that changes; tools/call goes to the core's
- * ToolDispatcher, and its outcome becomes a CallToolResult. Per MCP 2025-11-25 (SEP-1303) bad arguments are tool
- * errors (`isError: true`, INVALID_ARGUMENTS); only an unknown tool (and malformed JSON-RPC, which the SDK answers
- * before us) is a protocol error. The SDK still checks every result against CallToolResultSchema, and clients
- * check `structuredContent` against the output schema.
+ * The one definition of what this server offers, for either era (surface.ts): tools/list serves the tools the
+ * operator has not turned off (src/mcp/toolSchemas.ts: compact schemas, annotations from the kind table); tools/call
+ * goes to the core's ToolDispatcher, and its outcome becomes a CallToolResult; the workspace-file and steering
+ * resource templates, the agent-loop prompt and their completions. Per MCP 2025-11-25 (SEP-1303) bad arguments are
+ * tool errors (`isError: true`, INVALID_ARGUMENTS); only an unknown tool (and malformed JSON-RPC, which the SDK
+ * answers before us) is a protocol error. The dispatcher checks every result against the tool's output schema
+ * before it leaves (src/core/tools/dispatch.ts), so that holds in both eras.
  */
-export function createToolServer(options: { dispatcher: ToolDispatcher; version: string }): McpServer {
-  const { dispatcher } = options;
-  const server = new McpServer({ name: SERVER_NAME, title: 'CodeSpace for VS Code', version: options.version }, { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true } } });
-
+export function defineServer(surface: McpSurface, dispatcher: ToolDispatcher): void {
   // Our own handlers, not McpServer.registerTool: the SDK would serve its own, larger conversion of the schemas.
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: dispatcher.served().map(listedTool) }));
-  const listening = dispatcher.services.toolGroups.onDidChange(() => {
-    if (!server.isConnected()) return;
-    server.server.sendToolListChanged().catch((err: unknown) => dispatcher.services.logger.debug(`[tools] tools/list_changed not sent: ${err instanceof Error ? err.message : String(err)}`));
-  });
-  const closed = server.server.onclose;
-  server.server.onclose = () => {
-    listening.dispose();
-    closed?.();
-  };
+  surface.handle('tools/list', () => ({ tools: dispatcher.served().map(listedTool) }));
   // Workspace files (a read-only template) and the steering queues (subscribable, listed per open work).
-  registerWorkspaceResources(server, dispatcher);
-  registerSteeringResources(server, dispatcher.services.steering, dispatcher.services.logger, (prefix) => completeWorkspaceId(dispatcher, prefix));
-
-  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
-    const context = { ...(extra.sessionId !== undefined ? { session: extra.sessionId } : {}), ...(progress ? { progress } : {}) };
-    const outcome = await dispatcher.call(request.params.name, request.params.arguments ?? {}, extra.signal, context);
+  registerWorkspaceResources(surface, dispatcher);
+  registerSteeringResources(surface, dispatcher.services.steering, (prefix) => completeWorkspaceId(dispatcher, prefix));
+  const tasks = new HeldOperationTasks(dispatcher, errorResult, successResult);
+  surface.serveTasks?.({ get: (taskId, ctx) => tasks.get(taskId, ctx.signal) as never, cancel: (taskId) => tasks.cancel(taskId) });
+  surface.handle('tools/call', async (params, ctx) => {
+    const progress = progressReporter(params._meta?.progressToken as string | number | undefined, ctx.notify);
+    const context = { ...(ctx.sessionId !== undefined ? { session: ctx.sessionId } : {}), ...(progress ? { progress } : {}) };
+    const outcome = await dispatcher.call(params.name, params.arguments ?? {}, ctx.signal, context);
     switch (outcome.kind) {
       case 'unknown_tool':
         throw protocolError(ErrorCode.InvalidParams, outcome.message);
-      case 'error':
+      case 'error': {
+        // A client that reads tasks gets the held call as a task instead of APPROVAL_REQUIRED (tasks.ts).
+        const held = outcome.body.code === 'APPROVAL_REQUIRED' ? outcome.body.details?.approval_id : undefined;
+        if (ctx.tasks && typeof held === 'string') return tasks.created(held);
         return errorResult(outcome.body);
+      }
       case 'result':
-        return { content: [{ type: 'text', text: text(outcome.value) }, ...(outcome.extra ?? [])], structuredContent: outcome.value };
+        return successResult(outcome.value, outcome.extra);
     }
   });
+}
+
+/** A tool's result: the JSON as text for text-only clients, and as structuredContent, then any extra blocks. */
+function successResult(value: Record<string, unknown>, extra?: readonly ExtraContent[]): CallToolResult {
+  return { content: [{ type: 'text', text: text(value) }, ...(extra ?? [])], structuredContent: value };
+}
+
+/** Tells `sink` what changes the served lists or the steering queues: the tool set and the open works. */
+export function watchChanges(dispatcher: ToolDispatcher, sink: ChangeSink, wanted?: (uri: string) => boolean): Disposable {
+  const tools = dispatcher.services.toolGroups.onDidChange(() => sink.toolsChanged());
+  const steering = watchSteering(dispatcher.services.steering, sink, wanted);
+  return {
+    dispose: () => {
+      tools.dispose();
+      steering.dispose();
+    },
+  };
+}
+
+const SERVER_INFO = (version: string) => ({ name: SERVER_NAME, title: 'CodeSpace for VS Code', version });
+
+/**
+ * Builds the 2025-era server of one session (v1 SDK): the shared definition, plus what a session has on its own:
+ * resources/subscribe, change notifications on its stream, and the end of its coordination when it closes.
+ */
+export function createToolServer(options: { dispatcher: ToolDispatcher; version: string }): McpServer {
+  const { dispatcher } = options;
+  const { logger, steering } = dispatcher.services;
+  const server = new McpServer(SERVER_INFO(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true } } });
+  const surface = legacySurface(server);
+  defineServer(surface, dispatcher);
+  const wanted = registerSteeringSubscriptions(surface, steering);
+  const failed = (what: string) => (err: unknown) => logger.debug(`[mcp] ${what} not sent: ${err instanceof Error ? err.message : String(err)}`);
+  const listening = watchChanges(
+    dispatcher,
+    {
+      toolsChanged: () => {
+        if (server.isConnected()) server.server.sendToolListChanged().catch(failed('tools/list_changed'));
+      },
+      resourcesChanged: () => {
+        if (server.isConnected()) server.sendResourceListChanged();
+      },
+      resourceUpdated: (uri) => {
+        if (server.isConnected()) server.server.sendResourceUpdated({ uri }).catch(failed('resource update'));
+      },
+    },
+    wanted,
+  );
+  // The session id is known once initialize is answered; the SDK has let go of the transport by onclose.
+  let session: string | undefined;
+  const initialized = server.server.oninitialized;
+  server.server.oninitialized = () => {
+    session = server.server.transport?.sessionId;
+    initialized?.();
+  };
+  surface.onClose(() => {
+    listening.dispose();
+    if (session !== undefined) steering.endSession(session);
+  });
   return server;
+}
+
+/**
+ * Builds the 2026-era server that `createMcpHandler` makes for one request (v2 SDK): the same definition, no
+ * session. Change notifications are published once through the handler (see McpHttpHost), not per instance.
+ */
+export function createModernToolServer(options: { dispatcher: ToolDispatcher; version: string }): ModernMcpServer {
+  const server = new ModernMcpServer(SERVER_INFO(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } } });
+  defineServer(modernSurface(server), options.dispatcher);
+  return server;
+}
+
+/** What McpHttpHost serves for both eras, from one dispatcher: its `createServer` and `modern` options. */
+export function bothEras(options: { dispatcher: ToolDispatcher; version: string }): { createServer: () => McpServer; modern: ModernServing } {
+  return {
+    createServer: () => createToolServer(options),
+    modern: { createServer: () => createModernToolServer(options), watch: (sink) => watchChanges(options.dispatcher, sink) },
+  };
 }

@@ -1,15 +1,15 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolDispatcher } from '../core/tools/dispatch';
 import { completePath, completeWorkspaceId, contextWorkspace } from './completions';
+import type { McpSurface } from './surface';
 
 /** Workspace files as MCP resources (RFC 6570: `{+path}` keeps its "/" separators). */
 export const WORKSPACE_FILE_TEMPLATE = 'codespace://workspace/{workspace_id}/{+path}';
 
 /** MCP's code for a resource that does not exist (specification, "Resources", error handling). */
 export const RESOURCE_NOT_FOUND = -32002;
+/** JSON-RPC's codes, the same in every revision. */
+const ErrorCode = { InvalidParams: -32602, InternalError: -32603 } as const;
 
 /** A JSON-RPC error the SDK sends as it is (see protocolError in toolServer.ts). */
 function protocolError(code: number, message: string): Error & { code: number } {
@@ -37,26 +37,27 @@ function decode(part: string | string[] | undefined): string | undefined {
  * no image is refused with a message pointing to the `read` tool. resources/list lists nothing: a workspace's
  * files are found with `find`, not enumerated.
  */
-export function registerWorkspaceResources(server: McpServer, dispatcher: ToolDispatcher): void {
-  const template = new ResourceTemplate(WORKSPACE_FILE_TEMPLATE, {
+export function registerWorkspaceResources(surface: McpSurface, dispatcher: ToolDispatcher): void {
+  const template = {
+    uriTemplate: WORKSPACE_FILE_TEMPLATE,
     list: undefined,
     complete: {
-      workspace_id: (value) => completeWorkspaceId(dispatcher, value),
-      path: async (value, context) => completePath(dispatcher, await contextWorkspace(dispatcher, context), value),
+      workspace_id: (value: string) => completeWorkspaceId(dispatcher, value),
+      path: async (value: string, context?: { arguments?: Record<string, string> }) => completePath(dispatcher, await contextWorkspace(dispatcher, context), value),
     },
-  });
-  server.registerResource(
+  };
+  surface.resourceTemplate(
     'workspace-file',
     template,
     {
       title: 'Workspace file',
       description: 'A file of a workspace folder, read-only: codespace://workspace/{workspace_id}/{path}. Text as text, images as blobs; the version is in _meta.',
     },
-    async (uri, variables, extra): Promise<ReadResourceResult> => {
+    async (uri, variables, ctx): Promise<ReadResourceResult> => {
       const workspaceId = decode(variables.workspace_id);
       const rel = decode(variables.path);
       if (workspaceId === undefined || rel === undefined) throw protocolError(ErrorCode.InvalidParams, `Resource ${uri.href}: the workspace id or path is not valid percent-encoding.`);
-      const outcome = await dispatcher.call('read', { workspace_id: workspaceId, path: rel }, extra.signal);
+      const outcome = await dispatcher.call('read', { workspace_id: workspaceId, path: rel }, ctx.signal);
       if (outcome.kind === 'unknown_tool') throw protocolError(ErrorCode.InternalError, 'Resource reads are unavailable.');
       if (outcome.kind === 'error') {
         const code = NOT_FOUND_CODES.has(outcome.body.code) ? RESOURCE_NOT_FOUND : INVALID_PARAMS_CODES.has(outcome.body.code) ? ErrorCode.InvalidParams : ErrorCode.InternalError;

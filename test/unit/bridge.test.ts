@@ -10,6 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { silentLogger } from '../../src/core/ports/logger';
 import type { ServerControl, ServerState } from '../../src/core/ports/serverControl';
 import { DISCOVERY_DIR_ENV, discoveryDir } from '../../src/node/discovery/discoveryFiles';
@@ -93,6 +95,23 @@ describe('codespace-mcp bridge', function () {
     await Promise.allSettled(windows.splice(0).map((w) => w.close()));
     if (this.currentTest?.state === 'failed') console.log(stderr.join(''));
     fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('carries 2026-07-28 requests: a v2 client negotiating the modern era over stdio reads through the bridge', async () => {
+    await openWindow(rootA);
+    const transport = new StdioClientTransportV2({ command: process.execPath, args: [BRIDGE, '--reconnect-timeout', '30'], cwd: rootA, env: { PATH: process.env.PATH ?? '', [DISCOVERY_DIR_ENV]: dir }, stderr: 'pipe' });
+    transport.stderr?.on('data', (c: Buffer) => stderr.push(c.toString('utf8')));
+    const client = new ClientV2({ name: 'bridge-test-2026', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    try {
+      await client.connect(transport);
+      assert.equal(client.getProtocolEra(), 'modern');
+      const r = (await client.callTool({ name: 'read', arguments: { workspace_id: 'demo', path: 'which.txt' } })) as CallToolResult;
+      assert.equal((r.structuredContent as { content: string }).content, 'alpha');
+      // No session was opened for it on the window.
+      assert.equal(windows[0]?.host.host.sessionCount, 0);
+    } finally {
+      await client.close();
+    }
   });
 
   it('picks the window by --workspace, by the working directory and by the terminal environment', async () => {

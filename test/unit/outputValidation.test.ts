@@ -2,7 +2,8 @@
  * Results are checked against the tool's output schema before they leave (tools/call is served by our own handler, so
  * the SDK's check of McpServer does not run): a wrong result becomes a clear tool error for the client, and the
  * fault is logged. Checked with a real SDK client in-process, on test-only tools whose handlers return wrong results,
- * served beside the real catalogue (whose results keep passing).
+ * served beside the real catalogue (whose results keep passing). Both eras: the 2025 session server (v1 SDK client) and
+ * the 2026-07-28 handler (v2 SDK client negotiating the modern era against `createMcpHandler`, in process).
  */
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
@@ -11,6 +12,8 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { InMemoryLogger } from '../../src/core/ports/logger';
@@ -22,7 +25,7 @@ import { defineTool } from '../../src/core/tools/tool';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
-import { createToolServer } from '../../src/mcp/toolServer';
+import { createModernToolServer, createToolServer } from '../../src/mcp/toolServer';
 import { makeTree, removeTree, toolError } from './helpers/workspaceFixture';
 
 /** Declares a number, returns a string: the listed schema (top-level types) already says so. */
@@ -47,12 +50,13 @@ const wrongItemTool = defineTool({
   handler: () => Promise.resolve({ items: [{ path: 'a.ts', line: 1 }, { path: 'b.ts', line: 'two' }] } as unknown as { items: { path: string; line: number }[] }),
 });
 
-describe('output validation (tools/call checks every result against its output schema)', () => {
+for (const era of ['2025-11-25', '2026-07-28'] as const)
+describe(`output validation (tools/call checks every result against its output schema), ${era}`, () => {
   let root: string;
   let storage: string;
   let assembled: AssembledServices;
   let logger: InMemoryLogger;
-  let client: Client;
+  let client: Pick<Client, 'callTool' | 'listTools' | 'close'>;
   let close: () => Promise<void>;
   const call = async (name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> => (await client.callTool({ name, arguments: args })) as CallToolResult;
 
@@ -71,16 +75,29 @@ describe('output validation (tools/call checks every result against its output s
       lifetime: 'unit-test',
     });
     const dispatcher = new ToolDispatcher([...toolCatalogue(), wrongTypeTool, wrongItemTool], assembled.services, logger);
-    const server = createToolServer({ dispatcher, version: '0.0.0-test' });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    client = new Client({ name: 'unit-test', version: '1.0.0' });
-    await server.connect(serverSide);
-    await client.connect(clientSide);
+    if (era === '2026-07-28') {
+      const handler = createMcpHandler(() => createModernToolServer({ dispatcher, version: '0.0.0-test' }), { legacy: 'reject' });
+      const modern = new ClientV2({ name: 'unit-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await modern.connect(new StreamableHTTPClientTransport(new URL('http://in-process.invalid/mcp'), { fetch: (url, init) => handler.fetch(new Request(url, init)) }));
+      assert.equal(modern.getProtocolEra(), 'modern');
+      client = modern as unknown as Client;
+      close = async () => {
+        await modern.close();
+        await handler.close();
+      };
+    } else {
+      const server = createToolServer({ dispatcher, version: '0.0.0-test' });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      const legacy = new Client({ name: 'unit-test', version: '1.0.0' });
+      await server.connect(serverSide);
+      await legacy.connect(clientSide);
+      client = legacy;
+      close = async () => {
+        await legacy.close();
+        await server.close();
+      };
+    }
     await client.listTools();
-    close = async () => {
-      await client.close();
-      await server.close();
-    };
   });
   after(async () => {
     await close();

@@ -241,6 +241,19 @@ export class ApprovalService implements Approvals, Disposable {
     return view(next);
   }
 
+  /**
+   * The caller takes back its own pending request (MCP tasks/cancel): the hold ends as denied by the agent, with a
+   * note saying so, and nothing runs. Unlike `resolve`, this needs no permission: withdrawing grants nothing.
+   */
+  async withdraw(approvalId: string, note: string): Promise<HoldView> {
+    const h = this.stored(approvalId);
+    if (h.state !== 'pending') throw this.notPending(h);
+    const next: StoredHold = { ...h, state: 'denied', decided_at: this.timestamp(), decided_by: 'agent', note: note.slice(0, MAX_NOTE_CHARS) };
+    await this.put(next);
+    this.forgetContent(approvalId);
+    return view(next);
+  }
+
   async revalidate(approvalId?: string): Promise<void> {
     const targets = approvalId !== undefined ? [this.stored(approvalId)] : [...this.holds.values()];
     for (const h of targets) {

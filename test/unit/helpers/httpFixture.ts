@@ -8,10 +8,12 @@ import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import type { CoreServices } from '../../../src/core/tools/tool';
 import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import { McpHttpHost } from '../../../src/mcp/httpHost';
-import { createToolServer } from '../../../src/mcp/toolServer';
+import { bothEras } from '../../../src/mcp/toolServer';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import { assembleServices } from '../../../src/node/assembleServices';
 import type { ContentSearch } from '../../../src/core/ports/contentSearch';
+import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
+import type { LanguageFeatures } from '../../../src/core/ports/languageFeatures';
 
 export interface RawResponse {
   status: number;
@@ -56,7 +58,7 @@ export interface RunningHost {
 }
 
 /** A real host on 127.0.0.1 serving `root` as workspace "demo". */
-export async function startHost(root: string, preferredPort = 0, options: { contentSearch?: ContentSearch } = {}): Promise<RunningHost> {
+export async function startHost(root: string, preferredPort = 0, options: { contentSearch?: ContentSearch; approvalPolicy?: () => ApprovalPolicy; language?: LanguageFeatures; diagnosticsSettleMs?: number } = {}): Promise<RunningHost> {
   const token = { value: 'T'.repeat(43) };
   const inboxToken = { value: 'I'.repeat(43) };
   const storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
@@ -70,10 +72,12 @@ export async function startHost(root: string, preferredPort = 0, options: { cont
     timeoutMs: () => 0,
     lifetime: 'unit-test',
     ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
+    ...(options.approvalPolicy ? { approvalPolicy: options.approvalPolicy } : {}),
+    ...(options.language ? { language: options.language, diagnosticsSettleMs: () => options.diagnosticsSettleMs ?? 5000 } : {}),
   });
   const services = assembled.services;
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
+    ...bothEras({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
     token: () => token.value,
     logger: silentLogger,
     inbox: { steering: services.steering, token: () => inboxToken.value, logger: silentLogger },

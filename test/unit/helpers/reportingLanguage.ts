@@ -1,0 +1,38 @@
+import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, WorkspaceSymbol } from '../../../src/core/ports/languageFeatures';
+
+/** The one problem ReportingLanguage finds in every file: a warning on the first line. */
+export const REPORTED: EditorDiagnostic = { range: { start: { line: 1, character: 1 }, end: { line: 1, character: 2 } }, severity: 'warning', message: 'reported by the test language server', source: 'test' };
+
+/** A language port that reports on every file at once: each settle answers with REPORTED for each path. */
+export class ReportingLanguage implements LanguageFeatures {
+  reportsOn(): boolean {
+    return true;
+  }
+  diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
+    return Promise.resolve((paths ?? []).map((p) => ({ path: p, diagnostics: [REPORTED] })));
+  }
+  settle(paths: readonly string[]): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
+    return Promise.resolve({ settled: true, files: paths.map((p) => ({ path: p, diagnostics: [REPORTED] })) });
+  }
+  documentSymbols(): Promise<DocumentSymbolNode[]> {
+    return Promise.resolve([]);
+  }
+  workspaceSymbols(): Promise<WorkspaceSymbol[]> {
+    return Promise.resolve([]);
+  }
+  definition(): Promise<EditorLocation[]> {
+    return Promise.resolve([]);
+  }
+  references(): Promise<EditorLocation[]> {
+    return Promise.resolve([]);
+  }
+  hover(): Promise<{ contents: string[] }[]> {
+    return Promise.resolve([]);
+  }
+  rename(): Promise<RenameOutcome> {
+    return Promise.resolve({ refused: 'not in this test' });
+  }
+  editorState(): EditorState {
+    return { active: undefined, visible: [], dirty: [] };
+  }
+}
