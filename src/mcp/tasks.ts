@@ -77,6 +77,11 @@ export class HeldOperationTasks {
   async get(taskId: string, signal: AbortSignal): Promise<TaskState> {
     const hold = this.hold(taskId);
     if (hold.state === 'pending') return this.pending(hold);
+    if (hold.state === 'denied' && hold.decided_by === 'agent') {
+      // Withdrawn with tasks/cancel before anyone reviewed it: nothing ran, and the task says so.
+      const at = hold.decided_at ?? hold.created_at;
+      return { taskId, status: 'cancelled', statusMessage: hold.note ?? 'Withdrawn by the agent before review; nothing ran.', createdAt: hold.created_at, lastUpdatedAt: at, ttlMs: null };
+    }
     // Decided: the outcome, through the same door as operation_resume (runs a granted hold once, then replays it).
     const outcome = await this.dispatcher.call('operation_resume', { approval_id: taskId, wait_ms: 0 }, signal);
     const now = this.hold(taskId);
@@ -90,11 +95,18 @@ export class HeldOperationTasks {
     return { ...base, status: 'completed', statusMessage: outcome.body.message, result: this.errorResult(outcome.body) };
   }
 
-  /** Withdraws a hold still waiting for review; a decided one cannot be taken back (it may already run). */
+  /**
+   * Withdraws a hold still waiting for review (the task reads `cancelled`). Cancellation is cooperative in the
+   * extension: a task the developer already decided is acknowledged all the same and ends as it would have (a
+   * granted operation may already be running; it is never taken back half-way).
+   */
   async cancel(taskId: string): Promise<Record<string, never>> {
     const hold = this.hold(taskId);
-    if (hold.state !== 'pending') throw taskError(`Task ${taskId} can no longer be cancelled: the developer already decided (${hold.state}).`);
-    await this.dispatcher.services.approvals.withdraw(taskId, 'Withdrawn by the agent (tasks/cancel) before review.');
+    if (hold.state !== 'pending') return {};
+    await this.dispatcher.services.approvals.withdraw(taskId, 'Withdrawn by the agent (tasks/cancel) before review; nothing ran.').catch((err: unknown) => {
+      // Decided between the look and the withdrawal: acknowledged, as above.
+      if (this.hold(taskId).state === 'pending') throw err;
+    });
     return {};
   }
 }

@@ -103,17 +103,31 @@ describe('held operations as MCP Tasks (2026-07-28)', function () {
     assert.equal(await fsp.readFile(path.join(base, 'a.txt'), 'utf8'), 'alpha\n');
   });
 
-  it('tasks/cancel withdraws a pending hold; nothing runs, and a decided task cannot be cancelled', async () => {
+  it('tasks/cancel withdraws a pending hold: the task reads cancelled and nothing runs; a decided task is acknowledged and ends as decided', async () => {
     const r = await call({ patch: patchOf('alpha', 'beta'), operation_key: 'k3' });
     const taskId = r.result?.taskId as string;
     const cancelled = await modern('tasks/cancel', { taskId }, { name: taskId });
     assert.deepEqual(Object.keys(cancelled.result ?? {}).filter((k) => k !== '_meta' && k !== 'resultType'), []);
     assert.deepEqual(pendingIds(), []);
     assert.equal(running.services.approvals.get(taskId)?.state, 'denied');
+    const gone = await modern('tasks/get', { taskId }, { name: taskId });
+    assert.equal(gone.result?.status, 'cancelled', JSON.stringify(gone));
+    assert.match(String(gone.result?.statusMessage), /nothing ran/);
     const again = await modern('tasks/cancel', { taskId }, { name: taskId });
-    assert.equal(again.error?.code, -32602);
+    assert.equal(again.error, undefined, 'cancellation is cooperative: acknowledged');
+    assert.equal((await modern('tasks/get', { taskId }, { name: taskId })).result?.status, 'cancelled');
+    assert.equal(await fsp.readFile(path.join(base, 'a.txt'), 'utf8'), 'alpha\n', 'the withdrawn patch wrote nothing');
+
+    // A hold the developer granted: tasks/cancel is acknowledged, and the task completes with the applied patch.
+    const granted = await call({ patch: patchOf('alpha', 'gamma'), operation_key: 'k3b' });
+    const grantedId = granted.result?.taskId as string;
+    await running.services.approvals.resolve(grantedId, 'grant', { by: 'reviewer' });
+    assert.equal((await modern('tasks/cancel', { taskId: grantedId }, { name: grantedId })).error, undefined);
+    const done = await modern('tasks/get', { taskId: grantedId }, { name: grantedId });
+    assert.equal(done.result?.status, 'completed', JSON.stringify(done));
+    assert.equal(await fsp.readFile(path.join(base, 'a.txt'), 'utf8'), 'gamma\n');
     assert.equal((await modern('tasks/get', { taskId: 'no-such-task' }, { name: 'no-such-task' })).error?.code, -32602);
-    assert.equal(await fsp.readFile(path.join(base, 'a.txt'), 'utf8'), 'alpha\n');
+    assert.equal((await modern('tasks/cancel', { taskId: 'no-such-task' }, { name: 'no-such-task' })).error?.code, -32602);
   });
 
   it('without the extension a 2026-era client, and a 2025-era client, keep APPROVAL_REQUIRED + operation_resume (with diagnostics)', async () => {
