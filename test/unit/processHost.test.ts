@@ -11,7 +11,7 @@ import type { ProcessSupervisor } from '../../src/core/process/supervisor';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
-import { privateSocketDir } from '../../src/node/processHost/hostBackends';
+import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, hostGraceMs, privateSocketDir } from '../../src/node/processHost/hostBackends';
 import { FRAME_DATA, FRAME_JSON, FrameReader, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
 import { TICKER, assembleWindow } from './helpers/processHostChild';
 
@@ -115,6 +115,14 @@ describe('process host: private socket folder', () => {
     const elsewhere = fs.mkdtempSync(path.join(tmp, 'x'));
     fs.symlinkSync(elsewhere, path.join(tmp, `codespace-${process.getuid?.() ?? 0}`));
     assert.throws(() => privateSocketDir(tmp), /not a directory/);
+  });
+});
+
+describe('process host: grace period from the environment', () => {
+  it('takes whole milliseconds from 1 s to one day, and keeps the default for anything else', () => {
+    assert.equal(hostGraceMs({}), DEFAULT_HOST_GRACE_MS);
+    assert.equal(hostGraceMs({ [HOST_GRACE_ENV]: '15000' }), 15_000);
+    for (const bad of ['', 'abc', '999', '1.5e4', '-20000', '86400001']) assert.equal(hostGraceMs({ [HOST_GRACE_ENV]: bad }), DEFAULT_HOST_GRACE_MS, bad);
   });
 });
 
