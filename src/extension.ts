@@ -96,7 +96,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   // A remote window's server may keep this window's previous extension host alive after a reload (it waits for the
   // old page to reconnect): ask the owner of any record with these very folders whether its window still answers.
   // One that does not withdraws its record, frees its port and lets its process host go; one that does is a
-  // second window on these folders, and stays (README: "Several windows").
+  // second window on these folders, and stays (README: "A reloaded remote window").
   const discoveryFolder = discoveryDir();
   const ownFolders = (): string[] => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
   for (const o of await askSameWindows({ dir: discoveryFolder, folders: ownFolders(), selfPid: process.pid, timeoutMs: SAME_WINDOW_ASK_MS })) {
