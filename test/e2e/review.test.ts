@@ -127,6 +127,13 @@ describe('reviewing held patches and commands in the workbench', function () {
       // on the icon, and it takes the panel's clicks: rest the pointer on the editor instead.
       await wb.page.locator('.part.editor').hover();
     }
+    // That hover can also stay up after the pointer left (seen on 1.139, where it then took every click in the panel
+    // for 30 s): wait for it to go, and close it with Escape when it does not.
+    const hover = wb.page.locator('.context-view .hover-contents');
+    if (!(await hover.first().waitFor({ state: 'hidden', timeout: 5_000 }).then(() => true, () => false))) {
+      await wb.page.keyboard.press('Escape');
+      await hover.first().waitFor({ state: 'hidden', timeout: 10_000 });
+    }
     try {
       return await panelFrame(wb, selector, 20_000);
     } catch {
