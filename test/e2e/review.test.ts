@@ -242,7 +242,14 @@ describe('reviewing held patches and commands in the workbench', function () {
     await approve.first().click();
 
     const d = await decision;
-    assert.ok(d.ok, `operation_resume returned the result, not ${JSON.stringify(d)}`);
+    if (!d.ok) {
+      // What the window said about it: its notifications (an approve that did not happen always shows one) and the
+      // extension's review log lines, so a failure here names its cause.
+      await wb.runCommand('Notifications: Show Notifications').catch(() => undefined);
+      const notes = await wb.page.locator('.notifications-center .notification-list-item-message').allInnerTexts().catch(() => []);
+      const log = wb.readExtensionLog().split('\n').filter((l) => l.includes('[review]')).slice(-20);
+      assert.fail(`operation_resume returned ${JSON.stringify(d)}, not the result. Notifications: ${JSON.stringify(notes)}. Review log: ${JSON.stringify(log)}`);
+    }
     const result = d.result as unknown as PatchResult;
     assert.equal(result.status, 'applied');
     const onDisk: Record<string, string> = {
