@@ -165,7 +165,9 @@ async function runE2e() {
     ? readdirSync(dir).filter((f) => f.endsWith('.test.js') && words.some((w) => f.includes(w))).map((f) => path.join('out', 'test', 'e2e', f))
     : ['out/test/e2e/**/*.test.js'];
   if (files.length === 0) throw new Error(`no e2e test file matches CODESPACE_TEST_FILES=${process.env.CODESPACE_TEST_FILES}`);
-  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', ...files];
+  // CODESPACE_TEST_GREP: only the tests whose title matches (the files' before/after hooks still run).
+  const grep = process.env.CODESPACE_TEST_GREP ? ['--grep', process.env.CODESPACE_TEST_GREP] : [];
+  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', ...grep, ...files];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit' });
     const forward = (signal) => child.kill(signal);

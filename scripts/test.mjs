@@ -4,10 +4,8 @@
 //
 // First it checks what the tests need from the machine (scripts/prerequisites.mjs): missing programs are installed
 // with apt-get when it runs as root where apt-get exists (as on CI); anywhere else it prints the one command that
-// installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects. By default the in-editor
-// suite runs on both (1.100 then 1.139) and the end-to-end suite on 1.100 only: on 1.139 its window-reload tests
-// still fail at times (the reloaded window's previous extension host can outlive the reload, so its discovery record
-// stays and the bridge sees two windows); CODESPACE_TEST_VSCODE=all runs it there too.
+// installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects: by default both the
+// in-editor and the end-to-end suite run on both (1.100 then 1.139).
 import { spawn } from 'node:child_process';
 import { installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
 import { ensurePrerequisites } from './prerequisites.mjs';
@@ -17,7 +15,7 @@ const steps = [
   ['lint', ['run', 'lint']],
   ['unit', ['run', 'test:unit']],
   ['integration (inside VS Code)', ['run', 'test:integration']],
-  ['end-to-end (MCP client + browser)', ['run', 'test:e2e'], process.env.CODESPACE_TEST_VSCODE ? {} : { CODESPACE_TEST_VSCODE: '1.100' }],
+  ['end-to-end (MCP client + browser)', ['run', 'test:e2e']],
 ];
 
 let passed = 0;

@@ -6,6 +6,9 @@ import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, bothEras } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
 import { GitWorkTree } from './node/gitWorkTree';
+import { WindowLiveness } from './core/discovery/liveness';
+import { discoveryDir } from './node/discovery/discoveryFiles';
+import { PingAnswerer, askSameWindows } from './node/discovery/sameWindow';
 import { WindowPublisher } from './node/discovery/windowPublisher';
 import { installBridgeLauncher } from './node/launcher/bridgeLauncher';
 import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
@@ -56,6 +59,14 @@ export interface CodeSpaceApi {
 
 let shutdown: (() => Promise<void>) | undefined;
 
+/** How long a new extension host waits for the owners of records on its folders to answer (askSameWindows). */
+const SAME_WINDOW_ASK_MS = 12_000;
+/** How long an owner gives its window to answer such a ping. */
+const PING_ANSWER_MS = 5_000;
+/** How often this window is asked whether it still answers, and how long a question may stay open. */
+const WINDOW_ASK_INTERVAL_MS = 10_000;
+const WINDOW_ASK_TIMEOUT_MS = 30_000;
+
 function describe(err: unknown): string {
   return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }
@@ -83,6 +94,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
   const loadingTokens = Promise.all([tokens.load(), inboxTokens.load()]);
   loadingTokens.catch(() => undefined); // awaited below, after the services
+
+  // A remote window's server may keep this window's previous extension host alive after a reload (it waits for the
+  // old page to reconnect): ask the owner of any record with these very folders whether its window still answers.
+  // One that does not withdraws its record, frees its port and lets its process host go; one that does is a
+  // second window on these folders, and stays (README: "A reloaded remote window").
+  const discoveryFolder = discoveryDir();
+  const ownFolders = (): string[] => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  for (const o of await askSameWindows({ dir: discoveryFolder, folders: ownFolders(), selfPid: process.pid, timeoutMs: SAME_WINDOW_ASK_MS })) {
+    log.info(`[discovery] the extension host pid ${o.pid} on the same folders: ${o.answer === 'live' ? 'another window, which stays' : o.answer === 'gone' ? 'this window before its reload; it withdrew' : 'did not answer; both records stay'}`);
+  }
+  phase('same window');
 
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
@@ -167,7 +189,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const ports = new PortMemory(context.workspaceState, host);
   const discovery = new WindowPublisher({
     server: host,
-    folders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+    dir: discoveryFolder,
+    folders: ownFolders,
     token: () => tokens.get(),
     publishToken: settings.discoveryTokenFile,
     version,
@@ -204,6 +227,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       if (settings.affects(e, 'tools.disabledGroups')) core.services.toolGroups.refresh();
       if (settings.affects(e, 'server.port')) {
         vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describe(err)));
+      }
+    }),
+  );
+
+  // Whether this window still answers (a remote window's extension host can outlive its page). While it does not,
+  // the endpoint stops (its record goes, the bridge finds the live window) and the process host may be taken over.
+  const liveness = new WindowLiveness({ roundTrip: () => vscode.commands.executeCommand('setContext', 'codespace.windowAnswers', true), intervalMs: WINDOW_ASK_INTERVAL_MS, timeoutMs: WINDOW_ASK_TIMEOUT_MS });
+  let stoppedForLoss = false;
+  context.subscriptions.push(
+    liveness,
+    new PingAnswerer({ dir: discoveryFolder, recordFile: () => discovery.recordFile, windowAnswers: async () => (await liveness.check(PING_ANSWER_MS)) === 'live', logger: log }),
+    liveness.onDidChange((state) => {
+      core.processHost?.windowLive(state === 'live');
+      if (state === 'lost') {
+        log.warn('[window] this window stopped answering (its page went away; a remote server keeps this extension host for a reconnection): stopping the endpoint and letting a newer extension host of the window take the agent processes');
+        stoppedForLoss = host.state.kind === 'running' || host.state.kind === 'starting';
+        host.stop().then(undefined, (err: unknown) => log.error('[window] stopping the endpoint failed', describe(err)));
+      } else if (stoppedForLoss) {
+        stoppedForLoss = false;
+        log.info('[window] this window answers again: starting the endpoint');
+        host.start(ports.preferredPort()).then(undefined, (err: unknown) => log.error('[window] restarting the endpoint failed', describe(err)));
       }
     }),
   );

@@ -262,6 +262,30 @@ describe('connecting an agent to the right window', function () {
     assert.match(output, new RegExp(`two by ${who}`), `${who}: the command sees the patched file`);
   }
 
+  it('a second window on the same folder stays a second window: both records stay and the bridge names both; gone, its record goes', async () => {
+    const first = recordOf(root1) as FoundRecord;
+    const page3 = await wb.browser.newPage();
+    try {
+      const url3 = new URL(wb.url);
+      url3.searchParams.set('folder', root1);
+      await page3.goto(url3.toString());
+      await page3.locator('.monaco-workbench').first().waitFor({ timeout: 120_000 });
+      // The new window asked the first one whether its window answers; it does, so it keeps its record and port.
+      const both = await waitFor('a second record on the same folder', () => {
+        const all = readRecords(dir).filter((f) => f.record.workspaceFolders.includes(root1));
+        return all.length === 2 ? all : undefined;
+      });
+      assert.ok(both.some((f) => f.file === first.file && f.record.port === first.record.port), 'the first window keeps its record and port');
+      await assert.rejects(bridge(['--workspace', root1]), /2 VS Code windows have a workspace folder containing/);
+    } finally {
+      // The page goes without a word to the server (no unload handlers run): where the server keeps its extension
+      // host for a reconnection, that host notices its window is gone and withdraws.
+      await page3.close({ runBeforeUnload: false });
+    }
+    await waitFor('one record on the folder again', () => (readRecords(dir).filter((f) => f.record.workspaceFolders.includes(root1)).length === 1 ? true : undefined), 180_000);
+    assert.equal(recordOf(root1)?.file, first.file, 'the first window is the one left');
+  });
+
   it('closing a window removes its record', async () => {
     assert.ok(recordOf(root2), 'the second window is published');
     await page2?.close({ runBeforeUnload: true });

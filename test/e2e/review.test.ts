@@ -127,6 +127,13 @@ describe('reviewing held patches and commands in the workbench', function () {
       // on the icon, and it takes the panel's clicks: rest the pointer on the editor instead.
       await wb.page.locator('.part.editor').hover();
     }
+    // That hover can also stay up after the pointer left (seen on 1.139, where it then took every click in the panel
+    // for 30 s): wait for it to go, and close it with Escape when it does not.
+    const hover = wb.page.locator('.context-view .hover-contents');
+    if (!(await hover.first().waitFor({ state: 'hidden', timeout: 5_000 }).then(() => true, () => false))) {
+      await wb.page.keyboard.press('Escape');
+      await hover.first().waitFor({ state: 'hidden', timeout: 10_000 });
+    }
     try {
       return await panelFrame(wb, selector, 20_000);
     } catch {
@@ -235,7 +242,14 @@ describe('reviewing held patches and commands in the workbench', function () {
     await approve.first().click();
 
     const d = await decision;
-    assert.ok(d.ok, `operation_resume returned the result, not ${JSON.stringify(d)}`);
+    if (!d.ok) {
+      // What the window said about it: its notifications (an approve that did not happen always shows one) and the
+      // extension's review log lines, so a failure here names its cause.
+      await wb.runCommand('Notifications: Show Notifications').catch(() => undefined);
+      const notes = await wb.page.locator('.notifications-center .notification-list-item-message').allInnerTexts().catch(() => []);
+      const log = wb.readExtensionLog().split('\n').filter((l) => l.includes('[review]')).slice(-20);
+      assert.fail(`operation_resume returned ${JSON.stringify(d)}, not the result. Notifications: ${JSON.stringify(notes)}. Review log: ${JSON.stringify(log)}`);
+    }
     const result = d.result as unknown as PatchResult;
     assert.equal(result.status, 'applied');
     const onDisk: Record<string, string> = {

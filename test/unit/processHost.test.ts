@@ -11,7 +11,7 @@ import { ProcessSupervisor } from '../../src/core/process/supervisor';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
-import { privateSocketDir } from '../../src/node/processHost/hostBackends';
+import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, hostGraceMs, privateSocketDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
 import { FRAME_DATA, FRAME_JSON, FrameReader, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
 import { TICKER, assembleWindow } from './helpers/processHostChild';
@@ -119,6 +119,14 @@ describe('process host: private socket folder', () => {
   });
 });
 
+describe('process host: grace period from the environment', () => {
+  it('takes whole milliseconds from 1 s to one day, and keeps the default for anything else', () => {
+    assert.equal(hostGraceMs({}), DEFAULT_HOST_GRACE_MS);
+    assert.equal(hostGraceMs({ [HOST_GRACE_ENV]: '15000' }), 15_000);
+    for (const bad of ['', 'abc', '999', '1.5e4', '-20000', '86400001']) assert.equal(hostGraceMs({ [HOST_GRACE_ENV]: bad }), DEFAULT_HOST_GRACE_MS, bad);
+  });
+});
+
 describe('process host: processes outlive the extension host', function () {
   this.timeout(120_000);
   let tmp: string;
@@ -150,8 +158,15 @@ describe('process host: processes outlive the extension host', function () {
     return { w: assembled, workspaceId };
   }
 
+  /** The host records in the storage folder (one per host). */
+  function recordFiles(): string[] {
+    return fs.readdirSync(storage).filter((n) => /^process-host-\d+\.json$/.test(n)).map((n) => path.join(storage, n));
+  }
+
   function record(): { pid: number; socket: string; secret: string } {
-    return JSON.parse(fs.readFileSync(path.join(storage, 'process-host.json'), 'utf8')) as { pid: number; socket: string; secret: string };
+    const files = recordFiles();
+    assert.equal(files.length, 1, `one host record: ${files.join(', ')}`);
+    return JSON.parse(fs.readFileSync(files[0] as string, 'utf8')) as { pid: number; socket: string; secret: string };
   }
 
   it('a reload: the same process_id reads on from the same cursor without a gap; input, status, occupancy and terminate still work', async () => {
@@ -408,9 +423,105 @@ describe('process host: processes outlive the extension host', function () {
     await assert.rejects(HostConnection.attach(stale.socket, stale.secret, silentLogger), (err: unknown) => err instanceof AttachError && err.reason === 'secret');
     const now = record();
     assert.notEqual(now.secret, stale.secret);
-    assert.equal(fs.statSync(path.join(storage, 'process-host.json')).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(recordFiles()[0] as string).mode & 0o777, 0o600);
     const third = await open();
     assert.equal(third.w.supervisor.list().length, 1);
+  });
+
+  it('an extension host that lost its window hands the host over to the newer one of the window, which keeps every process; the old one cannot take it back', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const head = await readUntil(first.w.supervisor, id, 0, (t) => ticks(t).length >= 3);
+    const hostPid = first.w.processHost?.hostPid as number;
+    const known = record();
+    // Its window still answers: a second extension host on the same storage is refused and starts no takeover.
+    const refused = await open();
+    assert.equal(refused.w.supervisor.list().length, 0);
+    assert.equal(first.w.processHost?.hostPid, hostPid, 'the first one stays attached');
+    await refused.w.shutdown();
+    windows.splice(windows.indexOf(refused.w), 1);
+    // The old extension host stays alive (a remote server keeps it waiting for a reconnection) but its window is gone.
+    first.w.processHost?.windowLive(false);
+    const second = await open();
+    assert.equal(second.w.processHost?.hostPid, hostPid, 'the newer extension host attached to the same host');
+    assert.deepEqual(second.w.supervisor.list().map((p) => p.process_id), [id]);
+    const rest = await readUntil(second.w.supervisor, id, head.cursor, (t) => ticks(t).length >= 3);
+    assertConsecutive(ticks(head.text + rest.text));
+    await waitFor('the old extension host to be let go', () => first.w.processHost?.hostPid === undefined);
+    // The secret the old one knew was rotated by the takeover.
+    await assert.rejects(HostConnection.attach(known.socket, known.secret, silentLogger), (err: unknown) => err instanceof AttachError && err.reason === 'secret');
+    assert.equal(second.w.supervisor.status(id).state, 'running');
+  });
+
+  it('a superseded connection is not heard any more: its shutdown ends nothing', async () => {
+    const first = await open();
+    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    const hostPid = first.w.processHost?.hostPid as number;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    const { socket, secret } = record();
+    // A raw client proves the secret, says its window is gone, and is superseded by a newer one. (Until the host
+    // has seen the first one go, it answers busy: then the raw client asks again.)
+    let raw: net.Socket | undefined;
+    const messages: string[] = [];
+    let next = '';
+    await waitFor('the welcome', async () => {
+      if (messages.includes('welcome')) return true;
+      if (raw && !raw.destroyed && !messages.includes('denied')) return false;
+      raw?.destroy();
+      messages.length = 0;
+      const reader = new FrameReader();
+      // Half-open allowed: it can still write after the host ended its side (as a client that has not yet read the
+      // end can), so what the host does with such late messages is what this test sees.
+      const s = net.connect({ path: socket, allowHalfOpen: true });
+      s.on('data', (c: Buffer) => {
+        for (const f of reader.push(c)) {
+          if (f.kind !== FRAME_JSON) continue;
+          messages.push(f.message.t);
+          if (f.message.t === 'welcome') next = f.message.secret;
+        }
+      });
+      s.on('error', () => undefined);
+      s.write(encodeMessage({ t: 'hello', secret }));
+      raw = s;
+      return false;
+    });
+    if (!raw) assert.fail('no connection');
+    // As an extension does: the rotated secret goes into the record, where the next extension host reads it.
+    const file = recordFiles()[0] as string;
+    fs.writeFileSync(file, JSON.stringify({ ...record(), secret: next }), { mode: 0o600 });
+    raw.write(encodeMessage({ t: 'window', live: false }));
+    const second = await open();
+    assert.equal(second.w.supervisor.list().length, 1);
+    await waitFor('the old client to hear it was superseded', () => messages.includes('superseded'));
+    raw.write(encodeMessage({ t: 'shutdown', req: 1 }));
+    // The host still runs the process for the newer client: input reaches it and its answer comes back.
+    const id = second.w.supervisor.list()[0]?.process_id as string;
+    await second.w.supervisor.write(id, 'still here\n');
+    await readUntil(second.w.supervisor, id, 0, (t) => t.includes('got:still here'));
+    assert.equal(gone(hostPid), false, 'the host still runs');
+    assert.equal(second.w.supervisor.status(id).state, 'running');
+    raw.destroy();
+  });
+
+  it('two windows on one folder: each keeps its own host, and each re-attaches to its own after a reload', async () => {
+    const one = await open();
+    const a = (await one.w.supervisor.exec(one.w.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    // The second window on the same folder shares the storage folder; the first one's window answers, so it is refused there.
+    const two = await open();
+    assert.equal(two.w.supervisor.list().length, 0);
+    const b = (await two.w.supervisor.exec(two.w.services.workspaces.get(two.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    assert.notEqual(one.w.processHost?.hostPid, two.w.processHost?.hostPid);
+    assert.equal(recordFiles().length, 2, 'one record per host');
+    const oneHost = one.w.processHost?.hostPid;
+    // The first window reloads while the second keeps running: it finds its own host again, not the other's.
+    await one.w.shutdown();
+    windows.splice(windows.indexOf(one.w), 1);
+    const again = await open();
+    assert.equal(again.w.processHost?.hostPid, oneHost);
+    assert.deepEqual(again.w.supervisor.list().map((p) => p.process_id), [a]);
+    assert.deepEqual(two.w.supervisor.list().map((p) => p.process_id), [b]);
   });
 
   it('another user cannot reach the socket', async () => {

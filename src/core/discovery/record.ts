@@ -117,9 +117,14 @@ export function selectByUrl(records: readonly FoundRecord[], url: string): Found
   return records.find((f) => f.record.url === url);
 }
 
+/** True when a record names exactly `folders`, in that order (what the same window publishes again after a reload). */
+export function hasSameFolders(record: DiscoveryRecord, folders: readonly string[]): boolean {
+  return record.workspaceFolders.length === folders.length && record.workspaceFolders.every((x, i) => x === folders[i]);
+}
+
 /** Same window after a reload: the same folders in the same order; the newest record when several match. */
 export function selectSameFolders(records: readonly FoundRecord[], folders: readonly string[]): Selection {
-  const same = records.filter((f) => f.record.workspaceFolders.length === folders.length && f.record.workspaceFolders.every((x, i) => x === folders[i]));
+  const same = records.filter((f) => hasSameFolders(f.record, folders));
   if (same.length === 0) return { kind: 'none', message: `No CodeSpace window has the folders ${folders.map((x) => JSON.stringify(x)).join(', ')} open any more.` };
   const newest = [...same].sort((a, b) => Date.parse(b.record.createdAt) - Date.parse(a.record.createdAt));
   return { kind: 'one', found: newest[0] as FoundRecord };

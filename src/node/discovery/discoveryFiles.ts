@@ -4,6 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DiscoveryRecord, FoundRecord } from '../../core/discovery/record';
 import { RECORD_SUFFIX, TOKEN_SUFFIX, parseRecord } from '../../core/discovery/record';
+
+/** Another window of the same folders asks a record's owner whether its window still answers (sameWindow.ts). */
+export const PING_SUFFIX = '.ping';
+export const PONG_SUFFIX = '.pong';
 import { identify } from '../survivors';
 
 /**
@@ -106,7 +110,7 @@ export function checkDiscoveryDir(dir: string, create: boolean): void {
 const OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0);
 
 /** Writes `text` to `dir/name` atomically: exclusive temp file (0600, no symlink followed), fsync, rename. */
-function writeAtomic(dir: string, name: string, text: string): void {
+export function writeAtomic(dir: string, name: string, text: string): void {
   const tmp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = fs.openSync(tmp, OPEN_FLAGS, 0o600);
   try {
@@ -188,7 +192,7 @@ export function ownPidStart(): string | undefined {
 }
 
 /** A regular file of ours, readable by us alone. Anything else in the folder is ignored. */
-function privateFile(file: string): boolean {
+export function privateFile(file: string): boolean {
   let st: fs.Stats;
   try {
     st = fs.lstatSync(file);
@@ -226,8 +230,8 @@ export function readRecords(dir: string, alive: (record: DiscoveryRecord) => boo
     const record = parseRecord(text);
     if (!record) continue;
     if (!alive(record)) {
-      fs.rmSync(file, { force: true });
-      fs.rmSync(file.slice(0, -RECORD_SUFFIX.length) + TOKEN_SUFFIX, { force: true });
+      const base = file.slice(0, -RECORD_SUFFIX.length);
+      for (const f of [file, base + TOKEN_SUFFIX, base + PING_SUFFIX, base + PONG_SUFFIX]) fs.rmSync(f, { force: true });
       continue;
     }
     out.push({ record, file });
@@ -251,7 +255,7 @@ export function readAllRecords(dirs: readonly string[], alive: (record: Discover
   return out;
 }
 
-function readNoFollow(file: string): string {
+export function readNoFollow(file: string): string {
   const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
   try {
     return fs.readFileSync(fd, 'utf8');

@@ -103,6 +103,10 @@ export class HostConnection {
   private readonly started = new Map<string, HostHandle>();
   private nextReq = 1;
   private closed = false;
+  /** Set when the host handed itself over to a newer extension host of this window. */
+  private superseded = false;
+  /** Called once when the connection ends without detach() (true: it was superseded). */
+  onClosed: ((superseded: boolean) => void) | undefined;
   /** The secret for the next attach (the host rotates it on every attach). */
   readonly nextSecret: string;
   /** The host's pid. */
@@ -233,6 +237,14 @@ export class HostConnection {
     await this.request({ t: 'shutdown' }).catch(() => undefined);
   }
 
+  /**
+   * Tells the host whether this extension still has its window (see the `window` message). Lost: a newer
+   * extension host of the window may take the host over; live again: it may not.
+   */
+  windowLive(live: boolean): void {
+    if (!this.closed) this.send({ t: 'window', live });
+  }
+
   /** Closes the connection without ending anything: the host keeps the processes for its grace period. */
   detach(): void {
     if (this.closed) return;
@@ -252,7 +264,8 @@ export class HostConnection {
     this.closed = true;
     this.failPending();
     if (!unexpected) return;
-    this.logger.warn('[process-host] the connection to the process host was lost');
+    if (!this.superseded) this.logger.warn('[process-host] the connection to the process host was lost');
+    this.onClosed?.(this.superseded);
     for (const h of this.handles.values()) h.events.fireExit({ outputComplete: false });
   }
 
@@ -292,6 +305,12 @@ export class HostConnection {
       }
       case 'skip':
         this.handles.get(m.id)?.events.fireSkip(m.bytes);
+        return;
+      case 'superseded':
+        // A newer extension host of this window took the host over (this one had lost its window): its processes
+        // are that one's now. The socket closes next; dropped() then ends this side's view of them.
+        this.superseded = true;
+        this.logger.warn(`[process-host] ${m.message}`);
         return;
       case 'inputFailed':
         this.logger.warn(`[process-host] process ${m.id}: input failed: ${m.message}`);

@@ -61,7 +61,10 @@ const SEND_HIGH_WATER = 4 * 1024 * 1024;
  * A small process host: runs agents' commands (node-pty and pipes, in the command sandbox when the extension's
  * settings ask for it) outside the extension host, so they outlive a window reload or an extension-host crash.
  * Exactly one client (the window's extension) is attached at a time; it proves a secret that changes on every
- * attach, so only the extension that attached last (and kept the new secret) can attach again. Each process's
+ * attach, so only the extension that attached last (and kept the new secret) can attach again. A second client
+ * with the secret is refused while the attached one has its window; once the attached one says its window is gone
+ * (a remote window's old extension host waits for a reconnection that never comes), the newer client takes over
+ * and the old connection is closed. Each process's
  * output is kept in a ring with absolute offsets, and the attach hands it over so reads continue from the
  * same cursor. With no client attached for `graceMs` the host ends every process and exits: it never outlives
  * the window by more than that.
@@ -70,6 +73,8 @@ export class ProcessHost {
   private readonly entries = new Map<string, Entry>();
   private readonly server: net.Server;
   private client: net.Socket | undefined;
+  /** False once the attached extension said its window stopped answering (a `window` message). */
+  private clientLive = true;
   private secret: string;
   private graceTimer: ReturnType<typeof setTimeout> | undefined;
   private closing: Promise<void> | undefined;
@@ -197,6 +202,11 @@ export class ProcessHost {
           if (!authed) return;
           continue;
         }
+        // A connection that was superseded is no longer the client: nothing it sends is acted on.
+        if (socket !== this.client) {
+          socket.destroy();
+          return;
+        }
         this.handle(socket, frame.message);
       }
     });
@@ -219,8 +229,17 @@ export class ProcessHost {
     if (message.t !== 'hello' || typeof message.secret !== 'string') return this.deny(socket, 'protocol', 'The first message must be hello.');
     if (this.closing) return this.deny(socket, 'busy', 'The process host is shutting down.');
     if (!sameSecret(message.secret, this.secret)) return this.deny(socket, 'secret', 'Wrong secret: this host belongs to another window, or to an earlier attach.');
-    if (this.client && !this.client.destroyed) return this.deny(socket, 'busy', 'Another extension is attached to this process host.');
+    const previous = this.client && !this.client.destroyed ? this.client : undefined;
+    if (previous && this.clientLive) return this.deny(socket, 'busy', 'Another extension is attached to this process host, and its window answers.');
     this.client = socket;
+    this.clientLive = true;
+    if (previous) {
+      // The attached extension said its window is gone (a lingering extension host of a reloaded remote window):
+      // the newer client proved the secret, so it takes over; the old one is told and let go, and the secret it
+      // knew is rotated below, so it cannot attach again.
+      previous.end(encodeMessage({ t: 'superseded', message: 'A newer extension host of this window took the process host over.' }));
+      this.options.logger.info('the attached extension had lost its window: handing the host over to the newer one');
+    }
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.secret = randomBytes(32).toString('hex');
     const processes: HostedProcess[] = [...this.entries.values()].map((e) => ({
@@ -330,6 +349,12 @@ export class ProcessHost {
         if (e?.exit) this.entries.delete(m.id);
         return;
       }
+      case 'window':
+        if (socket === this.client && typeof m.live === 'boolean') {
+          this.clientLive = m.live;
+          this.options.logger.info(m.live ? 'the attached extension has its window again' : 'the attached extension lost its window: a newer extension host of it may take over');
+        }
+        return;
       case 'shutdown':
         void this.close().then(() => undefined);
         socket.write(encodeMessage({ t: 'done', req: m.req }));

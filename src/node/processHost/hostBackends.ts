@@ -15,8 +15,23 @@ import type { IsolationSnapshot } from './protocol';
 export const HOST_LIFETIME = 'process-host';
 /** How long the host keeps processes with no window attached (a reload takes seconds; see README). */
 export const DEFAULT_HOST_GRACE_MS = 60_000;
+/** Sets the grace period in ms (tests shorten it; the default stays DEFAULT_HOST_GRACE_MS). */
+export const HOST_GRACE_ENV = 'CODESPACE_PROCESS_HOST_GRACE_MS';
 const READY_MS = 20_000;
-const RECORD_FILE = 'process-host.json';
+/**
+ * Each host's record in the storage folder: `process-host-<host pid>.json`. One file per host, because two windows
+ * on one folder share that storage folder and each has a host of its own. `process-host.json` is the name earlier
+ * versions wrote (read, never written).
+ */
+const RECORD_PREFIX = 'process-host';
+const RECORD_EXT = '.json';
+
+/** The grace period `env` asks for: a whole number of ms from 1 s to one day; anything else: the default. */
+export function hostGraceMs(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env[HOST_GRACE_ENV];
+  const n = text !== undefined && /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  return Number.isSafeInteger(n) && n >= 1_000 && n <= 86_400_000 ? n : DEFAULT_HOST_GRACE_MS;
+}
 
 export interface ProcessHostSettings {
   /** The window's storage folder (per workspace): the discovery record and the host's log live there. */
@@ -72,6 +87,14 @@ function writePrivate(file: string, text: string): void {
   fs.renameSync(tmp, file);
 }
 
+function forget(file: string): void {
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    // nothing to forget
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -95,11 +118,13 @@ export class ProcessHostBackends {
   private starting: Promise<HostConnection | undefined> | undefined;
   private unavailable: string | undefined;
   private readonly hostedIds = new Set<string>();
-  private readonly recordFile: string;
+  /** The record of the host this window is attached to (undefined before the first attach). */
+  private recordFile: string | undefined;
   private detached = false;
+  /** Whether this extension's window answers (windowLive); told to every host this window attaches to. */
+  private live = true;
 
   constructor(private readonly settings: ProcessHostSettings) {
-    this.recordFile = path.join(settings.storageDir, RECORD_FILE);
     if (process.platform === 'win32') this.unavailable = 'the process host uses a Unix socket, which this build does not use on Windows';
     this.tty = this.view(settings.fallback.tty);
     this.pipes = this.view(settings.fallback.pipes);
@@ -126,34 +151,65 @@ export class ProcessHostBackends {
   }
 
   /**
-   * Attaches to the host an earlier extension host of this window left (its record in the storage folder), and
-   * returns its processes for the supervisor to adopt. Nothing there, or a host that is gone: none. A host that
-   * refuses (another window took this workspace's record, or the secret is stale): none, and a new host is
-   * started for this window on its first command.
+   * Attaches to the host an earlier extension host of this window left (the records in the storage folder), and
+   * returns its processes for the supervisor to adopt. Each record is tried, newest first: a host that is gone is
+   * forgotten; a host whose attached extension still has its window is another window's on the same folder
+   * (`busy`), and is left to it; the first that admits this one is this window's. None: a new host is started for
+   * this window on its first command.
    */
   async attachExisting(): Promise<readonly AttachedProcess[]> {
     if (this.unavailable !== undefined) return [];
-    let record: HostRecordFile;
+    for (const { file, record } of this.readRecords()) {
+      if (!alive(record.pid)) {
+        forget(file);
+        continue;
+      }
+      try {
+        const connection = await HostConnection.attach(record.socket, record.secret, this.settings.logger);
+        this.adopted(connection, record.pid, record.socket, file);
+        this.settings.logger.info(`[process-host] re-attached to the process host (pid ${connection.hostPid}): ${connection.processes.length} process(es) taken over`);
+        return connection.processes;
+      } catch (err) {
+        const reason = err instanceof AttachError ? err.reason : 'unreachable';
+        this.settings.logger.warn(`[process-host] did not re-attach to the process host pid ${record.pid} (${reason}): ${err instanceof Error ? err.message : String(err)}`);
+        if (reason === 'unreachable') forget(file);
+      }
+    }
+    return [];
+  }
+
+  /** The host records in the storage folder, newest first; unreadable ones are skipped. */
+  private readRecords(): { file: string; record: HostRecordFile; mtime: number }[] {
+    let names: string[];
     try {
-      record = JSON.parse(fs.readFileSync(this.recordFile, 'utf8')) as HostRecordFile;
+      names = fs.readdirSync(this.settings.storageDir);
     } catch {
       return [];
     }
-    if (!alive(record.pid)) {
-      this.forgetRecord();
-      return [];
+    const out: { file: string; record: HostRecordFile; mtime: number }[] = [];
+    for (const name of names) {
+      if (!name.startsWith(RECORD_PREFIX) || !name.endsWith(RECORD_EXT)) continue;
+      const file = path.join(this.settings.storageDir, name);
+      try {
+        const record = JSON.parse(fs.readFileSync(file, 'utf8')) as HostRecordFile;
+        if (!Number.isInteger(record.pid) || typeof record.socket !== 'string' || typeof record.secret !== 'string') continue;
+        out.push({ file, record, mtime: fs.statSync(file).mtimeMs });
+      } catch {
+        continue;
+      }
     }
-    try {
-      const connection = await HostConnection.attach(record.socket, record.secret, this.settings.logger);
-      this.adopted(connection, record.pid, record.socket);
-      this.settings.logger.info(`[process-host] re-attached to the process host (pid ${connection.hostPid}): ${connection.processes.length} process(es) taken over`);
-      return connection.processes;
-    } catch (err) {
-      const reason = err instanceof AttachError ? err.reason : 'unreachable';
-      this.settings.logger.warn(`[process-host] could not re-attach to the process host of this window (${reason}): ${err instanceof Error ? err.message : String(err)}`);
-      if (reason === 'unreachable') this.forgetRecord();
-      return [];
-    }
+    return out.sort((a, b) => b.mtime - a.mtime);
+  }
+
+  /**
+   * Whether this extension's window answers. Lost (the extension host outlived its window: a reloaded remote
+   * window's server keeps it waiting for a reconnection): the newer extension host of the window may take the
+   * host over. Live again (the same window reconnected): it may not.
+   */
+  windowLive(live: boolean): void {
+    if (this.live === live) return;
+    this.live = live;
+    if (this.connection?.open) this.connection.windowLive(live);
   }
 
   /**
@@ -174,21 +230,23 @@ export class ProcessHostBackends {
     if (!c) return;
     await c.shutdown();
     c.detach();
-    this.forgetRecord();
+    if (this.recordFile) forget(this.recordFile);
   }
 
-  private forgetRecord(): void {
-    try {
-      fs.rmSync(this.recordFile, { force: true });
-    } catch {
-      // nothing to forget
-    }
-  }
-
-  private adopted(connection: HostConnection, pid: number, socket: string): void {
+  private adopted(connection: HostConnection, pid: number, socket: string, previousFile?: string): void {
     this.connection = connection;
     for (const p of connection.processes) this.hostedIds.add(p.record.process_id);
-    writePrivate(this.recordFile, JSON.stringify({ pid, socket, secret: connection.nextSecret } satisfies HostRecordFile));
+    // A newer extension host of this window took the host over: this one lets go (it lost its window).
+    connection.onClosed = (superseded) => {
+      if (!superseded) return;
+      this.settings.logger.warn('[process-host] a newer extension host of this window took the process host over; processes started here from now run in a new host');
+      for (const p of connection.processes) this.hostedIds.delete(p.record.process_id);
+    };
+    const file = path.join(this.settings.storageDir, `${RECORD_PREFIX}-${pid}${RECORD_EXT}`);
+    writePrivate(file, JSON.stringify({ pid, socket, secret: connection.nextSecret } satisfies HostRecordFile));
+    if (previousFile !== undefined && previousFile !== file) forget(previousFile);
+    this.recordFile = file;
+    if (!this.live) connection.windowLive(false);
   }
 
   private view(fallback: ProcessBackend): ProcessBackend {
@@ -274,7 +332,7 @@ export class ProcessHostBackends {
           if (out.includes('ready\n')) done();
         });
         child.stdin?.on('error', () => undefined);
-        child.stdin?.end(JSON.stringify({ socket, secret, graceMs: this.settings.graceMs ?? DEFAULT_HOST_GRACE_MS, ...(this.settings.nodePty ? { nodePty: this.settings.nodePty } : {}) }) + '\n');
+        child.stdin?.end(JSON.stringify({ socket, secret, graceMs: this.settings.graceMs ?? hostGraceMs(), ...(this.settings.nodePty ? { nodePty: this.settings.nodePty } : {}) }) + '\n');
       });
       child.removeAllListeners('exit');
       child.stdout?.destroy();

@@ -66,6 +66,12 @@ export type Message =
   | { readonly t: 'terminate'; readonly req: number; readonly id: string; readonly reason: EndReason }
   | { readonly t: 'release'; readonly id: string }
   | { readonly t: 'shutdown'; readonly req: number }
+  /**
+   * Whether the attached extension still has its window. `live: false` (its editor window stopped answering: a
+   * remote window was reloaded and the server keeps the old extension host waiting for a reconnection) lets the
+   * next client that proves the secret take the host over; `live: true` (the window answered again) withdraws that.
+   */
+  | { readonly t: 'window'; readonly live: boolean }
   // host → client
   | { readonly t: 'welcome'; readonly secret: string; readonly pid: number; readonly processes: readonly HostedProcess[] }
   | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'protocol'; readonly message: string }
@@ -75,7 +81,9 @@ export type Message =
   | { readonly t: 'exit'; readonly id: string; readonly exit: WireExit; readonly requested?: EndReason }
   | { readonly t: 'inputFailed'; readonly id: string; readonly message: string }
   /** The client fell behind: `bytes` of the process's output are not sent; its next data frame starts after them. */
-  | { readonly t: 'skip'; readonly id: string; readonly bytes: number };
+  | { readonly t: 'skip'; readonly id: string; readonly bytes: number }
+  /** The host was taken over by a newer extension host of the window; this connection is closed after it. */
+  | { readonly t: 'superseded'; readonly message: string };
 
 export function encodeMessage(message: Message): Buffer {
   const body = Buffer.from(JSON.stringify(message), 'utf8');
