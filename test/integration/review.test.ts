@@ -209,6 +209,39 @@ describe('patch review in the diff editor', function () {
     await waitFor('the tabs close', () => allTabs().filter(ofHold(id)).length === 0);
   });
 
+  it('keeps a reviewer\'s unsaved edit of one file savable while another file of the hold changes', async () => {
+    const dir = `review-two-edits-${Date.now()}`;
+    await write(`${dir}/a.ts`, 'export const a = 1;\n');
+    await write(`${dir}/b.ts`, 'export const b = 1;\n');
+    const id = await hold(['*** Begin Patch', `*** Update File: ${dir}/a.ts`, '-export const a = 1;', '+export const a = 2;', `*** Update File: ${dir}/b.ts`, '-export const b = 1;', '+export const b = 2;', '*** End Patch'].join('\n'), [`${dir}/a.ts`, `${dir}/b.ts`]);
+    await waitFor('the hold is open', () => allTabs().filter(ofHold(id)).length === 2);
+
+    // The reviewer edits b.ts and leaves it unsaved, then edits and saves a.ts: the hold changes (a's reviewed
+    // content), but b.ts's proposal did not, so its unsaved edit must still save (no "the file is newer").
+    const bUri = proposalUri(id, 'proposed', `${dir}/b.ts`);
+    const bDoc = await vscode.workspace.openTextDocument(bUri);
+    const bEdit = new vscode.WorkspaceEdit();
+    bEdit.replace(bUri, new vscode.Range(0, 0, bDoc.lineCount, 0), 'export const b = 3; // reviewer\n');
+    assert.ok(await vscode.workspace.applyEdit(bEdit));
+    assert.ok(bDoc.isDirty);
+    const aUri = proposalUri(id, 'proposed', `${dir}/a.ts`);
+    const aDoc = await vscode.workspace.openTextDocument(aUri);
+    const aEdit = new vscode.WorkspaceEdit();
+    aEdit.replace(aUri, new vscode.Range(0, 0, aDoc.lineCount, 0), 'export const a = 3; // reviewer\n');
+    assert.ok(await vscode.workspace.applyEdit(aEdit));
+    assert.ok(await aDoc.save(), 'a.ts saves');
+    assert.equal(await read(aUri), 'export const a = 3; // reviewer\n');
+    assert.ok(bDoc.isDirty, 'the other file\'s edit is still there, unsaved');
+
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', id);
+    assert.equal(decision.ok, true, JSON.stringify(decision));
+    const r = await resume(id);
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    assert.equal(await readDisk(`${dir}/a.ts`), 'export const a = 3; // reviewer\n');
+    assert.equal(await readDisk(`${dir}/b.ts`), 'export const b = 3; // reviewer\n', 'the unsaved edit was saved by Approve and applied');
+    await waitFor('the tabs close', () => allTabs().filter(ofHold(id)).length === 0);
+  });
+
   it('shows a deleted file against empty and names both paths of a move', async () => {
     const dir = `review-move-${Date.now()}`;
     await write(`${dir}/gone.ts`, 'export const gone = 1;\n');

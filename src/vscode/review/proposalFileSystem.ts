@@ -3,7 +3,7 @@ import type { Approvals, HoldView, ProposalFile } from '../../core/approvals/hol
 import { ToolError } from '../../core/errors';
 import type { Activity } from '../../core/runner/events';
 import type { ProposalRef } from './proposalUri';
-import { PROPOSAL_SCHEME, fromProposalUri, toProposalUri, unitKey } from './proposalUri';
+import { PROPOSAL_SCHEME, fromProposalUri, toProposalUri } from './proposalUri';
 
 const EMPTY = new Uint8Array(0);
 
@@ -14,6 +14,13 @@ function message(err: unknown): string {
 /** The file of a unit a reference names: the source path on the left, the destination (of a move) on the right. */
 function fileOf(files: readonly ProposalFile[], ref: ProposalRef): ProposalFile | undefined {
   return files.find((f) => (ref.side === 'before' ? f.path : (f.move_to ?? f.path)) === ref.path);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function bytesOf(file: ProposalFile, ref: ProposalRef): Uint8Array {
@@ -42,8 +49,12 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
   readonly onDidChangeFile = this.emitter.event;
   /** Proposal content per hold, read once per change of the hold. */
   private readonly proposals = new Map<string, Promise<readonly ProposalFile[]>>();
-  /** Last change per unit: a new mtime tells an open document to read again. */
-  private readonly mtimes = new Map<string, number>();
+  /**
+   * What each document last read as, and since when: its mtime moves only when its own bytes change. A hold changes
+   * for many reasons (another file's edit, a state change); moving the mtime of every document of it on each would
+   * make VS Code refuse to save a reviewer's pending edit of an unchanged one as "the file is newer".
+   */
+  private readonly served = new Map<string, { readonly bytes: Uint8Array; readonly mtime: number }>();
 
   constructor(
     private readonly approvals: Approvals,
@@ -64,17 +75,24 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
     if (hold.tool !== 'apply_patch') return;
     if (hold.state !== 'pending' && hold.state !== 'stale') {
       const last = this.proposals.get(hold.approval_id);
-      if (last) setTimeout(() => this.proposals.get(hold.approval_id) === last && this.proposals.delete(hold.approval_id), 60_000).unref?.();
+      setTimeout(() => {
+        if (last && this.proposals.get(hold.approval_id) === last) this.proposals.delete(hold.approval_id);
+        for (const uri of holdUris(hold)) this.served.delete(uri.toString());
+      }, 60_000).unref?.();
       return;
     }
     this.proposals.delete(hold.approval_id);
-    this.bump(unitKey({ approvalId: hold.approval_id }));
     this.emitter.fire(holdUris(hold).map((uri) => ({ type: vscode.FileChangeType.Changed, uri })));
   }
 
-  private bump(key: string): void {
-    const prev = this.mtimes.get(key) ?? 0;
-    this.mtimes.set(key, Math.max(Date.now(), prev + 1));
+  /** The mtime of a document that reads as `bytes` now: unchanged while its bytes are, later once they change. */
+  private mtimeOf(uri: vscode.Uri, bytes: Uint8Array, created: number): number {
+    const key = uri.toString();
+    const last = this.served.get(key);
+    if (last && sameBytes(last.bytes, bytes)) return last.mtime;
+    const mtime = last ? Math.max(Date.now(), last.mtime + 1) : Number.isFinite(created) ? created : Date.now();
+    this.served.set(key, { bytes, mtime });
+    return mtime;
   }
 
   private parse(uri: vscode.Uri): ProposalRef {
@@ -136,14 +154,13 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
       if (!isDir) throw vscode.FileSystemError.FileNotFound(uri);
       return { type: vscode.FileType.Directory, ctime: 0, mtime: 0, size: 0, permissions: vscode.FilePermission.Readonly };
     }
-    const key = unitKey(ref);
     const created = ref.approvalId !== undefined ? Date.parse(this.approvals.get(ref.approvalId)?.created_at ?? '') : NaN;
-    if (!this.mtimes.has(key)) this.mtimes.set(key, Number.isFinite(created) ? created : Date.now());
+    const bytes = bytesOf(file, ref);
     const stat: vscode.FileStat = {
       type: vscode.FileType.File,
       ctime: Number.isFinite(created) ? created : 0,
-      mtime: this.mtimes.get(key) as number,
-      size: bytesOf(file, ref).byteLength,
+      mtime: this.mtimeOf(uri, bytes, created),
+      size: bytes.byteLength,
     };
     if (!this.writable(ref, file)) stat.permissions = vscode.FilePermission.Readonly;
     return stat;
@@ -170,9 +187,9 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
       if (ToolError.is(err, 'APPROVAL_CONFLICT') || ToolError.is(err, 'INVALID_ARGUMENTS')) throw vscode.FileSystemError.NoPermissions(`CodeSpace: ${message(err)}`);
       throw vscode.FileSystemError.Unavailable(`CodeSpace: the edit could not be kept: ${message(err)}`);
     }
-    // setReviewed fires onDidChange (holdChanged); this covers a service that reports it later.
+    // setReviewed fires onDidChange (holdChanged); this covers a service that reports it later. The next stat sees
+    // the new bytes and moves this document's mtime.
     this.proposals.delete(ref.approvalId);
-    this.bump(unitKey(ref));
   }
 
   watch(): vscode.Disposable {
@@ -199,5 +216,6 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
   dispose(): void {
     this.emitter.dispose();
     this.proposals.clear();
+    this.served.clear();
   }
 }
