@@ -248,7 +248,8 @@ describe('reviewing held patches and commands in the workbench', function () {
       await wb.runCommand('Notifications: Show Notifications').catch(() => undefined);
       const notes = await wb.page.locator('.notifications-center .notification-list-item-message').allInnerTexts().catch(() => []);
       const log = wb.readExtensionLog().split('\n').filter((l) => l.includes('[review]')).slice(-20);
-      assert.fail(`operation_resume returned ${JSON.stringify(d)}, not the result. Notifications: ${JSON.stringify(notes)}. Review log: ${JSON.stringify(log)}`);
+      const windowLog = wb.logs.filter((l) => /save|error|conflict/i.test(l)).slice(-15);
+      assert.fail(`operation_resume returned ${JSON.stringify(d)}, not the result. Notifications: ${JSON.stringify(notes)}. Review log: ${JSON.stringify(log)}. Window log: ${JSON.stringify(windowLog)}`);
     }
     const result = d.result as unknown as PatchResult;
     assert.equal(result.status, 'applied');

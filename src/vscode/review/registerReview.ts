@@ -32,6 +32,9 @@ export interface ReviewDecision {
 
 /** Context key: 'approval' or 'preview' while the active tab shows one, '' otherwise (menus and the palette). */
 const ACTIVE_REVIEW_KEY = 'codespace.activeReview';
+/** How often, and how far apart, a proposal save the window refused is tried again before Approve gives up. */
+const SAVE_ATTEMPTS = 5;
+const SAVE_RETRY_MS = 300;
 
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -130,11 +133,22 @@ export function registerReview(deps: ReviewDeps): vscode.Disposable[] {
     return { approval_id: id, files: hold.files.length };
   };
 
-  /** Saves every unsaved edit of the hold's proposal, so what is approved is what the reviewer sees. */
+  /**
+   * Saves every unsaved edit of the hold's proposal, so what is approved is what the reviewer sees. `save()` answers
+   * false, without a reason, whenever the window does not save the document at that moment (microsoft/vscode#3607:
+   * also when the window's own model is not dirty yet, its last keystrokes still on the way); such a refusal is
+   * tried again for a short while, as long as the document still has unsaved edits, and logged.
+   */
   const saveEdits = async (approvalId: string): Promise<boolean> => {
     const dirty = vscode.workspace.textDocuments.filter((d) => d.isDirty && fromProposalUri(d.uri)?.approvalId === approvalId);
     for (const doc of dirty) {
-      if (!(await doc.save())) return false;
+      for (let attempt = 1; ; attempt++) {
+        if (await doc.save()) break;
+        if (!doc.isDirty) break; // saved meanwhile (the window's own save): its bytes reached the proposal
+        log.warn(`[review] hold ${approvalId}: the window did not save ${doc.uri.path} (attempt ${attempt} of ${SAVE_ATTEMPTS}, version ${doc.version})`);
+        if (attempt >= SAVE_ATTEMPTS) return false;
+        await new Promise((resolve) => setTimeout(resolve, SAVE_RETRY_MS));
+      }
     }
     return true;
   };
