@@ -67,7 +67,7 @@ describe('same folders on start: a reloaded window\'s lingering extension host, 
   let dir: string;
   const children: ChildProcess[] = [];
   const answerers: PingAnswerer[] = [];
-  const folders = ['/work/a', '/work/b'];
+  const folders = ['/projects/a', '/projects/b'];
 
   beforeEach(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'same-window-'));
@@ -112,7 +112,7 @@ describe('same folders on start: a reloaded window\'s lingering extension host, 
 
   it('an owner that never answers is waited for only until the deadline; other folders and this process are not asked', async () => {
     const { pid } = otherHost();
-    otherHost(['/work/a']);
+    otherHost(['/projects/a']);
     const outcomes = await askSameWindows({ dir, folders, selfPid: process.pid, timeoutMs: 300 });
     assert.deepEqual(outcomes, [{ pid, answer: 'silent' }]);
     assert.deepEqual(await askSameWindows({ dir, folders, selfPid: pid, timeoutMs: 300 }), []);
