@@ -111,8 +111,14 @@ describe('an agent working in VS Code over MCP', function () {
     const explorer = wb.page.locator('.explorer-folders-view');
     // src/ may already be expanded: apply_patch opened hello.ts in a background tab to collect its diagnostics, and
     // in an empty editor area that tab was the active one for a moment, which the explorer reveals.
+    // The reveal may also land while this looks, so expand src only when its row says it is collapsed, and look again
+    // (a click on a row that has just been expanded would fold it away).
     const hello = explorer.locator('.monaco-list-row', { hasText: 'hello.ts' }).first();
-    if (!(await hello.isVisible())) await explorer.locator('.monaco-list-row', { hasText: /^src$/ }).first().click();
+    const src = explorer.locator('.monaco-list-row', { hasText: /^src$/ }).first();
+    for (let i = 0; i < 60 && !(await hello.isVisible()); i++) {
+      if ((await src.getAttribute('aria-expanded')) === 'false') await src.click();
+      await new Promise((r) => setTimeout(r, 500));
+    }
     await hello.click();
     await wb.page.locator('.view-lines', { hasText: 'edited by the e2e agent' }).first().waitFor({ timeout: 30_000 });
     // The terminal list names the process after its command.
