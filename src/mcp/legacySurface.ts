@@ -3,7 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { LowLevelMethod, McpSurface, PromptDefinition, RequestContext } from './surface';
+import { closeListeners, type LowLevelMethod, type McpSurface, type PromptDefinition, type RequestContext } from './surface';
 
 const SCHEMAS = {
   'tools/list': ListToolsRequestSchema,
@@ -16,12 +16,7 @@ type AnyHandler = (params: never, ctx: RequestContext) => unknown;
 
 /** The 2025-era surface: the v1 SDK's McpServer of one session (see surface.ts). */
 export function legacySurface(server: McpServer): McpSurface {
-  const closers: (() => void)[] = [];
-  const closed = server.server.onclose;
-  server.server.onclose = () => {
-    for (const c of closers.splice(0)) c();
-    closed?.();
-  };
+  const onClose = closeListeners(server.server);
   const handle = (method: LowLevelMethod, handler: AnyHandler): void => {
     // One cast for the four schemas: each handler's params are exactly that method's params.
     (server.server.setRequestHandler as (schema: unknown, h: (request: { params: never }, extra: { signal: AbortSignal; sessionId?: string; sendNotification: RequestContext['notify'] }) => unknown) => void)(
@@ -43,8 +38,6 @@ export function legacySurface(server: McpServer): McpSurface {
     registerCapabilities(capabilities) {
       server.server.registerCapabilities(capabilities);
     },
-    onClose(listener) {
-      closers.push(listener);
-    },
+    onClose,
   };
 }

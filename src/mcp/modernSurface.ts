@@ -2,7 +2,7 @@ import type { McpServer, StandardSchemaV1, StandardSchemaWithJSON } from '@model
 import { ResourceTemplate, completable } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
-import type { LowLevelMethod, McpSurface, PromptDefinition, RequestContext } from './surface';
+import { closeListeners, type LowLevelMethod, type McpSurface, type PromptDefinition, type RequestContext } from './surface';
 import { TASKS_EXTENSION, declaresTasks } from './tasks';
 
 type ModernContext = { mcpReq: { signal: AbortSignal; envelope?: Record<string, unknown>; notify: RequestContext['notify'] } };
@@ -38,12 +38,7 @@ function promptArgs(definition: PromptDefinition): StandardSchemaWithJSON {
 
 /** The 2026-era surface: the v2 SDK's McpServer that `createMcpHandler` builds for one request (see surface.ts). */
 export function modernSurface(server: McpServer): McpSurface {
-  const closers: (() => void)[] = [];
-  const closed = server.server.onclose;
-  server.server.onclose = () => {
-    for (const c of closers.splice(0)) c();
-    closed?.();
-  };
+  const onClose = closeListeners(server.server);
   const handle = (method: LowLevelMethod, handler: AnyHandler): void => {
     (server.server.setRequestHandler as (method: string, h: (request: { params: never }, ctx: ModernContext) => unknown) => void)(method, (request, ctx) => handler(request.params, requestContext(ctx)));
   };
@@ -66,8 +61,6 @@ export function modernSurface(server: McpServer): McpSurface {
     registerCapabilities(capabilities) {
       server.server.registerCapabilities(capabilities);
     },
-    onClose(listener) {
-      closers.push(listener);
-    },
+    onClose,
   };
 }

@@ -85,3 +85,19 @@ export interface ChangeSink {
   resourcesChanged(): void;
   resourceUpdated(uri: string): void;
 }
+
+/**
+ * Chains close listeners onto a protocol's `onclose` (either SDK's low-level server has the same hook), keeping the
+ * SDK's own handler: the surfaces' `onClose`.
+ */
+export function closeListeners(protocol: { onclose?: (() => void) | undefined }): (listener: () => void) => void {
+  const closers: (() => void)[] = [];
+  const closed = protocol.onclose;
+  protocol.onclose = () => {
+    for (const c of closers.splice(0)) c();
+    closed?.();
+  };
+  return (listener) => {
+    closers.push(listener);
+  };
+}

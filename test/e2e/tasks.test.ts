@@ -15,8 +15,8 @@ import type { Workbench } from './index';
 import { copyConnectionSettings } from './mcpClient';
 import type { Json } from './mcpClient';
 import { sha256, sleep } from './webview';
+import { modernRequester } from '../unit/helpers/modernRequest';
 
-const TASKS = 'io.modelcontextprotocol/tasks';
 const FILE = 'notes/windows.txt';
 
 interface Answer {
@@ -30,7 +30,6 @@ describe('MCP 2026-07-28: a held patch as a task, approved in the diff editor', 
   let url: string;
   let token: string;
   let wsId: string;
-  let nextId = 0;
 
   before(async () => {
     wb = await startWorkbench({
@@ -48,29 +47,9 @@ describe('MCP 2026-07-28: a held patch as a task, approved in the diff editor', 
     }
   });
 
-  /**
-   * One 2026-07-28 request declaring the Tasks extension, as raw HTTP: the v2 SDK client does not take a task for an
-   * answer to tools/call, so an agent that uses tasks speaks the extension's methods itself.
-   */
-  async function modern(method: string, params: Json, name?: string): Promise<Answer> {
-    const _meta = {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientInfo': { name: 'e2e-tasks', version: '1' },
-      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
-    };
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-    };
-    if (name !== undefined) headers['mcp-name'] = name;
-    const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method, params: { ...params, _meta } }) });
-    const text = await res.text();
-    const body = res.headers.get('content-type')?.startsWith('text/event-stream') ? (/^data: (.*)$/m.exec(text)?.[1] ?? '') : text;
-    return JSON.parse(body) as Answer;
-  }
+  /** One 2026-07-28 request declaring the Tasks extension, as raw HTTP (as an agent that uses tasks speaks it). */
+  const modern = (method: string, params: Json, name?: string): Promise<Answer> =>
+    modernRequester(url, () => token, 'e2e-tasks')(method, params, name !== undefined ? { name } : {}) as Promise<Answer>;
 
   /** Polls tasks/get as the extension asks (at its pollIntervalMs) until the task is terminal. */
   async function awaitTask(taskId: string, timeoutMs = 150_000): Promise<Json> {

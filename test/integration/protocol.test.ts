@@ -1,12 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import * as vscode from 'vscode';
+import { modernRequester, type ModernAnswer } from '../unit/helpers/modernRequest';
 import { call, connectToFirstFolder, connectionFromCommand, folder } from './helpers';
 
 // MCP 2026-07-28 beside 2025-11-25 in the real editor (the packaged bundle): the v2 SDK client negotiates the new
 // revision, and a held patch asked for as a task is approved in the diff editor and read back from tasks/get.
 
-const TASKS = 'io.modelcontextprotocol/tasks';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -15,7 +15,6 @@ describe('MCP 2026-07-28 in the editor', function () {
   let url: string;
   let token: string;
   let wsId: string;
-  let id = 0;
 
   before(async () => {
     ({ url, token } = await connectionFromCommand());
@@ -29,14 +28,8 @@ describe('MCP 2026-07-28 in the editor', function () {
   });
 
   /** One raw 2026-era request declaring the Tasks extension (the v2 SDK client refuses a task answer). */
-  async function modern(method: string, params: Record<string, unknown>, name?: string): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-    const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'integration', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method };
-    if (name !== undefined) headers['mcp-name'] = name;
-    const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta } }) });
-    const text = await res.text();
-    return JSON.parse(res.headers.get('content-type')?.startsWith('text/event-stream') ? (/^data: (.*)$/m.exec(text)?.[1] ?? '') : text) as never;
-  }
+  const modern = (method: string, params: Record<string, unknown>, name?: string): Promise<ModernAnswer> =>
+    modernRequester(url, () => token, 'integration')(method, params, name !== undefined ? { name } : {});
 
   it('the v2 SDK client in automatic negotiation speaks 2026-07-28 and reads a file', async () => {
     const client = new ClientV2({ name: 'integration-v2', version: '1' }, { versionNegotiation: { mode: 'auto' } });
@@ -61,7 +54,7 @@ describe('MCP 2026-07-28 in the editor', function () {
     const version = (await call<{ version: string }>(client.client, 'read', { workspace_id: wsId, path: rel })).version;
     await client.client.close();
     const patch = ['*** Begin Patch', `*** Update File: ${rel}`, '-one', '+two', '*** End Patch'].join('\n');
-    const created = await modern('tools/call', { name: 'apply_patch', arguments: { workspace_id: wsId, patch, expected_versions: { [rel]: version }, operation_key: `task-${id}` } }, 'apply_patch');
+    const created = await modern('tools/call', { name: 'apply_patch', arguments: { workspace_id: wsId, patch, expected_versions: { [rel]: version }, operation_key: `task-${rel}` } }, 'apply_patch');
     assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
     const taskId = created.result?.taskId as string;
     assert.equal((await modern('tasks/get', { taskId }, taskId)).result?.status, 'working');

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, SettleOptions, WorkspaceSymbol } from '../../src/core/ports/languageFeatures';
+import type { EditorDiagnostic, FileDiagnostics, SettleOptions } from '../../src/core/ports/languageFeatures';
 import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
@@ -20,6 +20,7 @@ import type { AssembleOptions, AssembledServices } from '../../src/node/assemble
 import { assembleServices } from '../../src/node/assembleServices';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
+import { InertLanguage } from './helpers/reportingLanguage';
 import { MAX_FOLLOWED_FILE_BYTES } from '../../src/core/language/diagnosticsFeed';
 
 const sha = (b: string): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
@@ -35,7 +36,7 @@ interface OpenSettle {
 }
 
 /** A language port that reports on `.ts` files only and answers every settle only when told. */
-class HeldLanguage implements LanguageFeatures {
+class HeldLanguage extends InertLanguage {
   /** What the editor holds now, by absolute path. */
   current = new Map<string, EditorDiagnostic[]>();
   settles: OpenSettle[] = [];
@@ -58,27 +59,6 @@ class HeldLanguage implements LanguageFeatures {
   async nextSettle(): Promise<OpenSettle> {
     while (this.settles.length <= this.handedOut) await new Promise<void>((resolve) => (this.arrived = resolve));
     return this.settles[this.handedOut++] as OpenSettle;
-  }
-  documentSymbols(): Promise<DocumentSymbolNode[]> {
-    return Promise.resolve([]);
-  }
-  workspaceSymbols(): Promise<WorkspaceSymbol[]> {
-    return Promise.resolve([]);
-  }
-  definition(): Promise<EditorLocation[]> {
-    return Promise.resolve([]);
-  }
-  references(): Promise<EditorLocation[]> {
-    return Promise.resolve([]);
-  }
-  hover(): Promise<{ contents: string[] }[]> {
-    return Promise.resolve([]);
-  }
-  rename(): Promise<RenameOutcome> {
-    return Promise.resolve({ refused: 'not in this test' });
-  }
-  editorState(): EditorState {
-    return { active: undefined, visible: [], dirty: [] };
   }
 }
 

@@ -12,34 +12,21 @@ import type { ApprovalPolicy } from '../../src/core/approvals/approvalService';
 import { DEFAULT_APPROVAL_POLICY } from '../../src/core/approvals/approvalService';
 import { sha256 } from './helpers/patchWorld';
 import type { RunningHost } from './helpers/httpFixture';
-import { MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
+import { startHost } from './helpers/httpFixture';
+import { TASKS, modernRequester, type ModernAnswer } from './helpers/modernRequest';
 import { ReportingLanguage } from './helpers/reportingLanguage';
 import { makeTree, removeTree, toolError } from './helpers/workspaceFixture';
 
-const TASKS = 'io.modelcontextprotocol/tasks';
-
-interface Answer {
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
+type Answer = ModernAnswer;
 
 describe('held operations as MCP Tasks (2026-07-28)', function () {
   this.timeout(60_000);
   let base: string;
   let running: RunningHost;
   let policy: ApprovalPolicy;
-  let id = 0;
 
-  /** One 2026-era request, with the headers that revision requires; `tasks` declares the extension. */
-  async function modern(method: string, params: Record<string, unknown>, options: { tasks?: boolean; name?: string } = {}): Promise<Answer> {
-    const capabilities = options.tasks === false ? {} : { extensions: { [TASKS]: {} } };
-    const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': capabilities };
-    const headers: Record<string, string> = { ...MCP_HEADERS, authorization: `Bearer ${running.token.value}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method };
-    if (options.name !== undefined) headers['mcp-name'] = options.name;
-    const res = await rawRequest(running.port, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta } }) });
-    const text = res.headers['content-type']?.startsWith('text/event-stream') ? (/^data: (.*)$/m.exec(res.body)?.[1] ?? '') : res.body;
-    return JSON.parse(text) as Answer;
-  }
+  /** One 2026-era request to this test's host; `tasks: false` leaves the extension undeclared. */
+  let modern: (method: string, params: Record<string, unknown>, options?: { tasks?: boolean; name?: string }) => Promise<Answer>;
 
   const patchOf = (from: string, to: string) => `*** Begin Patch\n*** Update File: a.txt\n@@\n-${from}\n+${to}\n*** End Patch\n`;
   const call = (args: Record<string, unknown>, tasks = true) => modern('tools/call', { name: 'apply_patch', arguments: { workspace_id: 'demo', expected_versions: { 'a.txt': sha256('alpha\n') }, ...args } }, { tasks, name: 'apply_patch' });
@@ -50,6 +37,7 @@ describe('held operations as MCP Tasks (2026-07-28)', function () {
     base = await makeTree({ 'a.txt': 'alpha\n' });
     policy = { ...DEFAULT_APPROVAL_POLICY, patches: 'confirm' };
     running = await startHost(base, 0, { approvalPolicy: () => policy, language: new ReportingLanguage() });
+    modern = modernRequester(`http://127.0.0.1:${running.port}/mcp`, () => running.token.value, 'tasks-test');
   });
   afterEach(async () => {
     await running.stop();

@@ -1,19 +1,13 @@
-import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, WorkspaceSymbol } from '../../../src/core/ports/languageFeatures';
+import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, SettleOptions, WorkspaceSymbol } from '../../../src/core/ports/languageFeatures';
 
 /** The one problem ReportingLanguage finds in every file: a warning on the first line. */
 export const REPORTED: EditorDiagnostic = { range: { start: { line: 1, character: 1 }, end: { line: 1, character: 2 } }, severity: 'warning', message: 'reported by the test language server', source: 'test' };
 
-/** A language port that reports on every file at once: each settle answers with REPORTED for each path. */
-export class ReportingLanguage implements LanguageFeatures {
-  reportsOn(): boolean {
-    return true;
-  }
-  diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
-    return Promise.resolve((paths ?? []).map((p) => ({ path: p, diagnostics: [REPORTED] })));
-  }
-  settle(paths: readonly string[]): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
-    return Promise.resolve({ settled: true, files: paths.map((p) => ({ path: p, diagnostics: [REPORTED] })) });
-  }
+/** The editor features a diagnostics test does not use: every question answers with nothing. */
+export abstract class InertLanguage implements LanguageFeatures {
+  abstract reportsOn(path: string): boolean;
+  abstract diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]>;
+  abstract settle(paths: readonly string[], options: SettleOptions): Promise<{ settled: boolean; files: FileDiagnostics[] }>;
   documentSymbols(): Promise<DocumentSymbolNode[]> {
     return Promise.resolve([]);
   }
@@ -34,5 +28,18 @@ export class ReportingLanguage implements LanguageFeatures {
   }
   editorState(): EditorState {
     return { active: undefined, visible: [], dirty: [] };
+  }
+}
+
+/** A language port that reports on every file at once: each settle answers with REPORTED for each path. */
+export class ReportingLanguage extends InertLanguage {
+  reportsOn(): boolean {
+    return true;
+  }
+  diagnostics(paths?: readonly string[]): Promise<FileDiagnostics[]> {
+    return Promise.resolve((paths ?? []).map((p) => ({ path: p, diagnostics: [REPORTED] })));
+  }
+  settle(paths: readonly string[]): Promise<{ settled: boolean; files: FileDiagnostics[] }> {
+    return Promise.resolve({ settled: true, files: paths.map((p) => ({ path: p, diagnostics: [REPORTED] })) });
   }
 }
