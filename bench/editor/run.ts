@@ -19,7 +19,8 @@
  * Usage: node out/bench/editor/run.js [group…] [--quick] [--no-budget] [--profile] [--verbose]. Prints Markdown to stdout
  * (progress to stderr) and writes .bench/editor.md and .bench/editor.json. --quick shrinks every size (a smoke run,
  * not the targets' sizes); --no-budget lifts the time budgets that keep a full run under 10 minutes; --profile runs the
- * extension host's CPU profiler around each group and writes .bench/editor-<group>.cpuprofile.
+ * extension host's CPU profiler around each group and writes .bench/editor-<group>.cpuprofile, and its heap sampler
+ * (allocations that only a full collection frees) into .bench/editor-<group>.heapprofile.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
