@@ -2,8 +2,8 @@
  * Process output: 200 MB of output on a PTY, read the way read_process reads it (ProcessSupervisor.read by cursor,
  * 1 MiB at most, wait_ms, until eof) against the same command on bare node-pty (an onData listener counting
  * bytes). Then the memory of this Node process during a 1 GiB flood through the supervisor, once with an agent
- * reading and a terminal mirror (decoding every chunk into a TerminalFeed, as the VS Code mirror does, towards a
- * terminal that takes 256 Ki characters per 16 ms) and once with nobody reading: retention is bounded (the ring
+ * reading and a terminal mirror (every chunk into a bounded TerminalFeed, which decodes what it shows, as the VS Code
+ * mirror does, towards a terminal that takes 256 KiB per 16 ms) and once with nobody reading: retention is bounded (the ring
  * buffer, the feed), so RSS should stay flat.
  */
 import * as fs from 'node:fs';
@@ -172,21 +172,17 @@ export const processThroughput: BenchGroup = async (log): Promise<GroupResult> =
       { contender: NAMES.bare, stats: bare, note: `${mbps(THROUGHPUT_BYTES, bare.median)}; ${short(bareCounts)}` },
     ];
 
-    // Memory during a 1 GiB flood, with the agent reading and a terminal mirror as in VS Code (decode, then a
-    // bounded TerminalFeed) towards a terminal slower than the flood; then with nobody reading, at 1 GiB if the
+    // Memory during a 1 GiB flood, with the agent reading and a terminal mirror as in VS Code (a bounded
+    // TerminalFeed, decoding what it writes) towards a terminal slower than the flood; then with nobody reading, at 1 GiB if the
     // time budget allows.
-    const decoder = new TextDecoder('utf-8');
     let shown = 0;
     const feed = new TerminalFeed({
-      maxPendingChars: 1024 * 1024,
-      batchChars: 256 * 1024,
+      maxPendingBytes: 1024 * 1024,
+      batchBytes: 256 * 1024,
       write: (text) => (shown += text.length),
       barrier: () => new Promise((resolve) => setTimeout(resolve, 16)),
     });
-    const mirror = sup.onDidOutput((_id, bytes) => {
-      if (!feed.accepts(bytes.length)) feed.drop(bytes.length);
-      else feed.push(decoder.decode(bytes, { stream: true }), bytes.length);
-    });
+    const mirror = sup.onDidOutput((_id, bytes) => feed.push(bytes));
     log('[process] 1 GiB flood, agent reading, terminal mirror on…');
     let reading: Flow | undefined;
     const memReading = await rssDuring(async () => (reading = await throughSupervisor(sup, root, flood(FLOOD_BYTES), true)));

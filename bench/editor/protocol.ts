@@ -50,6 +50,14 @@ export type ControlRequest =
   | { readonly op: 'done' };
 
 /** What a sampler saw in the extension host between sampler-start and sampler-stop. */
+/** process.memoryUsage() without rss, in bytes. */
+export interface MemoryBreakdown {
+  readonly heapTotal: number;
+  readonly heapUsed: number;
+  readonly external: number;
+  readonly arrayBuffers: number;
+}
+
 export interface SamplerReport {
   readonly ms: number;
   readonly rssBaselineBytes: number;
@@ -60,6 +68,9 @@ export interface SamplerReport {
   readonly loopMaxMs: number;
   readonly loopP99Ms: number;
   readonly loopMeanMs: number;
+  /** Where the memory was, at the start and at the RSS peak: V8's heap and the memory outside it (array buffers, external strings). */
+  readonly memoryBaseline: MemoryBreakdown;
+  readonly memoryAtPeak: MemoryBreakdown;
   /** Characters the CodeSpace terminals (the mirror) were given to show while sampling. */
   readonly mirrorChars: number;
   /** CodeSpace terminals opened while sampling. */

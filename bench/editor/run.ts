@@ -19,7 +19,8 @@
  * Usage: node out/bench/editor/run.js [group…] [--quick] [--no-budget] [--profile] [--verbose]. Prints Markdown to stdout
  * (progress to stderr) and writes .bench/editor.md and .bench/editor.json. --quick shrinks every size (a smoke run,
  * not the targets' sizes); --no-budget lifts the time budgets that keep a full run under 10 minutes; --profile runs the
- * extension host's CPU profiler around each group and writes .bench/editor-<group>.cpuprofile.
+ * extension host's CPU profiler around each group and writes .bench/editor-<group>.cpuprofile, and its heap sampler
+ * (allocations that only a full collection frees) into .bench/editor-<group>.heapprofile.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
@@ -878,6 +879,7 @@ async function floodGroup(rig: Rig): Promise<GroupOutput> {
       ratios: [],
       notes: [
         `Extension host RSS ${mib(report.rssBaselineBytes)} → peak ${mib(report.rssPeakBytes)} (growth ${growth.toFixed(1)} MiB), final ${mib(report.rssFinalBytes)}; ${report.rssSamples} samples.`,
+        `At the RSS peak (diagnostic): V8 heap ${mib(report.memoryBaseline.heapTotal)} → ${mib(report.memoryAtPeak.heapTotal)} (used ${mib(report.memoryBaseline.heapUsed)} → ${mib(report.memoryAtPeak.heapUsed)}), outside the heap ${mib(report.memoryBaseline.external)} → ${mib(report.memoryAtPeak.external)} (of it array buffers ${mib(report.memoryBaseline.arrayBuffers)} → ${mib(report.memoryAtPeak.arrayBuffers)}).`,
         `Event-loop delay: max ${report.loopMaxMs.toFixed(1)} ms, p99 ${report.loopP99Ms.toFixed(1)} ms, mean ${report.loopMeanMs.toFixed(2)} ms (an idle Node process meanwhile: max ${idleDelay.maxMs.toFixed(1)} ms, p99 ${idleDelay.p99Ms.toFixed(1)} ms).`,
         `The agent received ${mib(flow.received)} of ${mib(flow.written)} in ${flow.reads} reads${flow.lost ? `, output_lost set (the reader fell behind the retained buffer); the lost ranges it was told of add up to ${mib(flow.lostBytes)}, received + lost ${flow.received + flow.lostBytes === flow.written ? '=' : '≠'} written` : ''}${cutNote}.`,
         `Terminal mirror: ${report.mirrorTerminals} CodeSpace terminal(s) opened, ${mib(report.mirrorChars)} of characters handed to them (Pseudoterminal.onDidWrite).`,

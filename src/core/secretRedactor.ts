@@ -186,7 +186,8 @@ export class SecretRedactor {
    * secret: the chunk ends before one that starts inside it, or, when one starts at `start`, just after it (a chunk
    * may then be longer than asked, by at most one secret). While output may still come (`final` false and the window
    * reaches the end of what was written, `atEnd`), a tail that may be the start of a secret is held back until it is
-   * complete or the process ends, so a secret written in pieces is never shown in pieces.
+   * complete or the process ends, so a secret written in pieces is never shown in pieces. When nothing in it is
+   * redacted the chunk is a view of `window`, not a copy.
    */
   redactRange(window: Uint8Array, windowStart: number, start: number, stop: number, options: { atEnd: boolean; final: boolean }): { chunk: Uint8Array; stop: number } {
     const text = latin1.decode(window);
@@ -212,6 +213,8 @@ export class SecretRedactor {
       at = Math.min(f.to, t);
     }
     if (t > at) parts.push(window.subarray(at, t));
+    // Nothing redacted (the usual case): the bytes as they are, without another copy of a large read.
+    if (parts.length === 1) return { chunk: parts[0] as Uint8Array, stop: windowStart + t };
     const size = parts.reduce((n, p) => n + p.length, 0);
     const chunk = new Uint8Array(size);
     let o = 0;

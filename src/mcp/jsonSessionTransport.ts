@@ -265,8 +265,12 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
     res.end();
     return;
   }
+  // As bytes, with their length: written as they are. A string would be joined to the headers and measured first,
+  // each a copy of it in the heap; for a large answer (read_process) those copies outlive the young generation.
+  const bytes = Buffer.from(JSON.stringify(body), 'utf8');
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify(body));
+  res.setHeader('content-length', bytes.length);
+  res.end(bytes);
 }
 
 /** application/json, with or without parameters; never a substring match ("application/jsonx"). */

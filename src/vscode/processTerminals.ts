@@ -17,13 +17,14 @@ export type MirroredProcesses = Pick<
 
 /** Longest command shown in a terminal's name (after the `CodeSpace: ` prefix). */
 export const TERMINAL_NAME_CHARS = 40;
-/** Most characters handed to the terminal in one write. */
-const FLUSH_CHARS = 256 * 1024;
+/** Most output bytes decoded and handed to the terminal in one write. */
+const FLUSH_BYTES = 256 * 1024;
 /**
- * Characters waiting for the terminal. Beyond this a flood is dropped (with a "[… N bytes not shown …]" line)
- * rather than queued: the extension host's memory stays flat, and read_process still has the output.
+ * Output bytes waiting for the terminal (as bytes: decoded only when written). Beyond this a flood is dropped
+ * (with a "[… N bytes not shown …]" line) rather than queued: the extension host's memory stays flat, and
+ * read_process still has the output.
  */
-const MAX_PENDING_CHARS = 1024 * 1024;
+const MAX_PENDING_BYTES = 1024 * 1024;
 
 /**
  * Resolves once the workbench has processed what was written to a terminal before it. Extension terminals have
@@ -96,7 +97,6 @@ class ProcessPty implements vscode.Pseudoterminal {
   readonly onDidWrite = this.writeEmitter.event;
   readonly onDidClose = this.closeEmitter.event;
 
-  private readonly decoder = new TextDecoder('utf-8');
   private opened = false;
   private closed = false;
   /** Set when CodeSpace itself closes the terminal: no terminate (shutdown ends the processes its own way). */
@@ -104,10 +104,8 @@ class ProcessPty implements vscode.Pseudoterminal {
   private status: ProcessStatus | undefined;
   private exitShown = false;
   private readonly feed: TerminalFeed;
-  /** Output was dropped without decoding: the decoder's state no longer follows the stream. */
-  private decoderStale = false;
+  /** Pipes: the output shown last ended in `\r` (see toCrLf). */
   private afterCR = false;
-  private atLineStart = true;
   /** Pipes only: the line being typed (no terminal driver echoes or edits it). */
   private line = '';
 
@@ -122,9 +120,10 @@ class ProcessPty implements vscode.Pseudoterminal {
     private readonly whenReasonKnown: (decide: (reason: vscode.TerminalExitReason | undefined) => void) => void = (decide) => decide(undefined),
   ) {
     this.feed = new TerminalFeed({
-      maxPendingChars: MAX_PENDING_CHARS,
-      batchChars: FLUSH_CHARS,
+      maxPendingBytes: MAX_PENDING_BYTES,
+      batchBytes: FLUSH_BYTES,
       write: (text) => this.writeEmitter.fire(text),
+      ...(info.tty ? {} : { render: (text: string) => this.crlf(text) }),
       barrier: workbenchBarrier,
     });
   }
@@ -207,22 +206,13 @@ class ProcessPty implements vscode.Pseudoterminal {
     this.processes.resize(this.info.process_id, rows, cols).catch((err: unknown) => this.ignoreGone(err, 'resize'));
   }
 
-  /** Live output of the process. Before `open` the supervisor's buffer holds it; `open` replays that. */
+  /**
+   * Live output of the process. Before `open` the supervisor's buffer holds it; `open` replays that. The feed
+   * copies what it keeps (the bytes may be a view of a buffer the connection reuses) and drops what does not fit.
+   */
   output(bytes: Uint8Array): void {
     if (!this.opened || this.closed) return;
-    // A UTF-8 byte decodes to at most one UTF-16 unit, so bytes bound the characters: a chunk that could not
-    // be kept is counted as dropped without the cost of decoding it.
-    if (!this.feed.accepts(bytes.length)) {
-      this.feed.drop(bytes.length);
-      this.decoderStale = true;
-      this.atLineStart = true;
-      return;
-    }
-    if (this.decoderStale) {
-      this.decoder.decode();
-      this.decoderStale = false;
-    }
-    this.enqueue(this.decoder.decode(bytes, { stream: true }), bytes.length);
+    this.feed.push(bytes);
   }
 
   ended(status: ProcessStatus): void {
@@ -239,7 +229,7 @@ class ProcessPty implements vscode.Pseudoterminal {
   private showExit(): void {
     if (this.exitShown || !this.status) return;
     this.exitShown = true;
-    if (!this.decoderStale) this.enqueue(this.decoder.decode(), 0);
+    this.feed.end();
     this.note(exitLine(this.status));
   }
 
@@ -259,25 +249,21 @@ class ProcessPty implements vscode.Pseudoterminal {
 
   /** A dim line of ours, on a line of its own. */
   private note(text: string): void {
-    this.ours(`${RESET}${this.atLineStart ? '' : '\r\n'}${DIM}${text}${RESET}\r\n`);
+    if (this.closed) return;
+    this.feed.note((atLineStart) => `${RESET}${atLineStart ? '' : '\r\n'}${DIM}${text}${RESET}\r\n`);
   }
 
   private echo(text: string): void {
-    this.ours(text);
-  }
-
-  private ours(text: string): void {
     if (this.closed || text === '') return;
-    this.atLineStart = text.endsWith('\n');
     this.feed.note(text);
   }
 
-  private enqueue(text: string, bytes: number): void {
-    if (text === '' || this.closed) return;
-    const shown = this.info.tty ? text : toCrLf(text, this.afterCR);
-    if (!this.info.tty) this.afterCR = text.endsWith('\r');
-    this.atLineStart = shown.endsWith('\n');
-    this.feed.push(shown, bytes);
+  /** Pipes: what the terminal driver would do to output (toCrLf), in output order. */
+  private crlf(text: string): string {
+    if (text === '') return text;
+    const shown = toCrLf(text, this.afterCR);
+    this.afterCR = text.endsWith('\r');
+    return shown;
   }
 }
 

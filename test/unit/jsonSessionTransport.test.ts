@@ -95,6 +95,16 @@ describe('JsonSessionTransport (our Streamable HTTP server transport)', () => {
     assert.equal(e.transport()?.pendingCount, 0);
   });
 
+  it('sends an answer as bytes with their exact length, non-ASCII and large alike', async () => {
+    for (const text of ['héllo 😀 "quoted" \\ \n', 'é'.repeat(40_000)]) {
+      const r = await post(rpc(8, 'tools/call', { name: 'echo', arguments: { text } }));
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['content-type'], 'application/json');
+      assert.equal(Number(r.headers['content-length']), Buffer.byteLength(r.body, 'utf8'));
+      assert.equal((JSON.parse(r.body) as { result: { content: { text: string }[] } }).result.content[0]?.text, text);
+    }
+  });
+
   it('answers a batch with an array in request order once every request is done', async () => {
     const r = await post([rpc('b', 'tools/call', { name: 'echo', arguments: { text: 'two' } }), { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }, rpc('a', 'tools/list')]);
     assert.equal(r.status, 200);

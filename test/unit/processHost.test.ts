@@ -13,7 +13,8 @@ import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, hostGraceMs, privateSocketDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
-import { FRAME_DATA, FRAME_JSON, FrameReader, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
+import type { Message } from '../../src/node/processHost/protocol';
+import { FRAME_DATA, FRAME_JSON, FrameReader, FrameStream, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
 import { TICKER, assembleWindow } from './helpers/processHostChild';
 
 const GRACE_MS = 60_000;
@@ -79,6 +80,85 @@ describe('process host: wire format', () => {
     assert.throws(() => new FrameReader().push(Buffer.from([0, 0, 0, 0])), /bad frame length/);
     assert.throws(() => new FrameReader().push(Buffer.from([0, 0, 0, 2, 9, 0])), /bad frame kind/);
     assert.throws(() => new FrameReader().push(Buffer.from([0, 0, 0, 3, 1, 0x7b, 0x7d])), /bad message/);
+  });
+});
+
+/** Runs `bytes` through a FrameStream in the pieces `cuts` makes, reusing one buffer for every piece as a socket's onread does. */
+function streamed(bytes: Buffer, cuts: readonly number[]): { messages: Message[]; data: Map<string, number[]>; order: string[] } {
+  const messages: Message[] = [];
+  const data = new Map<string, number[]>();
+  const order: string[] = [];
+  const into = (id: string): number[] => {
+    let list = data.get(id);
+    if (!list) data.set(id, (list = []));
+    return list;
+  };
+  const stream = new FrameStream({
+    message: (m) => {
+      messages.push(m);
+      order.push(`m:${m.t}`);
+    },
+    data: (id, view) => {
+      const list = into(id);
+      for (const b of view) list.push(b);
+      if (order[order.length - 1] !== `d:${id}`) order.push(`d:${id}`);
+    },
+  });
+  const reused = Buffer.alloc(bytes.length);
+  let at = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    const n = cut - at;
+    bytes.copy(reused, 0, at, cut);
+    stream.push(reused.subarray(0, n));
+    // What the stream handed on must already be taken: the next read writes over the buffer.
+    reused.fill(0xee);
+    at = cut;
+  }
+  return { messages, data, order };
+}
+
+describe('process host: wire format, streamed without allocating per read', () => {
+  const big = Buffer.alloc(70_000);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7) % 251;
+  const bytes = Buffer.concat([
+    encodeMessage({ t: 'hello', secret: 'é' }),
+    encodeData('p_1', new Uint8Array([0, 255, 10])),
+    encodeData('', new Uint8Array([1])),
+    encodeData('p_2', big),
+    encodeData('p_3', new Uint8Array(0)),
+    encodeMessage({ t: 'done', req: 7 }),
+  ]);
+
+  it('hands on the same frames as FrameReader at any single cut, output in order and copied before the next read', () => {
+    for (let cut = 1; cut < bytes.length; cut += cut < 200 ? 1 : 997) {
+      const got = streamed(bytes, [cut]);
+      assert.deepEqual(got.messages, [{ t: 'hello', secret: 'é' }, { t: 'done', req: 7 }], `cut at ${cut}`);
+      assert.deepEqual(got.data.get('p_1'), [0, 255, 10]);
+      assert.deepEqual(got.data.get(''), [1]);
+      assert.deepEqual(Buffer.from(got.data.get('p_2') ?? []), big, `cut at ${cut}`);
+      assert.equal(got.data.has('p_3'), false, 'an empty data frame hands on nothing');
+      assert.deepEqual(got.order, ['m:hello', 'd:p_1', 'd:', 'd:p_2', 'm:done']);
+    }
+  });
+
+  it('takes a stream fed one byte at a time, and many frames in one read', () => {
+    const one = streamed(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1));
+    assert.deepEqual(Buffer.from(one.data.get('p_2') ?? []), big);
+    assert.deepEqual(one.order, ['m:hello', 'd:p_1', 'd:', 'd:p_2', 'm:done']);
+    const whole = streamed(Buffer.concat([bytes, bytes]), []);
+    assert.equal(whole.messages.length, 4);
+    assert.equal(whole.data.get('p_2')?.length, big.length * 2);
+  });
+
+  it('rejects a malformed stream as FrameReader does', () => {
+    const sink = { message: () => undefined, data: () => undefined };
+    assert.throws(() => new FrameStream(sink).push(Buffer.from([0, 0, 0, 0])), /bad frame length/);
+    assert.throws(() => new FrameStream(sink).push(Buffer.from([0x7f, 0, 0, 0, 1])), /bad frame length/);
+    assert.throws(() => new FrameStream(sink).push(Buffer.from([0, 0, 0, 2, 9, 0])), /bad frame kind/);
+    assert.throws(() => new FrameStream(sink).push(Buffer.from([0, 0, 0, 3, 1, 0x7b, 0x7d])), /bad message/);
+    assert.throws(() => new FrameStream(sink).push(Buffer.from([0, 0, 0, 1, 1])), /bad message/);
+    assert.throws(() => new FrameStream(sink).push(Buffer.from([0, 0, 0, 1, 2])), /bad data frame/);
+    assert.throws(() => new FrameStream(sink).push(Buffer.from([0, 0, 0, 3, 2, 5, 0x61])), /bad data frame/);
   });
 });
 

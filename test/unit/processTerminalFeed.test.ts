@@ -2,14 +2,17 @@ import * as assert from 'node:assert/strict';
 import { TerminalFeed, droppedMarker } from '../../src/core/process/terminalFeed';
 
 /** A feed whose timer and terminal the test drives by hand. */
-function harness(options: { maxPendingChars?: number; batchChars?: number; flowControl?: boolean } = {}) {
+const enc = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+function harness(options: { maxPendingBytes?: number; batchBytes?: number; flowControl?: boolean; render?: (text: string) => string } = {}) {
   const writes: string[] = [];
   let scheduled: (() => void) | undefined;
   let release: (() => void) | undefined;
   const feed = new TerminalFeed({
-    maxPendingChars: options.maxPendingChars ?? 1000,
-    batchChars: options.batchChars ?? 100,
+    maxPendingBytes: options.maxPendingBytes ?? 1000,
+    batchBytes: options.batchBytes ?? 100,
     write: (text) => writes.push(text),
+    ...(options.render ? { render: options.render } : {}),
     ...(options.flowControl === false
       ? {}
       : {
@@ -48,8 +51,8 @@ function harness(options: { maxPendingChars?: number; batchChars?: number; flowC
 
 describe('terminal feed (the bounded terminal mirror)', () => {
   it('coalesces many small pieces into one write', () => {
-    const h = harness({ batchChars: 1000 });
-    for (let i = 0; i < 50; i++) h.feed.push(`${i},`, 3);
+    const h = harness({ batchBytes: 1000 });
+    for (let i = 0; i < 50; i++) h.feed.push(enc(`${i},`));
     assert.equal(h.writes.length, 0, 'nothing before the coalescing delay');
     assert.equal(h.tick(), true);
     assert.equal(h.writes.length, 1);
@@ -57,9 +60,9 @@ describe('terminal feed (the bounded terminal mirror)', () => {
   });
 
   it('waits for the terminal to take a write before the next, and delivers everything in order', async () => {
-    const h = harness({ batchChars: 10, maxPendingChars: 1000 });
+    const h = harness({ batchBytes: 10, maxPendingBytes: 1000 });
     const text = 'abcdefghijklmnopqrstuvwxyz0123456789';
-    h.feed.push(text, text.length);
+    h.feed.push(enc(text));
     h.tick();
     assert.deepEqual(h.writes, ['abcdefghij']);
     assert.equal(h.tick(), false, 'no second write while the first is not taken');
@@ -71,19 +74,20 @@ describe('terminal feed (the bounded terminal mirror)', () => {
     assert.equal(h.feed.dropped, 0);
   });
 
-  it('keeps at most maxPendingChars of a flood when the terminal is stuck, and says how many bytes it dropped', async () => {
-    const h = harness({ maxPendingChars: 64 * 1024, batchChars: 16 * 1024 });
-    const chunk = 'x'.repeat(4096);
+  it('keeps at most maxPendingBytes of a flood when the terminal is stuck, and says how many bytes it dropped', async () => {
+    const h = harness({ maxPendingBytes: 64 * 1024, batchBytes: 16 * 1024 });
+    const chunk = enc('x'.repeat(4096));
     // 1 GiB of output in 4 KiB chunks, with the terminal never taking the first write meanwhile.
     const chunks = (1024 * 1024 * 1024) / 4096;
     let maxPending = 0;
-    h.feed.push(chunk, 4096);
+    h.feed.push(chunk);
     h.tick();
     for (let i = 1; i < chunks; i++) {
-      h.feed.push(chunk, 4096);
+      h.feed.push(chunk);
       maxPending = Math.max(maxPending, h.feed.pending);
     }
     assert.ok(maxPending <= 64 * 1024, `pending stayed bounded (${maxPending})`);
+    assert.ok(h.feed.allocated <= 64 * 1024, `storage stayed bounded (${h.feed.allocated})`);
     assert.equal(h.writes.length, 1);
     h.feed.note('[process exited with code 0]\r\n');
     const kept = h.feed.pending + 4096;
@@ -101,20 +105,20 @@ describe('terminal feed (the bounded terminal mirror)', () => {
   });
 
   it('shows the marker where output was dropped, and takes output again once the terminal catches up', async () => {
-    const h = harness({ maxPendingChars: 10, batchChars: 100 });
-    h.feed.push('0123456789', 10);
-    h.feed.push('dropped!', 8);
+    const h = harness({ maxPendingBytes: 10, batchBytes: 100 });
+    h.feed.push(enc('0123456789'));
+    h.feed.push(enc('dropped!'));
     h.tick();
     assert.deepEqual(h.writes, ['0123456789' + droppedMarker(8)]);
     await h.ack();
-    h.feed.push('after', 5);
+    h.feed.push(enc('after'));
     h.tick();
     assert.equal(h.writes[1], 'after');
   });
 
-  it('never splits a surrogate pair between writes', () => {
-    const h = harness({ batchChars: 5, flowControl: false });
-    h.feed.push('abcd😀ef', 10);
+  it('never splits a character between writes, however the batches cut its bytes', () => {
+    const h = harness({ batchBytes: 5, flowControl: false });
+    h.feed.push(enc('abcd😀ef'));
     while (h.tick()) {
       // drain
     }
@@ -123,10 +127,81 @@ describe('terminal feed (the bounded terminal mirror)', () => {
 
   it('drops nothing and writes nothing after dispose', () => {
     const h = harness();
-    h.feed.push('abc', 3);
+    h.feed.push(enc('abc'));
     h.feed.dispose();
-    h.feed.push('def', 3);
+    h.feed.push(enc('def'));
     assert.equal(h.tick(), false);
     assert.deepEqual(h.writes, []);
+  });
+
+  it('keeps a copy of what it holds: the caller may reuse its buffer at once', () => {
+    const h = harness({ flowControl: false });
+    const reused = enc('first ');
+    h.feed.push(reused);
+    reused.set(enc('XXXXXX'));
+    h.feed.push(enc('second'));
+    h.tick();
+    assert.deepEqual(h.writes, ['first second']);
+  });
+
+  it('decodes a character whose bytes arrive in separate pieces, and a cut one at the end as U+FFFD before what follows', () => {
+    const h = harness({ flowControl: false });
+    const bytes = enc('é😀');
+    for (const b of bytes) h.feed.push(new Uint8Array([b]));
+    h.feed.push(enc('x').subarray(0, 1));
+    h.feed.push(enc('😀').subarray(0, 2));
+    h.feed.end();
+    h.feed.note('[done]');
+    h.tick();
+    assert.deepEqual(h.writes, ['é😀x\ufffd[done]']);
+  });
+
+  it('starts afresh after a gap: a character cut by dropped output does not garble what follows', async () => {
+    const h = harness({ maxPendingBytes: 4, batchBytes: 100 });
+    h.feed.push(enc('ab'));
+    h.feed.push(enc('😀').subarray(0, 2));
+    h.feed.push(enc('😀ok'));
+    h.tick();
+    assert.deepEqual(h.writes, ['ab' + droppedMarker(6)]);
+    await h.ack();
+    h.feed.push(enc('😀').subarray(2));
+    h.feed.push(enc('ok'));
+    h.tick();
+    assert.equal(h.writes[1], '\ufffd\ufffdok', 'the orphaned continuation bytes show as U+FFFD, then the output goes on');
+  });
+
+  it('tells a note whether the output before it ended a line, once that output is decoded', () => {
+    const h = harness({ flowControl: false });
+    const seen: boolean[] = [];
+    const line = (atLineStart: boolean): string => {
+      seen.push(atLineStart);
+      return `${atLineStart ? '' : '\r\n'}[note]\r\n`;
+    };
+    h.feed.note(line);
+    h.feed.push(enc('abc'));
+    h.feed.note(line);
+    h.feed.push(enc('def\n'));
+    h.feed.note(line);
+    h.tick();
+    assert.deepEqual(seen, [true, false, true]);
+    assert.deepEqual(h.writes, ['[note]\r\nabc\r\n[note]\r\ndef\n[note]\r\n']);
+  });
+
+  it('renders output in order through `render` (pipes: lone \\n to \\r\\n)', () => {
+    const pieces: string[] = [];
+    const h = harness({
+      flowControl: false,
+      batchBytes: 4,
+      render: (text) => {
+        pieces.push(text);
+        return text.replace(/\n/g, '\r\n');
+      },
+    });
+    h.feed.push(enc('a\nb\nc\nd'));
+    while (h.tick()) {
+      // drain
+    }
+    assert.equal(pieces.join(''), 'a\nb\nc\nd');
+    assert.equal(h.writes.join(''), 'a\r\nb\r\nc\r\nd');
   });
 });

@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type * as NodePty from 'node-pty';
 import * as vscode from 'vscode';
-import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, JsonFloor, SamplerReport } from '../protocol';
+import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, JsonFloor, MemoryBreakdown, SamplerReport } from '../protocol';
 import { BENCH_INFO_FILE, startJsonFloor } from '../protocol';
 
 const EXTENSION_ID = 'codespace.codespace-vscode';
@@ -68,10 +68,17 @@ class MirrorCounter {
   }
 }
 
+function breakdown(): MemoryBreakdown {
+  const m = process.memoryUsage();
+  return { heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
+}
+
 /** RSS every 20 ms and the event-loop delay histogram of this thread, between start and stop. */
 class Sampler {
   private readonly t0 = performance.now();
   private readonly baseline = process.memoryUsage.rss();
+  private readonly memoryBaseline = breakdown();
+  private memoryAtPeak = this.memoryBaseline;
   private peak = this.baseline;
   private samples = 1;
   private readonly timer: NodeJS.Timeout;
@@ -84,7 +91,11 @@ class Sampler {
     this.mirrorTerminals0 = mirror.terminals;
     this.loop.enable();
     this.timer = setInterval(() => {
-      this.peak = Math.max(this.peak, process.memoryUsage.rss());
+      const rss = process.memoryUsage.rss();
+      if (rss > this.peak) {
+        this.peak = rss;
+        this.memoryAtPeak = breakdown();
+      }
       this.samples++;
     }, RSS_SAMPLE_MS);
   }
@@ -100,6 +111,8 @@ class Sampler {
       rssPeakBytes: Math.max(this.peak, final),
       rssFinalBytes: final,
       rssSamples: this.samples + 1,
+      memoryBaseline: this.memoryBaseline,
+      memoryAtPeak: this.memoryAtPeak,
       loopMaxMs: this.loop.max / ns,
       loopP99Ms: this.loop.percentile(99) / ns,
       loopMeanMs: this.loop.mean / ns,
@@ -165,7 +178,7 @@ async function probeFs(file: string, iterations: number): Promise<FsProbeReport>
   return r;
 }
 
-/** The extension host's CPU profiler, through the inspector protocol of its own process. */
+/** The extension host's CPU profiler and heap sampler, through the inspector protocol of its own process. */
 class CpuProfiler {
   private readonly session = new inspector.Session();
 
@@ -181,11 +194,17 @@ class CpuProfiler {
     await this.post('Profiler.enable');
     await this.post('Profiler.setSamplingInterval', { interval: 200 });
     await this.post('Profiler.start');
+    // Beside it, where the memory that only a full collection frees was allocated: what outlived the young
+    // generation (the growth of the old one, and so of RSS, between two full collections).
+    await this.post('HeapProfiler.enable');
+    await this.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
   }
 
   async stop(file: string): Promise<void> {
     const { profile } = await this.post<{ profile: unknown }>('Profiler.stop');
     fs.writeFileSync(file, JSON.stringify(profile));
+    const heap = await this.post<{ profile: unknown }>('HeapProfiler.stopSampling');
+    fs.writeFileSync(file.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap.profile));
   }
 }
 

@@ -74,7 +74,11 @@ export interface ExitInfo {
 export interface ProcessHandle {
   readonly pid: number;
   readonly tty: boolean;
-  /** Output bytes in arrival order (stdout and stderr together). Events before the first listener are kept. */
+  /**
+   * Output bytes in arrival order (stdout and stderr together). Events before the first listener are kept. The
+   * bytes are valid during the call only (a backend may reuse the memory for the next read): a listener that keeps
+   * them copies them.
+   */
   onData(listener: (bytes: Uint8Array) => void): Disposable;
   /** Fires once, after the output has been drained. A late listener still hears it. */
   onExit(listener: (info: ExitInfo) => void): Disposable;

@@ -57,7 +57,8 @@ export class HandleEvents {
 
   fireData(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    if (this.early) this.early.push(bytes);
+    // Kept for a later listener: a copy, since the backend may reuse the memory of `bytes` (ProcessHandle.onData).
+    if (this.early) this.early.push(bytes.slice());
     else this.data.fire(bytes);
   }
 

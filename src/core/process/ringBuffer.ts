@@ -131,6 +131,15 @@ export class RingBuffer {
    * `output_lost`; a cursor past `end` is treated as `end`. See the class comment for character boundaries.
    */
   read(cursor: number, maxBytes: number, options: { final?: boolean } = {}): RingRead {
+    const { length, ...r } = this.locate(cursor, maxBytes, options);
+    return { ...r, chunk: this.copy(r.cursor - length, r.cursor) };
+  }
+
+  /**
+   * Where `read` with the same arguments would start and stop, without copying the bytes: the chunk is the
+   * `length` bytes before `cursor`. For a caller that takes the bytes some other way (a wider `slice`).
+   */
+  locate(cursor: number, maxBytes: number, options: { final?: boolean } = {}): Omit<RingRead, 'chunk'> & { readonly length: number } {
     const end = this.written;
     const from = this.retainedFrom;
     const want = Number.isFinite(cursor) ? Math.max(0, Math.floor(cursor)) : 0;
@@ -156,7 +165,7 @@ export class RingBuffer {
         break;
       }
     }
-    return { chunk: this.copy(start, stop), cursor: stop, output_lost: lost, retained_from: from, ...(lost ? { lost: { from: want, to: start } } : {}) };
+    return { length: stop - start, cursor: stop, output_lost: lost, retained_from: from, ...(lost ? { lost: { from: want, to: start } } : {}) };
   }
 
   /** A copy of the retained bytes between the absolute offsets `from` and `to` (clamped to what is retained). */

@@ -263,7 +263,10 @@ export class ProcessSupervisor implements Disposable {
     return this.didStart.add(listener);
   }
 
-  /** Raw output bytes as they arrive (a terminal mirror writes them through). */
+  /**
+   * Raw output bytes as they arrive (a terminal mirror writes them through). The bytes are valid during the call
+   * only (see ProcessHandle.onData): a listener that keeps them copies them.
+   */
   onDidOutput(listener: (processId: string, bytes: Uint8Array) => void): Disposable {
     return this.didOutput.add(listener);
   }

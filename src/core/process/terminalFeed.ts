@@ -1,17 +1,21 @@
 /**
- * What a terminal mirror has yet to show, bounded. Output is coalesced into few large writes; the next write
- * waits until the terminal has taken the previous one (`barrier`), so nothing piles up downstream either. When
- * the terminal falls behind and `maxPendingChars` are waiting, further output is dropped, and where it was
+ * What a terminal mirror has yet to show, bounded. Output is kept as the bytes the process wrote, in one buffer
+ * the feed reuses, and decoded only when it is written: few large writes, and no strings held while the terminal
+ * is behind (a flood would otherwise leave the extension host's heap full of text waiting to be shown). The next
+ * write waits until the terminal has taken the previous one (`barrier`), so nothing piles up downstream either.
+ * When the terminal falls behind and `maxPendingBytes` are waiting, further output is dropped, and where it was
  * dropped the terminal shows a dim `[… N bytes not shown …]`. Notes of the mirror itself (echo, the exit line)
  * are never dropped. Only the mirror loses output: the agent reads the process's own buffer.
  */
 export interface TerminalFeedOptions {
-  /** Output characters held at most; beyond, output is dropped (and counted) until the terminal catches up. */
-  readonly maxPendingChars: number;
-  /** Characters handed to the terminal in one write at most. */
-  readonly batchChars: number;
+  /** Output bytes held at most; beyond, output is dropped (and counted) until the terminal catches up. */
+  readonly maxPendingBytes: number;
+  /** Output bytes decoded and handed to the terminal in one write at most (with the notes between them). */
+  readonly batchBytes: number;
   /** Hands text to the terminal. */
   readonly write: (text: string) => void;
+  /** Turns decoded output into what the terminal is given (pipes: lone `\n` → `\r\n`); called in output order. */
+  readonly render?: (text: string) => string;
   /**
    * Resolves once the terminal has taken everything written so far; the next write waits for it. Absent: no
    * flow control (only the coalescing delay paces writes).
@@ -21,10 +25,18 @@ export interface TerminalFeedOptions {
   readonly schedule?: (fn: () => void) => () => void;
 }
 
-type Segment = { readonly text: string; readonly output: boolean } | { dropped: number };
+/**
+ * A note: its text, or a function of whether what the terminal was given so far ends a line (evaluated when it
+ * is written, since the output before it is decoded only then).
+ */
+export type Note = string | ((atLineStart: boolean) => string);
+
+type Segment = { output: number } | { readonly note: Note } | { dropped: number } | { readonly end: true };
 
 const DIM = '\x1b[2m';
 const RESET = '\x1b[0m';
+/** Storage starts this small and doubles up to maxPendingBytes, so a quiet terminal costs little. */
+const INITIAL_STORAGE = 64 * 1024;
 
 /** The dim line shown where `bytes` bytes of output were dropped. */
 export function droppedMarker(bytes: number): string {
@@ -38,20 +50,31 @@ function defaultSchedule(fn: () => void): () => void {
 
 export class TerminalFeed {
   private readonly segments: Segment[] = [];
-  private pendingChars = 0;
+  /** The pending output bytes, a circular queue: `size` bytes from `head`. */
+  private storage = new Uint8Array(0);
+  private head = 0;
+  private size = 0;
+  private readonly decoder = new TextDecoder('utf-8');
   private cancel: (() => void) | undefined;
   private inFlight = false;
   private disposed = false;
   private droppedTotal = 0;
+  /** Whether what the terminal was given so far ends a line. */
+  private atLineStart = true;
   private readonly schedule: (fn: () => void) => () => void;
 
   constructor(private readonly options: TerminalFeedOptions) {
     this.schedule = options.schedule ?? defaultSchedule;
   }
 
-  /** Output characters waiting for the terminal. */
+  /** Output bytes waiting for the terminal. */
   get pending(): number {
-    return this.pendingChars;
+    return this.size;
+  }
+
+  /** Bytes of storage allocated for pending output (never more than maxPendingBytes). */
+  get allocated(): number {
+    return this.storage.length;
   }
 
   /** Output bytes dropped so far. */
@@ -59,24 +82,35 @@ export class TerminalFeed {
     return this.droppedTotal;
   }
 
-  /** Whether `chars` more characters of output would be kept (else `push` drops them). */
-  accepts(chars: number): boolean {
-    return this.pendingChars + chars <= this.options.maxPendingChars;
+  /** Whether `bytes` more bytes of output would be kept (else `push` drops them). */
+  accepts(bytes: number): boolean {
+    return this.size + bytes <= this.options.maxPendingBytes;
   }
 
-  /** Process output: `text`, decoded from `bytes` bytes. Kept if it fits, else dropped and counted. */
-  push(text: string, bytes: number): void {
-    if (this.disposed || text === '') return;
-    if (!this.accepts(text.length)) {
-      this.drop(bytes);
+  /**
+   * Process output, in the order written. Copied if it fits (the caller may reuse `bytes` after the call), else
+   * dropped and counted.
+   */
+  push(bytes: Uint8Array): void {
+    if (this.disposed || bytes.length === 0) return;
+    if (!this.accepts(bytes.length)) {
+      this.drop(bytes.length);
       return;
     }
-    this.segments.push({ text, output: true });
-    this.pendingChars += text.length;
+    this.reserve(this.size + bytes.length);
+    const cap = this.storage.length;
+    const at = (this.head + this.size) % cap;
+    const first = Math.min(bytes.length, cap - at);
+    this.storage.set(bytes.subarray(0, first), at);
+    if (first < bytes.length) this.storage.set(bytes.subarray(first), 0);
+    this.size += bytes.length;
+    const last = this.segments[this.segments.length - 1];
+    if (last !== undefined && 'output' in last) last.output += bytes.length;
+    else this.segments.push({ output: bytes.length });
     this.arm();
   }
 
-  /** Counts `bytes` bytes of output as dropped here (the caller did not even decode them). */
+  /** Counts `bytes` bytes of output as dropped here. */
   drop(bytes: number): void {
     if (this.disposed || bytes <= 0) return;
     this.droppedTotal += bytes;
@@ -87,9 +121,16 @@ export class TerminalFeed {
   }
 
   /** Text of the mirror itself: never dropped. */
-  note(text: string): void {
-    if (this.disposed || text === '') return;
-    this.segments.push({ text, output: false });
+  note(note: Note): void {
+    if (this.disposed || note === '') return;
+    this.segments.push({ note });
+    this.arm();
+  }
+
+  /** No more output follows: a character cut short at the end is shown (as U+FFFD) before what comes next. */
+  end(): void {
+    if (this.disposed) return;
+    this.segments.push({ end: true });
     this.arm();
   }
 
@@ -98,7 +139,9 @@ export class TerminalFeed {
     this.cancel?.();
     this.cancel = undefined;
     this.segments.length = 0;
-    this.pendingChars = 0;
+    this.storage = new Uint8Array(0);
+    this.head = 0;
+    this.size = 0;
   }
 
   private arm(): void {
@@ -109,33 +152,70 @@ export class TerminalFeed {
     });
   }
 
+  /** Grows the queue (keeping its order) so that `need` bytes fit. */
+  private reserve(need: number): void {
+    const cap = this.storage.length;
+    if (need <= cap) return;
+    let next = Math.max(cap, INITIAL_STORAGE);
+    while (next < need) next *= 2;
+    next = Math.min(Math.max(next, need), Math.max(this.options.maxPendingBytes, need));
+    const grown = new Uint8Array(next);
+    const first = Math.min(this.size, cap - this.head);
+    grown.set(this.storage.subarray(this.head, this.head + first), 0);
+    if (first < this.size) grown.set(this.storage.subarray(0, this.size - first), first);
+    this.storage = grown;
+    this.head = 0;
+  }
+
+  /** Decodes the next `n` pending bytes (in order with what came before). */
+  private take(n: number): string {
+    const cap = this.storage.length;
+    const first = Math.min(n, cap - this.head);
+    let text = this.decoder.decode(this.storage.subarray(this.head, this.head + first), { stream: true });
+    if (first < n) text += this.decoder.decode(this.storage.subarray(0, n - first), { stream: true });
+    this.head = (this.head + n) % cap;
+    this.size -= n;
+    if (this.size === 0) this.head = 0;
+    return text;
+  }
+
   private flush(): void {
     if (this.disposed || this.inFlight) return;
     let out = '';
-    while (this.segments.length > 0 && out.length < this.options.batchChars) {
+    let budget = this.options.batchBytes;
+    const add = (text: string): void => {
+      if (text === '') return;
+      out += text;
+      this.atLineStart = text.endsWith('\n');
+    };
+    while (this.segments.length > 0 && budget > 0) {
       const seg = this.segments[0] as Segment;
+      if ('output' in seg) {
+        const n = Math.min(seg.output, budget);
+        const text = this.take(n);
+        add(this.options.render ? this.options.render(text) : text);
+        budget -= n;
+        seg.output -= n;
+        if (seg.output === 0) this.segments.shift();
+        continue;
+      }
+      this.segments.shift();
       if ('dropped' in seg) {
-        out += droppedMarker(seg.dropped);
-        this.segments.shift();
-        continue;
+        // The bytes before the gap may end inside a character whose rest was dropped: start afresh after it.
+        this.decoder.decode();
+        add(droppedMarker(seg.dropped));
+      } else if ('end' in seg) {
+        const rest = this.decoder.decode();
+        add(this.options.render ? this.options.render(rest) : rest);
+      } else {
+        add(typeof seg.note === 'string' ? seg.note : seg.note(this.atLineStart));
       }
-      const room = this.options.batchChars - out.length;
-      if (seg.text.length <= room) {
-        out += seg.text;
-        this.segments.shift();
-        if (seg.output) this.pendingChars -= seg.text.length;
-        continue;
-      }
-      // Split a long piece, never between the halves of a surrogate pair.
-      let cut = room;
-      const code = seg.text.charCodeAt(cut - 1);
-      if (code >= 0xd800 && code <= 0xdbff) cut--;
-      if (cut <= 0) break;
-      out += seg.text.slice(0, cut);
-      this.segments[0] = { text: seg.text.slice(cut), output: seg.output };
-      if (seg.output) this.pendingChars -= cut;
     }
-    if (out === '') return;
+    if (out === '') {
+      // Only part of a character so far (its rest is pending): go on with the next batch.
+      if (this.segments.length > 0) this.arm();
+      return;
+    }
     this.options.write(out);
     const barrier = this.options.barrier;
     if (!barrier) {

@@ -6,7 +6,7 @@ import { SpawnError } from '../../core/ports/processBackend';
 import type { SpawnFailure } from '../../core/ports/processBackend';
 import { HandleEvents } from '../../core/process/handleEvents';
 import type { HostedProcess, HostedRecord, IsolationSnapshot, Message } from './protocol';
-import { FRAME_DATA, FrameReader, encodeMessage } from './protocol';
+import { FrameStream, encodeMessage } from './protocol';
 
 /** Why an attach did not happen: wrong secret (another window's host, or a stale one), busy, or no host there. */
 export class AttachError extends Error {
@@ -25,6 +25,9 @@ export interface AttachedProcess {
   readonly requested?: EndReason;
   readonly inputClosed: boolean;
 }
+
+/** What one read from the host's socket takes at most (the buffer every read reuses). */
+const READ_BUFFER_BYTES = 128 * 1024;
 
 const SPAWN_FAILURES: readonly SpawnFailure[] = ['not_found', 'not_executable', 'bad_cwd', 'outside', 'too_large', 'unavailable', 'isolation', 'failed'];
 
@@ -134,8 +137,6 @@ export class HostConnection {
   /** Connects to `socket` and attaches with `secret`. Rejects with AttachError when the host says no or is not there. */
   static attach(socketPath: string, secret: string, logger: Logger): Promise<HostConnection> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect(socketPath);
-      const reader = new FrameReader();
       let connection: HostConnection | undefined;
       let settled = false;
       const fail = (err: AttachError): void => {
@@ -144,36 +145,47 @@ export class HostConnection {
         socket.destroy();
         reject(err);
       };
+      const stream = new FrameStream({
+        message: (m) => {
+          if (connection) {
+            connection.message(m);
+          } else if (m.t === 'welcome') {
+            connection = new HostConnection(socket, logger, m);
+            settled = true;
+            resolve(connection);
+          } else if (m.t === 'denied') {
+            fail(new AttachError(m.reason, m.message));
+          } else {
+            fail(new AttachError('protocol', 'The process host answered the attach with something else than a welcome.'));
+          }
+        },
+        data: (id, bytes) => {
+          if (connection) connection.data(id, bytes);
+          else fail(new AttachError('protocol', 'The process host answered the attach with something else than a welcome.'));
+        },
+      });
+      // Every read lands in this one buffer (no allocation per read, however much output a flood sends); the frame
+      // stream hands its data on as views of it, which the listeners copy or decode before the next read.
+      const socket = net.connect({
+        path: socketPath,
+        onread: {
+          buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+          callback: (bytes: number, buffer: Uint8Array): boolean => {
+            if (socket.destroyed) return false;
+            try {
+              stream.push(buffer.subarray(0, bytes));
+            } catch (err) {
+              fail(new AttachError('protocol', `The process host sent a malformed frame: ${String(err)}`));
+              socket.destroy();
+              connection?.dropped();
+              return false;
+            }
+            return true;
+          },
+        },
+      });
       socket.on('error', (err: NodeJS.ErrnoException) => fail(new AttachError('unreachable', `No process host answers at the socket (${err.code ?? err.message}).`)));
       socket.on('connect', () => socket.write(encodeMessage({ t: 'hello', secret })));
-      socket.on('data', (chunk: Buffer) => {
-        let frames;
-        try {
-          frames = reader.push(chunk);
-        } catch (err) {
-          fail(new AttachError('protocol', `The process host sent a malformed frame: ${String(err)}`));
-          connection?.dropped();
-          return;
-        }
-        for (const frame of frames) {
-          if (!connection) {
-            const m = frame.kind === FRAME_DATA ? undefined : frame.message;
-            if (m?.t === 'welcome') {
-              connection = new HostConnection(socket, logger, m);
-              settled = true;
-              resolve(connection);
-            } else if (m?.t === 'denied') {
-              fail(new AttachError(m.reason, m.message));
-              return;
-            } else {
-              fail(new AttachError('protocol', 'The process host answered the attach with something else than a welcome.'));
-              return;
-            }
-            continue;
-          }
-          connection.received(frame);
-        }
-      });
       socket.on('close', () => {
         fail(new AttachError('unreachable', 'The process host closed the connection before attaching.'));
         connection?.dropped();
@@ -224,7 +236,7 @@ export class HostConnection {
       throw new SpawnError(reason, answer.message);
     }
     if (answer.t !== 'spawned') throw new SpawnError('failed', `The process host answered a spawn with ${answer.t}.`);
-    // Registered when the answer is handled (received(), below), before any of the process's output.
+    // Registered when the answer is handled (message(), below), before any of the process's output.
     const handle = this.started.get(record.process_id);
     this.started.delete(record.process_id);
     if (!handle) throw new SpawnError('failed', 'The process host started the process but its handle is missing.');
@@ -269,12 +281,12 @@ export class HostConnection {
     for (const h of this.handles.values()) h.events.fireExit({ outputComplete: false });
   }
 
-  received(frame: ReturnType<FrameReader['push']>[number]): void {
-    if (frame.kind === FRAME_DATA) {
-      this.handles.get(frame.id)?.events.fireData(frame.bytes);
-      return;
-    }
-    const m = frame.message;
+  /** Output of a process: a view valid during the call only (see FrameSink.data); the handle's listeners copy it. */
+  private data(id: string, bytes: Uint8Array): void {
+    this.handles.get(id)?.events.fireData(bytes);
+  }
+
+  private message(m: Message): void {
     switch (m.t) {
       case 'spawned':
       case 'failed':

@@ -145,6 +145,115 @@ export class FrameReader {
   }
 }
 
+/** What a FrameStream hands its frames to, in stream order. */
+export interface FrameSink {
+  message(message: Message): void;
+  /**
+   * A piece of a data frame's body (a frame may arrive in several). The bytes are a view of the connection's read
+   * buffer, valid only during the call: the next read writes over them, so a sink that keeps them copies them.
+   */
+  data(id: string, bytes: Uint8Array): void;
+}
+
+const LENGTH = 4;
+const HEAD = 5;
+
+/**
+ * Splits a byte stream into frames, like FrameReader, without allocating per read: a data frame's body is handed
+ * on as views of the bytes pushed (in pieces, as they arrive), so a connection can read every chunk into one
+ * buffer it reuses (net's `onread`) and a flood of output costs no allocation on the way in. Only a JSON frame is
+ * gathered (into a buffer of its exact size) and parsed once complete. Throws on a malformed stream (the caller
+ * closes the connection).
+ */
+export class FrameStream {
+  /** The frame's header: length, kind, and for data the id's length and the id. */
+  private readonly head = Buffer.alloc(HEAD + 1 + 255);
+  private headLen = 0;
+  private need = LENGTH;
+  private inBody = false;
+  private kind = 0;
+  /** Body bytes of the current frame still to come. */
+  private remaining = 0;
+  private id = '';
+  private json: Buffer | undefined;
+  private jsonAt = 0;
+
+  constructor(private readonly sink: FrameSink) {}
+
+  push(chunk: Uint8Array): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (!this.inBody) {
+        const take = Math.min(this.need - this.headLen, chunk.length - at);
+        this.head.set(chunk.subarray(at, at + take), this.headLen);
+        this.headLen += take;
+        at += take;
+        if (this.headLen === this.need) this.headed();
+        continue;
+      }
+      const take = Math.min(this.remaining, chunk.length - at);
+      if (this.kind === FRAME_DATA) {
+        this.sink.data(this.id, chunk.subarray(at, at + take));
+      } else {
+        (this.json as Buffer).set(chunk.subarray(at, at + take), this.jsonAt);
+        this.jsonAt += take;
+      }
+      this.remaining -= take;
+      at += take;
+      if (this.remaining === 0) this.ended();
+    }
+  }
+
+  /** The header has `need` bytes: read what it says, ask for more of it, or start the body. */
+  private headed(): void {
+    const len = this.head.readUInt32BE(0);
+    if (this.headLen === LENGTH) {
+      // Checked as soon as it is known, so a stream that is wrong from its first bytes is dropped at once.
+      if (len < 1 || len > MAX_FRAME) throw new Error(`bad frame length ${len}`);
+      this.need = HEAD;
+      return;
+    }
+    if (this.headLen === HEAD) {
+      this.kind = this.head.readUInt8(4);
+      if (this.kind === FRAME_JSON) {
+        this.remaining = len - 1;
+        if (this.remaining === 0) throw new Error('bad message');
+        this.json = Buffer.allocUnsafe(this.remaining);
+        this.jsonAt = 0;
+        this.inBody = true;
+        return;
+      }
+      if (this.kind !== FRAME_DATA) throw new Error(`bad frame kind ${this.kind}`);
+      if (len < 2) throw new Error('bad data frame');
+      this.need = HEAD + 1;
+      return;
+    }
+    const idLen = this.head.readUInt8(HEAD);
+    if (len < 2 + idLen) throw new Error('bad data frame');
+    if (this.headLen === HEAD + 1 && idLen > 0) {
+      this.need = HEAD + 1 + idLen;
+      return;
+    }
+    this.id = this.head.toString('ascii', HEAD + 1, HEAD + 1 + idLen);
+    this.remaining = len - 2 - idLen;
+    this.inBody = true;
+    if (this.remaining === 0) this.ended();
+  }
+
+  /** The current frame is complete: a JSON message is parsed and handed on; then the next header. */
+  private ended(): void {
+    const json = this.kind === FRAME_JSON ? this.json : undefined;
+    this.inBody = false;
+    this.headLen = 0;
+    this.need = LENGTH;
+    this.json = undefined;
+    if (!json) return;
+    const message = JSON.parse(json.toString('utf8')) as Message;
+    if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string') throw new Error('bad message');
+    this.sink.message(message);
+  }
+}
+
 /** Compares two secrets in constant time (by their digests, so different lengths do not leak either). */
 export function sameSecret(a: string, b: string): boolean {
   const da = createHash('sha256').update(a, 'utf8').digest();
