@@ -131,6 +131,13 @@ const READ_MAX_BYTES = MIB;
 const READ_WAIT_MS = 1000;
 /** Pause after resetting patch targets (both contenders), so file-watcher events do not land in a timed call. */
 const PATCH_SETTLE_MS = 300;
+/**
+ * The same pause in the one-line edit group: longer than the TypeScript extension waits after a change to an open
+ * file before it asks its server for a check (300 ms for a small file) plus that check on a loaded machine. The reset
+ * rewrites a file the editor has open, and at 300 ms the check of that rewrite (not an agent's edit) ran during the
+ * timed edit. An agent's edits come a model turn apart, seconds, not 300 ms.
+ */
+const EDIT_SETTLE_MS = 1000;
 const RSS_BUDGET_MIB = 64;
 const LOOP_BUDGET_MS = 50;
 const READY_TIMEOUT_MS = 180_000;
@@ -526,7 +533,8 @@ let patchKey = 0;
  * One patch case, `apply_patch` against `git apply` of the same change, interleaved in rounds with a rotating start.
  * Both start from the same files, rewritten before each apply (then PATCH_SETTLE_MS for the file watcher).
  */
-async function measureCase(rig: Rig, c: Case, tag: string, options: { untilChecked?: boolean } = {}): Promise<CaseMeasure> {
+async function measureCase(rig: Rig, c: Case, tag: string, options: { untilChecked?: boolean; settleMs?: number } = {}): Promise<CaseMeasure> {
+  const settleMs = options.settleMs ?? PATCH_SETTLE_MS;
   const { sizes, mcp } = rig;
   const gitDir = path.join(rig.scratchDir, `git-${tag}`);
   const patchFile = path.join(rig.scratchDir, `change-${tag}.diff`);
@@ -540,7 +548,7 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
   const contenders: Record<keyof typeof samples, () => Promise<number>> = {
     ours: async () => {
       restore(rig.workDir, c.files);
-      await sleep(PATCH_SETTLE_MS);
+      await sleep(settleMs);
       let ms = 0;
       const { value, report } = await rig.control.sample(async () => {
         const t0 = performance.now();
@@ -560,7 +568,7 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
     },
     git: async () => {
       populate(gitDir, c.files);
-      await sleep(PATCH_SETTLE_MS);
+      await sleep(settleMs);
       const t0 = performance.now();
       await gitApply(gitDir, patchFile);
       const ms = performance.now() - t0;
@@ -613,7 +621,7 @@ async function editGroup(rig: Rig): Promise<GroupOutput> {
   const ratios: { label: string; value: number; target: number }[] = [];
   for (const kind of EDIT_KINDS) {
     const c = oneLineCase(kind);
-    const m = await measureCase(rig, c, `edit-${kind}`, { untilChecked: true });
+    const m = await measureCase(rig, c, `edit-${kind}`, { untilChecked: true, settleMs: EDIT_SETTLE_MS });
     rows.push(
       { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: m.ours, note: 'default settings: diagnostics followed in the background where a language server reports on the file' },
       { contender: `git apply — ${c.name}`, stats: m.git, note: 'child process per apply' },
@@ -632,7 +640,7 @@ async function editGroup(rig: Rig): Promise<GroupOutput> {
       description: 'Same change, same start state, median wall time per apply, default settings. Lower is better.',
       rows,
       ratios,
-      notes: [`Each file is rewritten and ${PATCH_SETTLE_MS} ms pass before each timed apply (both contenders); results are verified byte for byte outside the timed region. ${rig.sizes.patchWarmupRounds} warm-up + ${rig.sizes.patchRounds} measured rounds per kind, interleaved.`,
+      notes: [`Each file is rewritten and ${EDIT_SETTLE_MS} ms pass before each timed apply (both contenders: longer than the TypeScript extension's 300 ms delay before it checks a changed open file, plus the check); results are verified byte for byte outside the timed region. ${rig.sizes.patchWarmupRounds} warm-up + ${rig.sizes.patchRounds} measured rounds per kind, interleaved.`,
         'Between the warm-up and the measured rounds, untimed: `diagnostics { paths, wait_ms }` until the file has a settled report. The first edit of a kind that a language server reports on starts that server if nothing had started it (the TypeScript server: its extension activates in the extension host, the server process loads its libraries and builds the project), which takes the two CPUs for seconds, once per window; the measured rounds are the steady state of an agent editing, the `diag:` rows the first edits.',
       ],
     },
