@@ -214,8 +214,8 @@ export async function readFileWithin(realRoot: string, abs: string, maxBytes: nu
     const st = fs.fstatSync(fd);
     expectKind(st, 'file');
     if (st.size > maxBytes) throw fsFailure('EFBIG', `it is ${st.size} bytes`, { actual: st.size, max: maxBytes });
-    // Read what fstat announced plus one byte, so a file that did not grow is read in one call (a short read is its
-    // end); a file that grew meanwhile is read on to the end, never past the limit.
+    // Read what fstat announced plus one byte, so a file that did not grow fits one buffer of its own size (no second,
+    // 1 MiB buffer just to find its end); a file that grew meanwhile is read on to the end, never past the limit.
     const chunks: Buffer[] = [];
     let total = 0;
     let want = st.size + 1;
