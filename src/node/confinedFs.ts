@@ -209,15 +209,16 @@ export async function readFileWithin(realRoot: string, abs: string, maxBytes: nu
   const pre = preCheck(realRoot, abs, 'file');
   if (pre.size > maxBytes) throw fsFailure('EFBIG', `it is ${pre.size} bytes`, { actual: pre.size, max: maxBytes });
   const fd = fs.openSync(abs, READ_FLAGS);
-  verified(fd, abs, realRoot);
+  const real = verified(fd, abs, realRoot);
   try {
     const st = fs.fstatSync(fd);
     expectKind(st, 'file');
     if (st.size > maxBytes) throw fsFailure('EFBIG', `it is ${st.size} bytes`, { actual: st.size, max: maxBytes });
-    // Read what fstat announced, then on to the end in case the file grew meanwhile, never past the limit.
+    // Read what fstat announced plus one byte, so a file that did not grow fits one buffer of its own size (no second,
+    // 1 MiB buffer just to find its end); a file that grew meanwhile is read on to the end, never past the limit.
     const chunks: Buffer[] = [];
     let total = 0;
-    let want = Math.max(st.size, 1);
+    let want = st.size + 1;
     for (;;) {
       const buf = Buffer.allocUnsafe(Math.min(want, maxBytes + 1 - total));
       if (buf.length === 0) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { actual: total, max: maxBytes });
@@ -235,7 +236,7 @@ export async function readFileWithin(realRoot: string, abs: string, maxBytes: nu
     }
     if (total > maxBytes) throw fsFailure('EFBIG', `it grew past ${maxBytes} bytes while being read`, { actual: total, max: maxBytes });
     const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
-    return { bytes, size: total, mode: st.mode & 0o7777 };
+    return { bytes, size: total, mode: st.mode & 0o7777, real };
   } finally {
     closeQuietly(fd);
   }

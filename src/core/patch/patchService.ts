@@ -5,7 +5,7 @@ import type { OperationChange, OperationFile, OperationRecord } from '../ledger/
 import { hashArguments } from '../ledger/canonicalJson';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
-import { confine, failureCode, fileError, realRootOf } from '../policy/paths';
+import { RealFolders, confine, failureCode, fileError, realRootOf } from '../policy/paths';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import { Pacer } from './pacer';
 import { parsePatchPaced } from './parser';
@@ -216,11 +216,14 @@ export class PatchService {
     const pacer = new Pacer();
     const parsed = await parsePatchPaced(request.patch, pacer);
     const absOf = new Map<string, string>();
+    /** The real path each file read for the plan had (see FileContent.real). */
+    const realOf = new Map<string, string>();
+    const folders = new RealFolders();
     const realRoot = await realRootOf(fs, ws.root);
     const resolve = async (rel: string): Promise<string> => {
       const known = absOf.get(rel);
       if (known) return known;
-      const { abs } = await confine(fs, ws.root, rel, { realRoot });
+      const { abs } = await confine(fs, ws.root, rel, { realRoot, folders });
       absOf.set(rel, abs);
       return abs;
     };
@@ -234,7 +237,8 @@ export class PatchService {
           const abs = await resolve(rel);
           try {
             // Read through one verified descriptor: what is planned from is what was inside the workspace.
-            const { bytes, mode } = await fs.readFile(abs, { within: realRoot, maxBytes: MAX_PATCH_FILE_BYTES });
+            const { bytes, mode, real } = await fs.readFile(abs, { within: realRoot, maxBytes: MAX_PATCH_FILE_BYTES });
+            if (real !== undefined) realOf.set(rel, real);
             return { bytes, ...(mode !== undefined ? { mode } : {}) };
           } catch (err) {
             const code = failureCode(err);
@@ -260,9 +264,12 @@ export class PatchService {
       // An update writes through a symbolic link to the file it names (confine proved the target is inside), so
       // the link survives like the mode does; replacing it would leave the link's target unpatched. A delete or a
       // move removes the entry itself.
-      const abs = file.kind === 'update' ? await throughLink(fs, named) : named;
+      // The file the plan was read from, when its real path is the named one below the real root: no link on the
+      // way, so the write goes to the named path and the real path read is what it changes (no second resolution).
+      const direct = file.kind === 'update' && realOf.get(file.path) === path.join(realRoot, ...file.path.split('/')) ? realOf.get(file.path) : undefined;
+      const abs = direct !== undefined ? named : file.kind === 'update' ? await throughLink(fs, named) : named;
       const absTarget = file.move_to !== undefined ? await resolve(file.move_to) : undefined;
-      const identity = await diskIdentity(fs, abs, file.kind === 'update');
+      const identity = direct ?? (await diskIdentity(fs, abs, file.kind === 'update'));
       const targetIdentity = absTarget !== undefined ? await diskIdentity(fs, absTarget, false) : undefined;
       const created = file.kind === 'add' ? abs : file.kind === 'move' ? absTarget : undefined;
       const newFolders = created !== undefined ? await missingFolders(fs, created, ws.root) : [];

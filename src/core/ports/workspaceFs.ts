@@ -43,6 +43,8 @@ export interface FileContent {
   readonly size: number;
   /** POSIX permission bits, where the platform has them. */
   readonly mode?: number;
+  /** The real path of the file that was read (what the verified descriptor had open), where the adapter knows it. */
+  readonly real?: string;
 }
 
 /**
