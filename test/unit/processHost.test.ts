@@ -11,7 +11,7 @@ import { ProcessSupervisor } from '../../src/core/process/supervisor';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
-import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, hostGraceMs, privateSocketDir } from '../../src/node/processHost/hostBackends';
+import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
 import type { Message } from '../../src/node/processHost/protocol';
 import { FRAME_DATA, FRAME_JSON, FrameReader, FrameStream, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
@@ -355,7 +355,7 @@ describe('process host: processes outlive the extension host', function () {
     // Attach as the window would and start a process that shrugs off SIGTERM, so it is still running (in the
     // backend's grace before SIGKILL) when the extension goes away right after asking for the timeout.
     const stubborn = [process.execPath, '-e', "process.on('SIGTERM',()=>console.log('TERM'));console.log('up');setInterval(()=>undefined,1000)"];
-    const one = await HostConnection.attach(record().socket, record().secret, silentLogger);
+    const one = await attachPatiently(record().socket, record().secret, silentLogger);
     const rec = { process_id: 'p_stubborn', workspace_id: 'w', command: stubborn, cwd: root, occupancy: 'shared' as const, started_at: Date.now(), capacity: 65536 };
     const handle = await one.spawn({ file: stubborn[0] as string, args: stubborn.slice(1), cwd: root, env, tty: false }, rec, undefined);
     let out = '';
@@ -458,7 +458,7 @@ describe('process host: processes outlive the extension host', function () {
     await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
     await first.w.shutdown();
     windows.splice(windows.indexOf(first.w), 1);
-    const connection = await HostConnection.attach(record().socket, record().secret, silentLogger);
+    const connection = await attachPatiently(record().socket, record().secret, silentLogger);
     try {
       // The host holds the deadline; this supervisor follows the process with no timer of its own (as when the
       // host's timer fires first), so only the host can tell it why the process ended.

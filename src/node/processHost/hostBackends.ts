@@ -52,6 +52,25 @@ export interface ProcessHostSettings {
   readonly logger: Logger;
 }
 
+/**
+ * A `busy` answer right after the previous extension host of this window let go can be the host not having read that
+ * connection's end yet (a quick reload, a loaded machine): asked again a moment later it admits this one. A host
+ * that stays busy belongs to another window on the same folder.
+ */
+const BUSY_RETRIES = 4;
+const BUSY_RETRY_MS = 250;
+
+export async function attachPatiently(socket: string, secret: string, logger: Logger): Promise<HostConnection> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await HostConnection.attach(socket, secret, logger);
+    } catch (err) {
+      if (!(err instanceof AttachError && err.reason === 'busy') || attempt >= BUSY_RETRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+    }
+  }
+}
+
 /** The discovery record: where this window's host listens and the secret for the next attach (mode 0600). */
 interface HostRecordFile {
   readonly pid: number;
@@ -165,7 +184,7 @@ export class ProcessHostBackends {
         continue;
       }
       try {
-        const connection = await HostConnection.attach(record.socket, record.secret, this.settings.logger);
+        const connection = await attachPatiently(record.socket, record.secret, this.settings.logger);
         this.adopted(connection, record.pid, record.socket, file);
         this.settings.logger.info(`[process-host] re-attached to the process host (pid ${connection.hostPid}): ${connection.processes.length} process(es) taken over`);
         return connection.processes;
