@@ -42,6 +42,14 @@ export const patchRecordSchema = z.object({
   result: z.unknown().optional(),
 });
 
+/** A reviewer's line comment (src/core/reviewComments.ts). */
+export const reviewCommentSchema = z.object({
+  path: z.string(),
+  range: z.object({ start_line: z.number().int().positive(), end_line: z.number().int().positive() }),
+  quoted: z.string(),
+  body: z.string(),
+});
+
 /** A hold as the editor and the approval tools show it. */
 export const holdViewSchema = z.object({
   approval_id: z.string().min(1),
@@ -79,6 +87,7 @@ export const holdViewSchema = z.object({
     .optional(),
   sensitive_paths: z.array(z.string()),
   operation_key: z.string().optional(),
+  comments: z.array(reviewCommentSchema).optional(),
 });
 
 /** A hold as the ledger keeps it: the view plus what resuming needs. */
