@@ -24,6 +24,8 @@ import { registerTerminalEnvironment } from './vscode/connect/terminalEnvironmen
 import { registerPanel } from './vscode/panel/panelView';
 import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
+import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
+import { registerReviewComments } from './vscode/review/reviewComments';
 import { registerWorkReview } from './vscode/review/workReview';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
@@ -50,6 +52,8 @@ export interface CodeSpaceApi {
   readonly panelForTests: PanelForTests;
   /** Read only by the in-editor tests (test/integration/workReview.test.ts): the open work review sessions. */
   readonly workReviewForTests: WorkReviewForTests;
+  /** Read only by the in-editor tests (test/integration/reviewComments.test.ts): comments as the widget adds them, a reload's restore. */
+  readonly reviewCommentsForTests: ReviewCommentsForTests;
   /**
    * Only in VS Code's test mode (test/integration/network.test.ts): names the network proxy resolves to a loopback
    * stand-in registry, for one port. Absent otherwise; no setting reaches it.
@@ -163,6 +167,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const activity = core.runner;
   const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot }));
+  const reviewComments = registerReviewComments({ approvals, log, state: context.workspaceState });
+  context.subscriptions.push(...reviewComments.disposables);
   const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
@@ -275,6 +281,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     endpointUrl: () => endpointUrl(host),
     panelForTests: panel.forTests,
     workReviewForTests: workReview.forTests,
+    reviewCommentsForTests: reviewComments.forTests,
     ...(context.extensionMode === vscode.ExtensionMode.Test ? { networkTestHostsForTests: testNetworkHosts } : {}),
   };
 }
