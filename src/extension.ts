@@ -167,10 +167,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const activity = core.runner;
   const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot }));
-  const reviewComments = registerReviewComments({ approvals, log, state: context.workspaceState });
-  context.subscriptions.push(...reviewComments.disposables);
   const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
+  const reviewComments = registerReviewComments({
+    approvals,
+    log,
+    state: context.workspaceState,
+    locateWork: (uri) => {
+      const at = workReview.locate(uri);
+      return at ? { target: `work:${at.workId}`, path: at.path } : undefined;
+    },
+    sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
+  });
+  context.subscriptions.push(...reviewComments.disposables);
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);

@@ -150,9 +150,8 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
 
     const d = await decision;
     assert.ok(d.ok, `operation_resume answered ${JSON.stringify(d)}`);
-    const result = d.result as unknown as { status: string; approval_id: string; comments: Comment[] };
+    const result = d.result as unknown as { status: string; comments: Comment[] };
     assert.equal(result.status, 'changes_requested');
-    assert.equal(result.approval_id, approvalId);
     assert.deepEqual(result.comments, [
       { path: ADDED, range: { start_line: 2, end_line: 2 }, quoted: '  return String(a + b);', body: SECOND_COMMENT },
       { path: UPDATED, range: { start_line: 1, end_line: 2 }, quoted: 'export function add(a: number, b: number): number {\n  return a + b; // sum', body: FIRST_COMMENT },

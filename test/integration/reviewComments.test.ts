@@ -114,7 +114,7 @@ describe('line comments on a held patch, sent with Request Changes', function ()
     assert.equal(sent.comments, 3);
     const r = await waiting;
     assert.notEqual(r.isError, true, JSON.stringify(r.content));
-    assert.deepEqual(r.structuredContent, { status: 'changes_requested', approval_id: id, operation_key: (r.structuredContent as { operation_key: string }).operation_key, comments: expected, reviewer_note: 'see the comments' });
+    assert.deepEqual(r.structuredContent, { status: 'changes_requested', comments: expected, reviewer_note: 'see the comments' });
     const again = (await client.callTool({ name: 'operation_resume', arguments: { approval_id: id, wait_ms: 0 } })) as CallToolResult;
     assert.deepEqual(again.structuredContent, r.structuredContent, 'a repeat resume is stable');
 

@@ -121,8 +121,6 @@ describe('approval holds', function () {
     assert.equal(first.isError, undefined, JSON.stringify(first.content));
     const expected = {
       status: 'changes_requested',
-      approval_id: id,
-      operation_key: 'two-files',
       comments: [
         { path: 'a.txt', range: { start_line: 1, end_line: 2 }, quoted: 'alpha\nBETA', body: 'Keep beta lowercase.' },
         { path: 'docs/new.md', range: { start_line: 2, end_line: 2 }, quoted: 'text', body: 'Say what the text is.' },

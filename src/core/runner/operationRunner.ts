@@ -492,8 +492,6 @@ function withNote(result: unknown, note: string | undefined): unknown {
 function changesRequested(h: StoredHold): Record<string, unknown> {
   return {
     status: 'changes_requested',
-    approval_id: h.approval_id,
-    ...(h.operation_key !== undefined ? { operation_key: h.operation_key } : {}),
     comments: h.comments ?? [],
     ...(h.note !== undefined ? { reviewer_note: h.note } : {}),
   };

@@ -14,10 +14,10 @@ import { defineTool } from './tool';
 const holdShape = holdViewSchema.shape;
 
 function shown(h: HoldView): z.input<z.ZodObject<typeof holdShape>> {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a Request Changes' comments reach the agent through operation_resume
   const { files, command, sensitive_paths, comments, ...rest } = h;
   return {
     ...rest,
-    ...(comments ? { comments: comments.map((c) => ({ ...c, range: { ...c.range } })) } : {}),
     sensitive_paths: [...sensitive_paths],
     ...(files ? { files: files.map((f) => ({ ...f })) } : {}),
     ...(command ? { command: { ...command, argv: [...command.argv], env_changes: { ...command.env_changes } } } : {}),
@@ -98,7 +98,7 @@ export const operationResumeTool = defineTool({
   title: 'Resume a held operation',
   description:
     `After APPROVAL_REQUIRED or approval_create: waits up to wait_ms (default and at most ${MAX_RESUME_WAIT_MS}) for the developer's ` +
-    `decision and, once granted, runs the request once and returns its result (a patch's with diagnostics, as apply_patch); status changes_requested: nothing written, see comments. Still pending: call again. Safe to repeat.`,
+    `decision and, once granted, runs the request once and returns its result (a patch's with diagnostics). Still pending: call again. Safe to repeat.`,
   kind: 'resume',
   input: {
     approval_id: z.string().min(1).max(200),
@@ -108,8 +108,6 @@ export const operationResumeTool = defineTool({
   output: {
     status: z.enum([...applyPatchTool.output.status.options, 'changes_requested']).optional(),
     operation_id: z.string().optional(),
-    approval_id: z.string().optional(),
-    operation_key: z.string().optional(),
     comments: z.array(reviewCommentSchema).optional(),
     files: applyPatchTool.output.files.optional(),
     reason: z.string().optional(),

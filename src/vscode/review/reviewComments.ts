@@ -137,7 +137,7 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
     const thread = existing ?? controller.createCommentThread(uri, range, []);
     thread.comments = items.map((d) => new DraftView(d));
     thread.label = items.length === 1 ? 'Comment for the agent, not sent yet' : `${items.length} comments for the agent, not sent yet`;
-    thread.contextValue = 'codespace-draft';
+    thread.contextValue = first.target.startsWith('work:') ? 'codespace-draft-work' : 'codespace-draft-approval';
     thread.canReply = true;
     thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
     threads.set(thread, items);
@@ -242,6 +242,8 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
   /** The target a send command acts on: its argument (an approval id, a proposal URI, a thread), else the active editor's. */
   const targetOf = (arg: unknown, kind: 'approval' | 'work'): CommentTarget | undefined => {
     if (typeof arg === 'string' && arg !== '') return arg.startsWith(`${kind}:`) ? (arg as CommentTarget) : (`${kind}:${arg}` as CommentTarget);
+    const ofThread = threads.get(arg as vscode.CommentThread)?.[0]?.target;
+    if (ofThread?.startsWith(`${kind}:`)) return ofThread;
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
     const at = uri ? locate(uri) : undefined;
     if (at?.target.startsWith(`${kind}:`)) return at.target;
