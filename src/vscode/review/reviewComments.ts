@@ -153,7 +153,9 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
 
   /** The widget's Add Comment (and a reply in a thread): one comment on the thread's lines. */
   const addComment = async (thread: vscode.CommentThread, text: string): Promise<void> => {
-    const at = locate(thread.uri);
+    // A reply goes where the thread's comments go (a work's thread restored after a reload, before its review reopens).
+    const known = threads.get(thread)?.[0];
+    const at = known ? { target: known.target, path: known.path } : locate(thread.uri);
     if (!at) {
       threads.delete(thread);
       thread.dispose();
@@ -162,7 +164,8 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
     }
     const range = thread.range ?? new vscode.Range(0, 0, 0, 0);
     const start = range.start.line + 1;
-    // A selection that ends at the start of a line does not include that line.
+    // A new thread from a selection that ends at the start of a line does not include that line; a thread made here
+    // (restored, or by the tests) spans exactly its lines.
     const end = Math.max(start, range.end.character === 0 && range.end.line > range.start.line && !threads.has(thread) ? range.end.line : range.end.line + 1);
     const body = text.trim();
     const [checked] = checkReviewComments([{ path: at.path, range: { start_line: start, end_line: end }, quoted: await quote(thread.uri, start, end), body }]);
@@ -307,7 +310,7 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
   restore();
   // A hold decided in any way takes its unsent comments with it (Request Changes clears them itself).
   const holds = approvals.onDidChange((h) => {
-    if (h.state !== 'pending' && drafts.some((d) => d.target === `approval:${h.approval_id}`)) {
+    if (h.state !== 'pending' && h.comments === undefined && drafts.some((d) => d.target === `approval:${h.approval_id}`)) {
       log.info(`[review] hold ${h.approval_id} is ${h.state}; its unsent comments are dropped`);
       clear(`approval:${h.approval_id}`);
     }
