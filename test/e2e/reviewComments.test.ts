@@ -139,6 +139,8 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
     const format = await showTab(`${path.posix.basename(ADDED)} (added)`, 'return String(a + b);');
     await format.locator('.view-line', { hasText: 'return String(a + b);' }).first().click();
     await comment(SECOND_COMMENT);
+    await wb.runCommand('Notifications: Clear All Notifications'); // the connection toast would cover the picture
+    await wb.page.locator('.part.statusbar').hover(); // and so would the hover of the tab the pointer rests on
     await sleep(800); // let the last paint settle
     const shot = await wb.screenshot('review-comments');
     if (process.env.CODESPACE_UPDATE_DOCS_SCREENSHOTS === '1') await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', 'review-comments.png'));
