@@ -24,6 +24,8 @@ import { registerTerminalEnvironment } from './vscode/connect/terminalEnvironmen
 import { registerPanel } from './vscode/panel/panelView';
 import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
+import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
+import { registerReviewComments } from './vscode/review/reviewComments';
 import { registerWorkReview } from './vscode/review/workReview';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
@@ -50,6 +52,8 @@ export interface CodeSpaceApi {
   readonly panelForTests: PanelForTests;
   /** Read only by the in-editor tests (test/integration/workReview.test.ts): the open work review sessions. */
   readonly workReviewForTests: WorkReviewForTests;
+  /** Read only by the in-editor tests (test/integration/reviewComments.test.ts): comments as the widget adds them, a reload's restore. */
+  readonly reviewCommentsForTests: ReviewCommentsForTests;
   /**
    * Only in VS Code's test mode (test/integration/network.test.ts): names the network proxy resolves to a loopback
    * stand-in registry, for one port. Absent otherwise; no setting reaches it.
@@ -165,6 +169,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot }));
   const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
+  const reviewComments = registerReviewComments({
+    approvals,
+    log,
+    state: context.workspaceState,
+    locateWork: (uri) => {
+      const at = workReview.locate(uri);
+      return at ? { target: `work:${at.workId}`, path: at.path } : undefined;
+    },
+    sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
+  });
+  context.subscriptions.push(...reviewComments.disposables);
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
@@ -275,6 +290,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     endpointUrl: () => endpointUrl(host),
     panelForTests: panel.forTests,
     workReviewForTests: workReview.forTests,
+    reviewCommentsForTests: reviewComments.forTests,
     ...(context.extensionMode === vscode.ExtensionMode.Test ? { networkTestHostsForTests: testNetworkHosts } : {}),
   };
 }

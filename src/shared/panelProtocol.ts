@@ -168,6 +168,8 @@ export type PageMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'approve'; readonly requestId: string; readonly approvalId: string }
   | { readonly type: 'deny'; readonly requestId: string; readonly approvalId: string; readonly note: string }
+  /** Sends the line comments written in the hold's review (with the note, if any): the hold ends, nothing is written. */
+  | { readonly type: 'requestChanges'; readonly requestId: string; readonly approvalId: string; readonly note: string }
   | { readonly type: 'openReview'; readonly requestId: string; readonly approvalId: string }
   | { readonly type: 'openTerminal'; readonly requestId: string; readonly processId: string }
   | { readonly type: 'openPreview'; readonly requestId: string; readonly runId: string }
@@ -207,6 +209,7 @@ const FIELDS: { readonly [K in PageMessageType]: readonly (readonly [string, Fie
   ready: [],
   approve: [['requestId', 'requestId'], ['approvalId', 'id']],
   deny: [['requestId', 'requestId'], ['approvalId', 'id'], ['note', 'note']],
+  requestChanges: [['requestId', 'requestId'], ['approvalId', 'id'], ['note', 'note']],
   openReview: [['requestId', 'requestId'], ['approvalId', 'id']],
   openTerminal: [['requestId', 'requestId'], ['processId', 'id']],
   openPreview: [['requestId', 'requestId'], ['runId', 'id']],

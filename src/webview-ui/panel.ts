@@ -3,7 +3,7 @@
 // of the view loses nothing the host does not send again after `ready`.
 //
 // DOM hooks the end-to-end tests rely on: each hold is `.hold[data-approval-id]`, its buttons are
-// `button[data-action="open-review"|"approve"|"deny"]` and its note `textarea[data-role="note"]`; each process is
+// `button[data-action="open-review"|"approve"|"request-changes"|"deny"]` and its note `textarea[data-role="note"]`; each process is
 // `[data-process-id]`; an empty section shows a `.empty` text. The composer is `[data-role="composer"]`: its work
 // `select[data-role="work-select"]`, its `textarea[data-role="instruction-text"]` and the buttons
 // `button[data-action="queue-instruction"|"save-draft"]`; each work is `.work[data-work-id]` with
@@ -210,6 +210,14 @@ function buildHold(h: PanelHold): HTMLElement {
   if (h.canApprove) {
     const b = el('button', { attrs: { type: 'button', 'data-action': 'approve' }, text: 'Approve' });
     b.addEventListener('click', () => request(h.approvalId, h.approvalId, 'approve', (requestId) => ({ type: 'approve', requestId, approvalId: h.approvalId })));
+    actions.append(b);
+  }
+  if (h.canDeny && h.canReview) {
+    const b = el('button', { className: 'secondary', attrs: { type: 'button', 'data-action': 'request-changes', title: 'Send the line comments written in the review (and the note) to the agent; nothing is written' }, text: 'Request Changes' });
+    b.addEventListener('click', () => {
+      const note = root.querySelector<HTMLTextAreaElement>('textarea[data-role="note"]')?.value ?? '';
+      request(h.approvalId, h.approvalId, 'requestChanges', (requestId) => ({ type: 'requestChanges', requestId, approvalId: h.approvalId, note }));
+    });
     actions.append(b);
   }
   if (h.canDeny) {
@@ -587,7 +595,7 @@ function onReply(m: Extract<HostMessage, { type: 'reply' }>): void {
   const key = r.errorKey;
   if (m.ok) {
     errors.delete(key);
-    if (r.action === 'deny' || r.action === 'approve') {
+    if (r.action === 'deny' || r.action === 'approve' || r.action === 'requestChanges') {
       delete saved.drafts[r.target];
       save();
     }

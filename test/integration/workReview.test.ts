@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import { call, connectToFirstFolder, folder } from './helpers';
+import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
+import { activateExtension, call, connectToFirstFolder, folder } from './helpers';
 
 // The review of a whole work and the reviewed commit, in the real editor with the built-in Git extension: the
 // first folder becomes a git repository, an agent opens a work over MCP (the baseline is captured then), files
@@ -187,6 +188,38 @@ describe('work review and reviewed commit (git)', function () {
     const ok = await vscode.commands.executeCommand<ReviewResult>('codespace.commitReviewedWork', workId, 'Reviewed later.txt');
     assert.equal(ok.ok, true, ok.message);
     assert.equal(gitBytes('show', 'HEAD:review/later.txt').toString(), 'changed after the review opened\n');
+  });
+
+  it('line comments in a work review reach the agent as one review_comments instruction (steer_claim_next), kept until sent', async () => {
+    const comments = ((await activateExtension()) as unknown as { reviewCommentsForTests: ReviewCommentsForTests }).reviewCommentsForTests;
+    write('review/commented.txt', 'alpha\nbeta\ngamma\n');
+    const workId = await openWork('work review comments');
+    await patch('review/commented.txt', 'alpha\nbeta\ngamma\n', 'alpha\nBETA\nGAMMA\n', 'wr-comments', workId);
+    const r = await vscode.commands.executeCommand<ReviewResult>('codespace.reviewWork', workId);
+    assert.equal(r.ok, true, r.message);
+    const right = vscode.Uri.file(file('review/commented.txt'));
+    const baseline = vscode.Uri.parse(r.files?.find((f) => f.path === 'review/commented.txt')?.left ?? '');
+    await comments.add(right, 2, 3, 'Why upper case?');
+    await comments.add(baseline, 1, 1, 'the baseline takes no comments');
+    await comments.add(vscode.Uri.file(file('review/keep.txt')), 1, 1, 'not a file of the review');
+    const target = `work:${workId}` as const;
+    const expected = [{ path: 'review/commented.txt', range: { start_line: 2, end_line: 3 }, quoted: 'BETA\nGAMMA', body: 'Why upper case?' }];
+    assert.deepEqual(comments.drafts(target), expected);
+    comments.reload();
+    assert.deepEqual(comments.drafts(target), expected, 'kept across a reload until sent');
+    assert.equal(comments.threads().filter((t) => t.uri === right.toString()).length, 1);
+
+    const sent = await vscode.commands.executeCommand<{ ok: boolean; instruction_id?: string; comments?: number }>('codespace.sendReviewComments', workId);
+    assert.equal(sent.ok, true, JSON.stringify(sent));
+    assert.equal(sent.comments, 1);
+    const claimed = await call<{ instruction?: { id: string; kind?: string; comments?: unknown; text: string } }>(client, 'steer_claim_next', { work_id: workId });
+    assert.equal(claimed.instruction?.id, sent.instruction_id);
+    assert.equal(claimed.instruction?.kind, 'review_comments');
+    assert.deepEqual(claimed.instruction?.comments, expected);
+    assert.match(claimed.instruction?.text ?? '', /review\/commented\.txt:2-3: Why upper case\?/);
+    assert.deepEqual(comments.drafts(target), [], 'sent comments are no longer drafts');
+    assert.equal(comments.threads().filter((t) => t.uri === right.toString()).length, 0);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('without git, a work has no baseline: the review lists the files patched under it and offers no diff', async () => {

@@ -105,6 +105,68 @@ describe('approval holds', function () {
     assert.deepEqual(w.writes(), []);
   });
 
+  it('Request Changes: the resume is a changes_requested result with the comments, stable across repeats and a restart; nothing written', async () => {
+    await open();
+    const dirs = { tmp: w.tmp, root: w.root, storage: w.storage };
+    const id = await held(twoFilePatch());
+    const comments = [
+      { path: 'docs/new.md', range: { start_line: 2, end_line: 2 }, quoted: 'text', body: '  Say what the text is.  ' },
+      { path: 'a.txt', range: { start_line: 1, end_line: 2 }, quoted: 'alpha\nBETA', body: 'Keep beta lowercase.' },
+    ];
+    const waiting = resume(id, 20_000);
+    await new Promise((r) => setTimeout(r, 50));
+    const decided = await w.assembled.approvals.requestChanges(id, comments, { note: 'two things' });
+    assert.equal(decided.state, 'denied');
+    const first = await waiting;
+    assert.equal(first.isError, undefined, JSON.stringify(first.content));
+    const expected = {
+      status: 'changes_requested',
+      comments: [
+        { path: 'a.txt', range: { start_line: 1, end_line: 2 }, quoted: 'alpha\nBETA', body: 'Keep beta lowercase.' },
+        { path: 'docs/new.md', range: { start_line: 2, end_line: 2 }, quoted: 'text', body: 'Say what the text is.' },
+      ],
+      reviewer_note: 'two things',
+    };
+    assert.deepEqual(first.structuredContent, expected, 'comments in file and line order, bodies trimmed');
+    assert.deepEqual((await resume(id)).structuredContent, expected, 'a repeat answers the same');
+    await assert.rejects(w.assembled.approvals.resolve(id, 'grant', { by: 'reviewer' }), /APPROVAL_CONFLICT|already decided/);
+    await assert.rejects(w.assembled.approvals.requestChanges(id, comments), /already decided/);
+    assert.equal(await fsp.readFile(w.abs('a.txt'), 'utf8'), A);
+    await assert.rejects(fsp.stat(w.abs('docs/new.md')));
+    assert.deepEqual(w.writes(), []);
+    await w.close();
+    w = await openPatchWorld({}, { profile: 'exec', approvals: () => policy, dirs });
+    assert.deepEqual((await resume(id)).structuredContent, expected, 'the ledger keeps the comments across a restart');
+  });
+
+  it('Request Changes refuses bad comments through one check, and leaves the hold pending', async () => {
+    await open();
+    const id = await held(twoFilePatch());
+    const ok = { path: 'a.txt', range: { start_line: 1, end_line: 1 }, quoted: 'alpha', body: 'why?' };
+    const cases: [unknown[], RegExp][] = [
+      [[], /at least one comment/],
+      [[{ ...ok, path: 'b.txt' }], /not a file under review/],
+      [[{ ...ok, path: '../a.txt' }], /workspace-relative path/],
+      [[{ ...ok, range: { start_line: 3, end_line: 2 } }], /end_line/],
+      [[{ ...ok, range: { start_line: 0, end_line: 1 } }], /start_line/],
+      [[{ ...ok, body: '   ' }], /body is empty/],
+      [[{ ...ok, body: 'x'.repeat(4001) }], /at most 4000/],
+    ];
+    for (const [bad, message] of cases) {
+      await assert.rejects(w.assembled.approvals.requestChanges(id, bad as never), (err: { code?: string; message: string }) => {
+        assert.equal(err.code, 'INVALID_ARGUMENTS');
+        assert.match(err.message, message);
+        return true;
+      });
+    }
+    assert.equal(w.assembled.approvals.get(id)?.state, 'pending');
+    const quoted = 'q'.repeat(5000);
+    await w.assembled.approvals.requestChanges(id, [{ ...ok, quoted }]);
+    const r = (await resume(id)).structuredContent as { comments: { quoted: string }[] };
+    assert.equal(r.comments[0]?.quoted.length, 4000, 'a long quote is cut');
+    assert.ok(r.comments[0]?.quoted.endsWith('…'));
+  });
+
   it('a bound file that changes while pending makes the hold stale; a stale hold cannot be granted', async () => {
     await open();
     const id = await held(twoFilePatch());

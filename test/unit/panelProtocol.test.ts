@@ -70,6 +70,8 @@ describe('panel protocol: the host', () => {
   let activity: FakeActivity;
   let log: InMemoryLogger;
   let commands: { command: string; args: unknown[] }[];
+  /** What a command answers (undefined when not set). */
+  const commandResults = new Map<string, unknown>();
   let failingCommands: Set<string>;
   let controller: PanelController;
   let posted: HostMessage[];
@@ -89,7 +91,7 @@ describe('panel protocol: the host', () => {
       debounceMs: 20,
       executeCommand: (command, ...args) => {
         commands.push({ command, args });
-        return failingCommands.has(command) ? Promise.reject(new Error(`command '${command}' not found`)) : Promise.resolve(undefined);
+        return failingCommands.has(command) ? Promise.reject(new Error(`command '${command}' not found`)) : Promise.resolve(commandResults.get(command));
       },
     });
     posted = [];
@@ -155,6 +157,21 @@ describe('panel protocol: the host', () => {
     const reply = await controller.handleMessage({ type: 'deny', requestId: 'r1', approvalId: 'c1', note: '  use npm ci  ' }, token);
     assert.equal(reply?.type === 'reply' && reply.ok, true);
     assert.deepEqual(approvals.resolutions, [{ approvalId: 'c1', decision: 'deny', by: 'reviewer', note: 'use npm ci' }]);
+  });
+
+  it('Request Changes runs the command with the hold and the note; no comments yet is a reply that says so', async () => {
+    approvals.add(patchHold('rc1'));
+    commandResults.set('codespace.requestChanges', { ok: false, code: 'NO_COMMENTS' });
+    const none = await controller.handleMessage({ type: 'requestChanges', requestId: 'r1', approvalId: 'rc1', note: 'see comments' }, token);
+    assert.ok(none?.type === 'reply' && !none.ok && /no line comments yet/.test(none.error ?? ''), JSON.stringify(none));
+    commandResults.set('codespace.requestChanges', { ok: true, comments: 2 });
+    const sent = await controller.handleMessage({ type: 'requestChanges', requestId: 'r2', approvalId: 'rc1', note: 'see comments' }, token);
+    assert.deepEqual(sent, { type: 'reply', requestId: 'r2', ok: true });
+    assert.deepEqual(commands.filter((c) => c.command === 'codespace.requestChanges').map((c) => c.args), [['rc1', 'see comments'], ['rc1', 'see comments']]);
+    commandResults.clear();
+    const forged = await controller.handleMessage({ type: 'requestChanges', requestId: 'r3', approvalId: 'nope', note: '' }, token);
+    assert.ok(forged?.type === 'reply' && !forged.ok);
+    assert.equal(commands.filter((c) => c.command === 'codespace.requestChanges').length, 2, 'a forged id runs nothing');
   });
 
   it('does nothing for a forged, stale or already decided approval id, and replies why', async () => {

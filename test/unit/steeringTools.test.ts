@@ -149,6 +149,31 @@ describe('steering tools over MCP (real SDK clients, real port)', function () {
     assert.equal(new Set(ids).size, n);
   });
 
+  it('review comments reach the agent as one review_comments instruction with each comment\'s path, range and quoted lines', async () => {
+    const a = await connect();
+    const workId = ok<{ work_id: string }>(await a.call('work_open', { workspace_id: 'demo', title: 'Comments' })).work_id;
+    await h.services.steering.createDraft(workId, 'typed by the developer', { queue: true });
+    const comments = [
+      { path: 'src/b.ts', range: { start_line: 4, end_line: 6 }, quoted: 'x\ny\nz', body: 'Split this.' },
+      { path: 'a.txt', range: { start_line: 1, end_line: 1 }, quoted: 'one', body: ' Say two. ' },
+    ];
+    await assert.rejects(h.services.steering.queueReviewComments(workId, []), /at least one comment/);
+    await assert.rejects(h.services.steering.queueReviewComments(workId, [{ ...comments[0], range: { start_line: 2, end_line: 1 } }] as never), /end_line/);
+    const queued = await h.services.steering.queueReviewComments(workId, comments);
+    assert.equal(queued.status, 'queued');
+    const typed = ok<{ instruction: Record<string, unknown> }>(await a.call('steer_claim_next', { work_id: workId })).instruction;
+    assert.equal(typed.text, 'typed by the developer');
+    assert.equal(typed.kind, undefined, 'typed text carries no kind');
+    const claimed = ok<{ instruction: { id: string; text: string; kind?: string; comments?: unknown } }>(await a.call('steer_claim_next', { work_id: workId })).instruction;
+    assert.equal(claimed.id, queued.id);
+    assert.equal(claimed.kind, 'review_comments');
+    assert.deepEqual(claimed.comments, [
+      { path: 'a.txt', range: { start_line: 1, end_line: 1 }, quoted: 'one', body: 'Say two.' },
+      { path: 'src/b.ts', range: { start_line: 4, end_line: 6 }, quoted: 'x\ny\nz', body: 'Split this.' },
+    ]);
+    assert.equal(claimed.text, 'Review comments from the developer (2 on 2 files; each with its lines in "comments"):\n- a.txt:1: Say two.\n- src/b.ts:4-6: Split this.');
+  });
+
   it('no steering tool can approve: instruction text cannot reach approval_resolve, and there is no approve tool', async () => {
     const { client } = await connect();
     const names = (await client.listTools()).tools.map((t) => t.name);

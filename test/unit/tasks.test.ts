@@ -91,6 +91,19 @@ describe('held operations as MCP Tasks (2026-07-28)', function () {
     assert.equal(await fsp.readFile(path.join(base, 'a.txt'), 'utf8'), 'alpha\n');
   });
 
+  it('Request Changes completes the task with a changes_requested result carrying the line comments; nothing is written', async () => {
+    const r = await call({ patch: patchOf('alpha', 'beta'), operation_key: 'k-comments' });
+    const taskId = r.result?.taskId as string;
+    const comment = { path: 'a.txt', range: { start_line: 1, end_line: 1 }, quoted: 'beta', body: 'Call it gamma.' };
+    await running.services.approvals.requestChanges(taskId, [comment]);
+    const done = await getTask(taskId);
+    assert.equal(done.result?.status, 'completed', JSON.stringify(done));
+    const result = done.result?.result as CallToolResult & { structuredContent: Record<string, unknown> };
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.structuredContent, { status: 'changes_requested', comments: [comment] });
+    assert.equal(await fsp.readFile(path.join(base, 'a.txt'), 'utf8'), 'alpha\n');
+  });
+
   it('tasks/cancel withdraws a pending hold: the task reads cancelled and nothing runs; a decided task is acknowledged and ends as decided', async () => {
     const r = await call({ patch: patchOf('alpha', 'beta'), operation_key: 'k3' });
     const taskId = r.result?.taskId as string;

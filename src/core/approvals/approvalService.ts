@@ -7,6 +7,8 @@ import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
 import { EventStream } from '../util/eventStream';
+import { checkReviewComments } from '../reviewComments';
+import type { ReviewComment } from '../reviewComments';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
 
 /** The operator's approval settings (user scope only: a workspace cannot relax them). */
@@ -238,6 +240,26 @@ export class ApprovalService implements Approvals, Disposable {
     };
     await this.put(next);
     if (decision === 'deny') this.forgetContent(approvalId);
+    return view(next);
+  }
+
+  async requestChanges(approvalId: string, comments: readonly ReviewComment[], options: { note?: string } = {}): Promise<HoldView> {
+    const h = this.stored(approvalId);
+    if (h.files === undefined) throw new ToolError('INVALID_ARGUMENTS', `Hold ${approvalId} is a command; line comments apply to a patch's files.`, { details: { approval_id: approvalId } });
+    if (h.state !== 'pending') throw this.notPending(h);
+    const paths = [...new Set(h.files.flatMap((f) => (f.move_to !== undefined ? [f.path, f.move_to] : [f.path])))];
+    const checked = checkReviewComments(comments, paths);
+    const note = options.note?.trim().slice(0, MAX_NOTE_CHARS);
+    const next: StoredHold = {
+      ...h,
+      state: 'denied',
+      decided_at: this.timestamp(),
+      decided_by: 'reviewer',
+      ...(note !== undefined && note !== '' ? { note } : {}),
+      comments: checked,
+    };
+    await this.put(next);
+    this.forgetContent(approvalId);
     return view(next);
   }
 

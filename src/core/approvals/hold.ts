@@ -1,4 +1,5 @@
 import type { Disposable } from '../disposable';
+import type { ReviewComment } from '../reviewComments';
 /**
  * Approval holds: a mutating request (of a tool whose operation can be held: apply_patch, exec_command) paused for the reviewer's decision. A hold is
  * a plain value: the original arguments, what they were planned into, and where the decision stands. The
@@ -7,6 +8,7 @@ import type { Disposable } from '../disposable';
  *   pending ──grant──▶ granted ──resume──▶ resuming ──▶ consumed (terminal result stored)
  *      │                                       └──(interrupted)──▶ ambiguous
  *      ├──deny──▶ denied
+ *      ├──request changes (line comments)──▶ denied, with comments
  *      └──a bound file changed──▶ stale
  */
 
@@ -70,6 +72,8 @@ export interface HoldView {
   readonly sensitive_paths: readonly string[];
   /** The agent's operation_key (apply_patch). */
   readonly operation_key?: string;
+  /** The reviewer's line comments of a Request Changes (a denial that asks for changes; nothing was written). */
+  readonly comments?: readonly ReviewComment[];
 }
 
 /**
@@ -117,6 +121,12 @@ export interface Approvals {
    * (`by: 'agent'`) may resolve only when the operator allows it, else PERMISSION_DENIED.
    */
   resolve(approvalId: string, decision: 'grant' | 'deny', options: { by: Decider; note?: string }): Promise<HoldView>;
+  /**
+   * The reviewer asks for changes on a pending patch hold with line comments (checked by checkReviewComments, each
+   * on a file of the hold): the hold ends as denied, nothing is written, and a resume answers `changes_requested`
+   * with the comments. Not pending → APPROVAL_CONFLICT (stale → VERSION_CONFLICT); a bad comment → INVALID_ARGUMENTS.
+   */
+  requestChanges(approvalId: string, comments: readonly ReviewComment[], options?: { note?: string }): Promise<HoldView>;
   /** Re-hashes the files bound by pending holds (all, or one) and marks changed ones stale. */
   revalidate(approvalId?: string): Promise<void>;
   /** Fires with the new view whenever a hold is created or changes state (or its reviewed content changes). */

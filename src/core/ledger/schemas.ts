@@ -42,6 +42,14 @@ export const patchRecordSchema = z.object({
   result: z.unknown().optional(),
 });
 
+/** A reviewer's line comment (src/core/reviewComments.ts checks it; the tools' output schemas use this short form). */
+export const reviewCommentSchema = z.object({
+  path: z.string(),
+  range: z.object({ start_line: z.number(), end_line: z.number() }),
+  quoted: z.string(),
+  body: z.string(),
+});
+
 /** A hold as the editor and the approval tools show it. */
 export const holdViewSchema = z.object({
   approval_id: z.string().min(1),
@@ -83,6 +91,8 @@ export const holdViewSchema = z.object({
 
 /** A hold as the ledger keeps it: the view plus what resuming needs. */
 export const holdRecordSchema = holdViewSchema.extend({
+  /** The reviewer's line comments of a Request Changes (the hold is denied; a resume answers changes_requested). */
+  comments: z.array(reviewCommentSchema).optional(),
   request: z.record(z.string(), z.unknown()),
   request_hash: z.string(),
   result: z.unknown().optional(),
@@ -140,6 +150,8 @@ export const instructionRecordSchema = z.object({
   idempotency_key: z.string().optional(),
   request_hash: z.string().optional(),
   deleted_at: z.string().optional(),
+  kind: z.literal('review_comments').optional(),
+  comments: z.array(reviewCommentSchema).optional(),
 });
 
 /** Journal line types and versions, one per record kind. */

@@ -285,6 +285,7 @@ export class OperationRunner implements Activity, Disposable {
   async resume(approvalId: string, waitMs: number, signal: AbortSignal, context: Pick<RunContext, 'session'> = {}): Promise<unknown> {
     const { approvals } = this.options;
     const h: StoredHold = await approvals.waitForDecision(approvalId, Math.min(Math.max(0, waitMs), MAX_RESUME_WAIT_MS), signal);
+    if (h.state === 'denied' && h.comments !== undefined) return changesRequested(h);
     if (h.state !== 'consumed' && h.state !== 'granted') throw approvals.notGranted(h);
     const { spec } = this.entry(h.tool);
     const result = h.state === 'consumed' ? storedOutcome(h) : await this.commitGranted(approvalId, signal);
@@ -482,4 +483,16 @@ function bindingDrift(h: StoredHold, intent: IntentValue): string | undefined {
 function withNote(result: unknown, note: string | undefined): unknown {
   if (note === undefined || result === null || typeof result !== 'object') return result;
   return { ...(result as Record<string, unknown>), reviewer_note: note };
+}
+
+/**
+ * A hold the reviewer answered with Request Changes: a result, not an error (the review is the answer the agent
+ * waited for), stable on every repeat since the hold is finished and keeps its comments. Nothing was written.
+ */
+function changesRequested(h: StoredHold): Record<string, unknown> {
+  return {
+    status: 'changes_requested',
+    comments: h.comments ?? [],
+    ...(h.note !== undefined ? { reviewer_note: h.note } : {}),
+  };
 }

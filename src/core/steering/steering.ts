@@ -1,3 +1,5 @@
+import type { ReviewComment } from '../reviewComments';
+
 /**
  * Steering: the developer talks to a working agent. An agent opens a *work* (one logical task in one workspace);
  * the developer writes *instructions* for it (drafts, then queued); the agent claims the oldest queued one,
@@ -36,6 +38,9 @@ export interface InstructionView {
   readonly note?: string;
   /** Starts at 1; every change of the instruction adds one (optimistic concurrency for editDraft). */
   readonly revision: number;
+  /** `review_comments`: the developer's line comments from a review (in `comments`), not text the developer typed. */
+  readonly kind?: 'review_comments';
+  readonly comments?: readonly ReviewComment[];
 }
 
 export interface SteeringCounts {
@@ -56,6 +61,11 @@ export interface Steering {
   editDraft(instructionId: string, text: string, expectedRevision?: number): Promise<InstructionView>;
   deleteDraft(instructionId: string): Promise<void>;
   queue(instructionId: string): Promise<InstructionView>;
+  /**
+   * Queues the developer's line comments from a review of the work as one instruction (`kind: review_comments`), its
+   * text a plain summary of them. The comments go through checkReviewComments (INVALID_ARGUMENTS otherwise).
+   */
+  queueReviewComments(workId: string, comments: readonly ReviewComment[]): Promise<InstructionView>;
   /** Puts a claimed (its agent went away) or blocked instruction back in the queue, behind the ones queued now. */
   requeue(instructionId: string): Promise<InstructionView>;
   /** Fires after every change (work opened/finished, instruction created/edited/deleted/queued/claimed/completed). */

@@ -4,6 +4,8 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Journal, JournalRecord } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { EventStream } from '../util/eventStream';
+import { checkReviewComments } from '../reviewComments';
+import type { ReviewComment } from '../reviewComments';
 import type { InstructionRecord, WorkRecord } from '../ledger/schemas';
 import { LINE_TYPES, instructionRecordSchema, workRecordSchema } from '../ledger/schemas';
 import type {
@@ -204,6 +206,34 @@ export class SteeringService implements Steering, Disposable {
     this.events.emit({ kind: 'instruction', instruction: instructionView(r) });
     await this.persistInstruction(r);
     return { instruction: instructionView(r), created: true };
+  }
+
+  async queueReviewComments(workId: string, comments: readonly ReviewComment[]): Promise<InstructionView> {
+    this.assertOpen();
+    const work = this.requireWork(workId);
+    assertWorkOpen(work);
+    const checked = checkReviewComments(comments);
+    if ((this.byWork.get(workId)?.length ?? 0) >= MAX_INSTRUCTIONS_PER_WORK) {
+      throw new InvalidArgumentsError(`Work ${workId} already has ${MAX_INSTRUCTIONS_PER_WORK} instructions, the most one work keeps.`, { details: { reason: 'too_many_instructions' } });
+    }
+    const at = this.timestamp();
+    const r: InstructionRecord = {
+      id: this.newId('ins'),
+      work_id: workId,
+      text: reviewCommentsText(checked),
+      status: 'queued',
+      created_at: at,
+      queued_at: at,
+      seq: this.seq++,
+      revision: 1,
+      kind: 'review_comments',
+      comments: checked.map((c) => ({ ...c, range: { ...c.range } })),
+    };
+    this.index(r);
+    this.instructionMap.set(r.id, r);
+    this.events.emit({ kind: 'instruction', instruction: instructionView(r) });
+    await this.persistInstruction(r);
+    return instructionView(r);
   }
 
   async editDraft(instructionId: string, text: string, expectedRevision?: number): Promise<InstructionView> {
@@ -559,7 +589,29 @@ function instructionView(r: InstructionRecord): InstructionView {
     ...(r.completed_at !== undefined ? { completed_at: r.completed_at } : {}),
     ...(r.note !== undefined ? { note: r.note } : {}),
     revision: r.revision,
+    ...(r.kind !== undefined ? { kind: r.kind } : {}),
+    ...(r.comments !== undefined ? { comments: r.comments } : {}),
   };
+}
+
+/**
+ * The text of a review_comments instruction, for whoever reads only text (the panel, /inbox, an agent that ignores
+ * `comments`): one line per comment, `path:start-end: body`, cut to the instruction size limit.
+ */
+export function reviewCommentsText(comments: readonly ReviewComment[]): string {
+  const files = new Set(comments.map((c) => c.path)).size;
+  const head = `Review comments from the developer (${comments.length} on ${files} file${files === 1 ? '' : 's'}; each with its lines in "comments"):`;
+  const lines = comments.map((c) => {
+    const at = c.range.start_line === c.range.end_line ? `${c.range.start_line}` : `${c.range.start_line}-${c.range.end_line}`;
+    return `- ${c.path}:${at}: ${c.body.replace(/\s+/g, ' ')}`;
+  });
+  let text = [head, ...lines].join('\n');
+  const enc = new TextEncoder();
+  if (enc.encode(text).length > MAX_INSTRUCTION_BYTES) {
+    while (enc.encode(text).length > MAX_INSTRUCTION_BYTES - 64) text = text.slice(0, Math.floor(text.length * 0.9));
+    text += '\n… (cut; every comment is in "comments")';
+  }
+  return text;
 }
 
 function assertWorkOpen(w: WorkRecord): void {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MAX_NOTE_CHARS } from '../approvals/approvalService';
 import type { HoldView } from '../approvals/hold';
 import { InvalidArgumentsError } from '../errors';
-import { holdViewSchema } from '../ledger/schemas';
+import { holdViewSchema, reviewCommentSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
 import type { RegisteredOperation } from '../runner/operationRunner';
@@ -14,7 +14,8 @@ import { defineTool } from './tool';
 const holdShape = holdViewSchema.shape;
 
 function shown(h: HoldView): z.input<z.ZodObject<typeof holdShape>> {
-  const { files, command, sensitive_paths, ...rest } = h;
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a Request Changes' comments reach the agent through operation_resume
+  const { files, command, sensitive_paths, comments, ...rest } = h;
   return {
     ...rest,
     sensitive_paths: [...sensitive_paths],
@@ -97,7 +98,7 @@ export const operationResumeTool = defineTool({
   title: 'Resume a held operation',
   description:
     `After APPROVAL_REQUIRED or approval_create: waits up to wait_ms (default and at most ${MAX_RESUME_WAIT_MS}) for the developer's ` +
-    `decision and, once granted, runs the request once and returns its result (a patch's with diagnostics, as apply_patch). Still pending: call again. Safe to repeat.`,
+    `decision and, once granted, runs the request once and returns its result (a patch's with diagnostics). Still pending: call again. Safe to repeat.`,
   kind: 'resume',
   input: {
     approval_id: z.string().min(1).max(200),
@@ -105,8 +106,9 @@ export const operationResumeTool = defineTool({
   },
   // Either tool's result: apply_patch (status, operation_id, files, ...) or exec_command (process_id, dispatch_status).
   output: {
-    status: applyPatchTool.output.status.optional(),
+    status: z.enum([...applyPatchTool.output.status.options, 'changes_requested']).optional(),
     operation_id: z.string().optional(),
+    comments: z.array(reviewCommentSchema).optional(),
     files: applyPatchTool.output.files.optional(),
     reason: z.string().optional(),
     hint: z.string().optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reviewCommentSchema } from '../ledger/schemas';
 import { MAX_NOTE_BYTES, MAX_TITLE_CHARS } from '../steering/steering';
 import { defineTool } from './tool';
 
@@ -65,7 +66,9 @@ export const steerClaimNextTool = defineTool({
   input: { work_id: workId },
   output: {
     work_id: z.string(),
-    instruction: z.object({ id: z.string(), text: z.string(), queued_at: z.string().optional(), claimed_at: z.string().optional() }).optional(),
+    instruction: z
+      .object({ id: z.string(), text: z.string(), queued_at: z.string().optional(), claimed_at: z.string().optional(), kind: z.literal('review_comments').optional(), comments: z.array(reviewCommentSchema).optional() })
+      .optional(),
     queued_remaining: z.number().int().nonnegative(),
   },
   async handler(args, { services, session }) {
@@ -74,7 +77,16 @@ export const steerClaimNextTool = defineTool({
     return {
       work_id: args.work_id,
       ...(r
-        ? { instruction: { id: r.id, text: r.text, ...(r.queued_at !== undefined ? { queued_at: r.queued_at } : {}), ...(r.claimed_at !== undefined ? { claimed_at: r.claimed_at } : {}) } }
+        ? {
+            instruction: {
+              id: r.id,
+              text: r.text,
+              ...(r.queued_at !== undefined ? { queued_at: r.queued_at } : {}),
+              ...(r.claimed_at !== undefined ? { claimed_at: r.claimed_at } : {}),
+              ...(r.kind !== undefined ? { kind: r.kind } : {}),
+              ...(r.comments !== undefined ? { comments: r.comments.map((c) => ({ ...c, range: { ...c.range } })) } : {}),
+            },
+          }
         : {}),
       queued_remaining: remaining,
     };

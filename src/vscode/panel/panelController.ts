@@ -156,6 +156,13 @@ export class PanelController implements Disposable {
         await this.deps.approvals.resolve(m.approvalId, m.type === 'approve' ? 'grant' : 'deny', { by: 'reviewer', ...(note ? { note } : {}) });
         return undefined;
       }
+      case 'requestChanges': {
+        const why = this.notPending(m.approvalId);
+        if (why) return why;
+        const sent = (await this.deps.executeCommand(COMMANDS.requestChanges, m.approvalId, m.note)) as { ok?: boolean; code?: string; message?: string } | undefined;
+        if (sent?.ok) return undefined;
+        return sent?.code === 'NO_COMMENTS' ? 'no line comments yet: open the review, select lines of the proposal and add comments first' : (sent?.message ?? 'the changes could not be requested');
+      }
       case 'openReview': {
         const hold = this.deps.approvals.list().find((h) => h.approval_id === m.approvalId);
         if (!hold) return `no approval ${m.approvalId}`;

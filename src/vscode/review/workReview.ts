@@ -188,7 +188,12 @@ export interface WorkReviewForTests {
   session(workId: string): WorkReviewSession | undefined;
 }
 
-export function registerWorkReview(deps: WorkReviewDeps): { disposables: vscode.Disposable[]; forTests: WorkReviewForTests } {
+export function registerWorkReview(deps: WorkReviewDeps): {
+  disposables: vscode.Disposable[];
+  forTests: WorkReviewForTests;
+  /** The open work review a document belongs to (the right side of one of its files) and the file's path, for review comments. */
+  locate: (uri: vscode.Uri) => { workId: string; path: string } | undefined;
+} {
   const { steering, tree, log } = deps;
   const sessions = new Map<string, WorkReviewSession>();
   const fs = new WorkBaselineFileSystem(deps);
@@ -392,5 +397,14 @@ export function registerWorkReview(deps: WorkReviewDeps): { disposables: vscode.
       vscode.commands.registerCommand(COMMANDS.commitReviewedWork, commit),
     ],
     forTests: { session: (id) => sessions.get(id) },
+    locate: (uri) => {
+      if (uri.scheme !== 'file') return undefined;
+      const key = uri.toString();
+      for (const session of sessions.values()) {
+        const file = session.files.find((f) => f.right.toString() === key);
+        if (file) return { workId: session.workId, path: file.path };
+      }
+      return undefined;
+    },
   };
 }

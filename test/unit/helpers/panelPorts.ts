@@ -3,6 +3,7 @@
 import type { Approvals, Decider, HoldView, ProposalFile } from '../../../src/core/approvals/hold';
 import type { Disposable } from '../../../src/core/disposable';
 import { ToolError } from '../../../src/core/errors';
+import type { ReviewComment } from '../../../src/core/reviewComments';
 import type { Activity, RunnerEvent } from '../../../src/core/runner/events';
 import { EventStream } from '../../../src/core/util/eventStream';
 
@@ -75,6 +76,15 @@ export class FakeApprovals implements Approvals {
     if (!hold || hold.state !== 'pending') throw new ToolError('APPROVAL_CONFLICT', `approval ${approvalId} is not pending`);
     this.resolutions.push({ approvalId, decision, by: options.by, ...(options.note !== undefined ? { note: options.note } : {}) });
     const next: HoldView = { ...hold, state: decision === 'grant' ? 'granted' : 'denied', decided_by: options.by, decided_at: new Date().toISOString(), ...(options.note ? { note: options.note } : {}) };
+    this.set(next);
+    return next;
+  }
+  readonly changeRequests: { approvalId: string; comments: readonly ReviewComment[]; note?: string }[] = [];
+  async requestChanges(approvalId: string, comments: readonly ReviewComment[], options: { note?: string } = {}): Promise<HoldView> {
+    const hold = this.get(approvalId);
+    if (!hold || hold.state !== 'pending') throw new ToolError('APPROVAL_CONFLICT', `approval ${approvalId} is not pending`);
+    this.changeRequests.push({ approvalId, comments, ...(options.note !== undefined ? { note: options.note } : {}) });
+    const next: HoldView = { ...hold, state: 'denied', decided_by: 'reviewer', decided_at: new Date().toISOString(), comments, ...(options.note ? { note: options.note } : {}) };
     this.set(next);
     return next;
   }

@@ -1,0 +1,62 @@
+import { ToolError } from './errors';
+
+/**
+ * A reviewer's comment on lines of a file under review (a held patch's proposal, a work review, an applied change):
+ * the workspace-relative path, the 1-based inclusive line range, the lines as the reviewer saw them, and what the
+ * reviewer wrote. The same shape reaches the agent whichever way it is sent (a held patch's changes_requested result,
+ * or a review_comments steering instruction).
+ */
+export interface ReviewComment {
+  readonly path: string;
+  readonly range: { readonly start_line: number; readonly end_line: number };
+  readonly quoted: string;
+  readonly body: string;
+}
+
+/** Most comments sent at once. */
+export const MAX_REVIEW_COMMENTS = 200;
+/** Most characters of one comment's body. */
+export const MAX_COMMENT_BODY_CHARS = 4000;
+/** Most characters of the quoted lines kept with a comment (longer quotes are cut and end with "…"). */
+export const MAX_QUOTED_CHARS = 4000;
+
+function invalid(message: string, field: string): ToolError {
+  return new ToolError('INVALID_ARGUMENTS', message, { details: { field } });
+}
+
+function validPath(path: string): boolean {
+  if (path === '' || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false;
+  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+}
+
+/**
+ * The one check every sender of review comments goes through: at least one and at most MAX_REVIEW_COMMENTS, each
+ * with a valid workspace path (one of `paths` when given: the files under review), a range of positive integers with
+ * start ≤ end, and a non-empty body of at most MAX_COMMENT_BODY_CHARS. Bodies are trimmed and quotes cut to
+ * MAX_QUOTED_CHARS; the comments come back in file and line order. Throws INVALID_ARGUMENTS naming the field.
+ */
+export function checkReviewComments(input: readonly ReviewComment[], paths?: readonly string[]): ReviewComment[] {
+  if (!Array.isArray(input) || input.length === 0) throw invalid('Send at least one comment.', 'comments');
+  if (input.length > MAX_REVIEW_COMMENTS) throw invalid(`At most ${MAX_REVIEW_COMMENTS} comments can be sent at once (got ${input.length}).`, 'comments');
+  const out = input.map((c, i): ReviewComment => {
+    const field = `comments[${i}]`;
+    if (typeof c !== 'object' || c === null) throw invalid(`${field} is not a comment.`, field);
+    if (typeof c.path !== 'string' || !validPath(c.path)) throw invalid(`${field}.path must be a workspace-relative path with / separators.`, `${field}.path`);
+    if (paths !== undefined && !paths.includes(c.path)) throw invalid(`${field}.path ${JSON.stringify(c.path)} is not a file under review (${paths.join(', ')}).`, `${field}.path`);
+    const start = c.range?.start_line;
+    const end = c.range?.end_line;
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 1 || end < start) {
+      throw invalid(`${field}.range must have whole start_line ≥ 1 and end_line ≥ start_line.`, `${field}.range`);
+    }
+    const body = typeof c.body === 'string' ? c.body.trim() : '';
+    if (body === '') throw invalid(`${field}.body is empty: a comment says something.`, `${field}.body`);
+    if (body.length > MAX_COMMENT_BODY_CHARS) throw invalid(`${field}.body has ${body.length} characters; at most ${MAX_COMMENT_BODY_CHARS}.`, `${field}.body`);
+    const raw = typeof c.quoted === 'string' ? c.quoted : '';
+    const quoted = raw.length > MAX_QUOTED_CHARS ? `${raw.slice(0, MAX_QUOTED_CHARS - 1)}…` : raw;
+    return { path: c.path, range: { start_line: start, end_line: end }, quoted, body };
+  });
+  return out
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => (a.c.path < b.c.path ? -1 : a.c.path > b.c.path ? 1 : a.c.range.start_line - b.c.range.start_line || a.c.range.end_line - b.c.range.end_line || a.i - b.i))
+    .map((x) => x.c);
+}

@@ -1,0 +1,167 @@
+// End to end: line comments on a held two-file patch, the way a reviewer writes them, in a real workbench (code-server
+// + headless Chromium) with `codespace.approvals.patches` = `confirm`. A real MCP client sends the patch and waits in
+// operation_resume; the hold's two files open by themselves in diff editors; in each, the browser selects lines of the
+// proposal with the mouse and keyboard, runs Add Comment on Current Selection, types the comment and clicks Add
+// Comment in the comment widget; then it clicks Request Changes in the editor's title bar. The agent receives a
+// changes_requested result with both comments, their ranges and the quoted lines, and nothing is written.
+//
+// Screenshot: test-results/review-comments.png; with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1 also docs/review-comments.png.
+import * as assert from 'node:assert/strict';
+import { existsSync, promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Locator } from 'playwright-core';
+import { REPO_ROOT, startWorkbench } from './index';
+import type { Workbench } from './index';
+import { call, callError, connect, copyConnectionSettings } from './mcpClient';
+import type { Json } from './mcpClient';
+import { sleep } from './webview';
+
+const UPDATED = 'src/util/math.ts';
+const ADDED = 'src/util/format.ts';
+const FIRST_COMMENT = 'Say why the sum needs a comment at all.';
+const SECOND_COMMENT = 'Format with toFixed(2), please.';
+
+interface Comment {
+  path: string;
+  range: { start_line: number; end_line: number };
+  quoted: string;
+  body: string;
+}
+
+/** operation_resume until the hold is decided; never rejects, so it runs in the background while the browser acts. */
+async function awaitDecision(client: Client, approvalId: string, deadlineMs = 170_000): Promise<{ ok: boolean; result?: Json; code?: string }> {
+  const deadline = Date.now() + deadlineMs;
+  try {
+    for (;;) {
+      const r = (await client.callTool({ name: 'operation_resume', arguments: { approval_id: approvalId, wait_ms: 55_000 } })) as CallToolResult;
+      if (!r.isError) return { ok: true, result: r.structuredContent as Json };
+      const first = r.content[0];
+      const error = (JSON.parse(first?.type === 'text' ? first.text : '{}') as { error?: { code: string; details?: Json } }).error ?? { code: 'UNPARSEABLE' };
+      if (!(error.code === 'APPROVAL_CONFLICT' && error.details?.state === 'pending') || Date.now() > deadline) return { ok: false, code: error.code };
+    }
+  } catch (err) {
+    return { ok: false, code: `CLIENT_ERROR ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+describe('line comments on a held patch, sent with Request Changes, in the workbench', function () {
+  this.timeout(6 * 60_000);
+  let wb: Workbench;
+  let client: Client;
+  let wsId: string;
+
+  before(async () => {
+    wb = await startWorkbench({
+      workspace: 'workspace',
+      userSettings: {
+        'codespace.approvals.patches': 'confirm',
+        // The hold's files open by themselves (the default), and no toast covers the screenshot.
+        'codespace.review.notify': false,
+        'workbench.startupEditor': 'none',
+      },
+    });
+    await wb.waitForActivation();
+    const { url, token } = await copyConnectionSettings(wb);
+    client = await connect(url, token, 'e2e-review-comments');
+    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
+    wsId = all.workspaces[0]?.id as string;
+  });
+
+  after(async () => {
+    await client?.close().catch(() => undefined);
+    if (wb) {
+      await wb.screenshot('e2e-review-comments-final').catch(() => undefined);
+      await wb.stop();
+    }
+  });
+
+  const activeGroup = (): Locator => wb.page.locator('.editor-group-container.active');
+
+  /** Shows the diff tab whose label starts with `label` (a click on the tab) and waits for its proposal side. */
+  async function showTab(label: string, lineText: string): Promise<Locator> {
+    const tab = wb.page.locator('.tabs-container .tab', { hasText: label }).first();
+    await tab.waitFor({ timeout: 60_000 });
+    await tab.click();
+    const modified = activeGroup().locator('.monaco-diff-editor .editor.modified');
+    await modified.locator('.view-line', { hasText: lineText }).first().waitFor({ timeout: 60_000 });
+    return modified;
+  }
+
+  /** Runs Add Comment on Current Selection, types the comment into the widget and clicks its Add Comment button. */
+  async function comment(text: string): Promise<void> {
+    const widgets = wb.page.locator('.review-widget');
+    const before = await widgets.count();
+    await wb.runCommand('Add Comment on Current Selection');
+    const form = activeGroup().locator('.review-widget .comment-form').last();
+    await form.waitFor({ timeout: 30_000 });
+    await form.locator('.monaco-editor, textarea').first().click();
+    await wb.page.keyboard.type(text, { delay: 10 });
+    const add = activeGroup().locator('.review-widget .monaco-button', { hasText: 'Add Comment' }).last();
+    await add.waitFor({ timeout: 30_000 });
+    await add.click();
+    // The thread now shows the comment as written (its body, in preview mode).
+    await activeGroup().locator('.review-widget .review-comment .comment-body', { hasText: text }).first().waitFor({ timeout: 30_000 });
+    assert.ok((await widgets.count()) >= before);
+  }
+
+  it('comments on two ranges of two files, then Request Changes in the title bar: the agent gets both with ranges; nothing is written', async () => {
+    const read = await call<{ content: string; version: string }>(client, 'read', { workspace_id: wsId, path: UPDATED });
+    const patch = [
+      '*** Begin Patch',
+      `*** Update File: ${UPDATED}`,
+      '@@',
+      ' export function add(a: number, b: number): number {',
+      '-  return a + b;',
+      '+  return a + b; // sum',
+      ' }',
+      `*** Add File: ${ADDED}`,
+      '+export function formatSum(a: number, b: number): string {',
+      '+  return String(a + b);',
+      '+}',
+      '*** End Patch',
+    ].join('\n');
+    const e = await callError(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: { [UPDATED]: read.version }, operation_key: 'e2e-review-comments' });
+    assert.equal(e.code, 'APPROVAL_REQUIRED');
+    const approvalId = e.details?.approval_id as string;
+    const decision = awaitDecision(client, approvalId);
+
+    // The updated file: select its first two lines with the mouse and the keyboard, and comment on them.
+    const math = await showTab(`${path.posix.basename(UPDATED)} (proposal)`, 'return a + b; // sum');
+    await math.locator('.view-line', { hasText: 'export function add' }).first().click();
+    await wb.page.keyboard.press('Home');
+    await wb.page.keyboard.press('Shift+ArrowDown');
+    await wb.page.keyboard.press('Shift+End');
+    await comment(FIRST_COMMENT);
+
+    // The added file: the cursor on its second line, a comment on that line.
+    const format = await showTab(`${path.posix.basename(ADDED)} (added)`, 'return String(a + b);');
+    await format.locator('.view-line', { hasText: 'return String(a + b);' }).first().click();
+    await comment(SECOND_COMMENT);
+    await wb.runCommand('Notifications: Clear All Notifications'); // the connection toast would cover the picture
+    await wb.page.locator('.part.statusbar').hover(); // and so would the hover of the tab the pointer rests on
+    await sleep(800); // let the last paint settle
+    const shot = await wb.screenshot('review-comments');
+    if (process.env.CODESPACE_UPDATE_DOCS_SCREENSHOTS === '1') await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', 'review-comments.png'));
+
+    // Request Changes, in the editor's title bar.
+    const button = activeGroup().locator('.title .editor-actions .action-label[aria-label^="Request Changes"]').first();
+    await button.waitFor({ timeout: 30_000 });
+    await button.click();
+
+    const d = await decision;
+    assert.ok(d.ok, `operation_resume answered ${JSON.stringify(d)}`);
+    const result = d.result as unknown as { status: string; comments: Comment[] };
+    assert.equal(result.status, 'changes_requested');
+    assert.deepEqual(result.comments, [
+      { path: ADDED, range: { start_line: 2, end_line: 2 }, quoted: '  return String(a + b);', body: SECOND_COMMENT },
+      { path: UPDATED, range: { start_line: 1, end_line: 2 }, quoted: 'export function add(a: number, b: number): number {\n  return a + b; // sum', body: FIRST_COMMENT },
+    ]);
+    assert.equal(await fsp.readFile(path.join(wb.workspaceDir, UPDATED), 'utf8'), read.content, 'nothing written');
+    assert.equal(existsSync(path.join(wb.workspaceDir, ADDED)), false, 'nothing added');
+    // The decided review closes, and the sent comments go with it.
+    await wb.page.locator('.tabs-container .tab', { hasText: '(proposal)' }).first().waitFor({ state: 'detached', timeout: 30_000 });
+    await wb.page.locator('.review-widget .comment-body', { hasText: FIRST_COMMENT }).first().waitFor({ state: 'detached', timeout: 30_000 });
+  });
+});
