@@ -6,6 +6,7 @@ import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, bothEras } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
 import { GitWorkTree } from './node/gitWorkTree';
+import { GitWorktrees } from './node/gitWorktrees';
 import { WindowLiveness } from './core/discovery/liveness';
 import { discoveryDir } from './node/discovery/discoveryFiles';
 import { PingAnswerer, askSameWindows } from './node/discovery/sameWindow';
@@ -135,6 +136,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // Agents' processes run in a process host beside the window and outlive a reload (README: "Agent processes").
     processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
     workBaseline: workTree,
+    worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
+    maxWorktreeWorks: settings.worksMaxWorktrees,
+    workIsolation: settings.workIsolation,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
     contentSearch: new RipgrepContentSearch(editorRipgrep()),

@@ -164,7 +164,7 @@ describe('inspect tools over a real MCP client', () => {
     const bogus = toolError(await h.call('read', { workspace_id: 'proj', path: 'a', bogus: 1 }));
     assert.equal(bogus.code, 'INVALID_ARGUMENTS');
     assert.equal(bogus.details?.field, 'bogus');
-    assert.match(bogus.message, /^bogus: unknown argument; the arguments are workspace_id, path, start_line, end_line, start_column$/);
+    assert.match(bogus.message, /^bogus: unknown argument; the arguments are workspace_id, path, start_line, end_line, start_column, work_id$/);
     await assert.rejects(h.call('no_such_tool', {}), (e: unknown) => e instanceof McpError && e.code === -32602 && e.message.startsWith('MCP error -32602: Unknown tool "no_such_tool". Known tools: workspace_info, '));
   });
 

@@ -110,7 +110,8 @@ export interface OperationRunnerOptions {
   readonly approvals: ApprovalService;
   readonly logger: Logger;
   /** The process occupying a workspace exclusively, if any. */
-  readonly occupant: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  /** The process occupying a workspace folder, or (with workId) that work's worktree of it. */
+  readonly occupant: (workspaceId: string, workId?: string) => { process_id: string; command: readonly string[] } | undefined;
   /** Process start and exit, for the event stream. */
   readonly processes?: {
     onDidStart(listener: (p: { process_id: string; workspace_id: string; command: readonly string[]; tty: boolean; started_at: string }) => void): Disposable;
@@ -212,7 +213,7 @@ export class OperationRunner implements Activity, Disposable {
   async run(tool: string, args: object, signal: AbortSignal, context: RunContext = {}): Promise<unknown> {
     const { kind, spec } = this.entry(tool);
     const request = args as Record<string, unknown>;
-    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id));
+    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id), workOf(request));
     const result = await this.runPrepared(kind, spec, ws, request, signal, context.progress);
     return this.afterCommit(spec, result, ws.id, context.session);
   }
@@ -257,7 +258,7 @@ export class OperationRunner implements Activity, Disposable {
     const { kind, spec } = this.entry(tool);
     if (!spec.hold) throw new ToolError('INVALID_ARGUMENTS', `${tool} cannot be held.`, { details: { field: 'tool' } });
     const flags = kindFlags(kind);
-    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id));
+    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id), workOf(args));
     // A hold never raises a permission: read-only stays read-only.
     this.options.workspaces.require(ws, flags.requires);
     const prepared = await spec.prepare(args as Record<string, unknown>, signal);
@@ -298,7 +299,7 @@ export class OperationRunner implements Activity, Disposable {
     const entry = this.entry(started.tool);
     let prepared: PrepareOutcome<unknown> | undefined;
     try {
-      const ws = this.options.workspaces.get(started.workspace_id);
+      const ws = this.options.workspaces.get(started.workspace_id, workOf(started.request));
       this.options.workspaces.require(ws, kindFlags(entry.kind).requires);
       try {
         prepared = await entry.spec.prepare(started.request, signal);
@@ -385,7 +386,7 @@ export class OperationRunner implements Activity, Disposable {
 
   private checkOccupancy(prepared: PreparedOperation<unknown>): void {
     if (!prepared.occupies) return;
-    const occupant = this.options.occupant(prepared.workspace.id);
+    const occupant = this.options.occupant(prepared.workspace.id, prepared.workspace.work_id);
     if (!occupant) return;
     const ws = prepared.workspace.id;
     throw new ToolError('WORKSPACE_BUSY', `Workspace ${ws} is busy: process ${occupant.process_id} (${occupant.command.join(' ')}) is running.`, {
@@ -482,4 +483,10 @@ function bindingDrift(h: StoredHold, intent: IntentValue): string | undefined {
 function withNote(result: unknown, note: string | undefined): unknown {
   if (note === undefined || result === null || typeof result !== 'object') return result;
   return { ...(result as Record<string, unknown>), reviewer_note: note };
+}
+
+/** The work a request names (work_id), whose worktree the workspace resolves to (WorkspaceRegistry.get). */
+function workOf(request: object): string | undefined {
+  const id = (request as { work_id?: unknown }).work_id;
+  return typeof id === 'string' ? id : undefined;
 }
