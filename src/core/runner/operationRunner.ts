@@ -62,6 +62,8 @@ export interface HoldDescription {
 export interface AfterCommitContext {
   readonly workspace_id: string;
   readonly session?: string;
+  /** Set when the operation ran in that work's own worktree (not in the workspace folder). */
+  readonly work_id?: string;
 }
 
 /**
@@ -215,7 +217,7 @@ export class OperationRunner implements Activity, Disposable {
     const request = args as Record<string, unknown>;
     const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id), workOf(request));
     const result = await this.runPrepared(kind, spec, ws, request, signal, context.progress);
-    return this.afterCommit(spec, result, ws.id, context.session);
+    return this.afterCommit(spec, result, ws.id, context.session, ws.work_id);
   }
 
   private async runPrepared(kind: ToolKind, spec: OperationSpec<Record<string, unknown>, unknown>, ws: Workspace, args: Record<string, unknown>, signal: AbortSignal, progress: RunContext['progress']): Promise<unknown> {
@@ -289,7 +291,7 @@ export class OperationRunner implements Activity, Disposable {
     if (h.state !== 'consumed' && h.state !== 'granted') throw approvals.notGranted(h);
     const { spec } = this.entry(h.tool);
     const result = h.state === 'consumed' ? storedOutcome(h) : await this.commitGranted(approvalId, signal);
-    return this.afterCommit(spec, result, h.workspace_id, context.session);
+    return this.afterCommit(spec, result, h.workspace_id, context.session, this.worktreeWork(h.workspace_id, h.request));
   }
 
   /** Commits a granted hold exactly once, storing its terminal outcome. */
@@ -364,9 +366,18 @@ export class OperationRunner implements Activity, Disposable {
     return entry;
   }
 
-  private async afterCommit(spec: OperationSpec<Record<string, unknown>, unknown>, result: unknown, workspaceId: string, session: string | undefined): Promise<unknown> {
+  private async afterCommit(spec: OperationSpec<Record<string, unknown>, unknown>, result: unknown, workspaceId: string, session: string | undefined, workId: string | undefined): Promise<unknown> {
     if (!spec.afterCommit) return result;
-    return spec.afterCommit(result, { workspace_id: workspaceId, ...(session !== undefined ? { session } : {}) });
+    return spec.afterCommit(result, { workspace_id: workspaceId, ...(session !== undefined ? { session } : {}), ...(workId !== undefined ? { work_id: workId } : {}) });
+  }
+
+  /** The work whose worktree a stored request ran in, if any (a work gone since: none). */
+  private worktreeWork(workspaceId: string, request: object): string | undefined {
+    try {
+      return this.options.workspaces.get(workspaceId, workOf(request)).work_id;
+    } catch {
+      return undefined;
+    }
   }
 
   private async hold(tool: string, ws: Workspace, args: object, intent: IntentValue, reason: HoldReason): Promise<HoldView> {

@@ -132,7 +132,8 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
       description: { reviews: 'every patch', nothing: 'written' },
       replan: (hold) => replanHold(services, hold),
     },
-    afterCommit: (result, { workspace_id, session }) => withPatchDiagnostics(services, workspace_id, result, session),
+    // The language servers see the workspace folders, not a work's worktree: no diagnostics are followed there.
+    afterCommit: (result, { workspace_id, session, work_id }) => (work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(services, workspace_id, result, session)),
     async prepare(args) {
       // With a work_id: the work's worktree of the folder when it has one (the one resolution every tool shares).
       const ws = services.workspaces.get(args.workspace_id, args.work_id);
