@@ -129,7 +129,6 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const summary = await ledger.open();
   o.logger.info(`[ledger] ${summary.loaded} operation(s) loaded, ${summary.pending} pending, ${summary.rolled_off} rolled off`);
   const patches = new PatchService({ fs: o.fs, workspaces: o.workspaces, ledger, logger: o.logger, ...(o.faults ? { faults: o.faults } : {}) });
-  if (summary.pending > 0) await patches.reconcile();
 
   // Children an earlier extension host left running (it crashed before ending them) go before any new one starts.
   const survivorsDir = path.join(o.storageDir, 'survivors');
@@ -219,6 +218,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const steer = await steering.open();
   // From here a tool's work_id resolves to the work's worktree (WorkspaceRegistry.get).
   o.workspaces.setWorkRoots(steering);
+  // Settled once works resolve: a patch a crash cut off in a work's worktree is checked there, not in the folder.
+  if (summary.pending > 0) await patches.reconcile();
   o.logger.info(`[steering] ${steer.works} work(s) loaded, ${steer.open} open, ${steer.queued} instruction(s) queued, ${steer.claimed} claimed`);
   const diagnosticsSettleMs = o.diagnosticsSettleMs ?? (() => 0);
   const diagnosticsFeed = new DiagnosticsFeed({

@@ -70,6 +70,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
   let maxWorktrees = 8;
 
   let sandboxed = false;
+  let hangBeforeFinish = false;
 
   async function assemble(): Promise<AssembledServices> {
     const a = await assembleServices({
@@ -90,6 +91,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
       worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
       maxWorktreeWorks: () => maxWorktrees,
       contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
+      ...(hangBeforeFinish ? { faults: { beforeFinish: () => new Promise<void>(() => undefined) } } : {}),
       ...(sandboxed ? { isolation: { mode: () => 'required' as const, network: () => 'block' as const, gitWrites: () => 'commit' as const, maxProcesses: () => 512 } } : {}),
     });
     assembled = a;
@@ -123,6 +125,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     fs.writeFileSync(path.join(plain, 'notes.txt'), 'not in git\n');
     maxWorktrees = 8;
     sandboxed = false;
+    hangBeforeFinish = false;
   });
 
   afterEach(async () => {
@@ -313,5 +316,37 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal(fs.readFileSync(path.join(admin, 'HEAD'), 'utf8'), adminHead);
     assert.ok(!fs.existsSync(path.join(admin, 'config.worktree')));
     assert.equal(snapshot(repoA), before);
+  });
+
+  it('settles a patch a crash cut off in a work\'s worktree by the worktree\'s files, not the folder\'s', async () => {
+    const first = await assemble();
+    const workId = String((await ok(first, 'work_open', { workspace_id: 'beta', title: 'Crash', isolation: 'worktree' })).work_id);
+    const root = first.steering.rootFor(workId, 'beta') as string;
+    await first.steering.flush();
+    // The patch is written, then the host "dies" before the ledger records it finished.
+    hangBeforeFinish = true;
+    const patched = new Promise<void>((resolve) => {
+      const probe = setInterval(() => {
+        if (fs.readFileSync(path.join(root, 'lib.txt'), 'utf8') === 'beta crashed\n') {
+          clearInterval(probe);
+          resolve();
+        }
+      }, 20);
+    });
+    const pending = (await assemble()).dispatcher.call('apply_patch', {
+      workspace_id: 'beta',
+      work_id: workId,
+      operation_key: 'cut-off',
+      expected_versions: { 'lib.txt': contentVersion(fs.readFileSync(path.join(repoB, 'lib.txt'))) },
+      patch: '*** Begin Patch\n*** Update File: lib.txt\n@@\n-beta one\n+beta crashed\n*** End Patch\n',
+    }, new AbortController().signal);
+    void pending;
+    await patched;
+    hangBeforeFinish = false;
+    const after = await assemble();
+    const status = await ok(after, 'operation_status', { operation_key: 'cut-off' });
+    assert.equal(status.status, 'applied', JSON.stringify(status));
+    assert.equal(fs.readFileSync(path.join(repoB, 'lib.txt'), 'utf8'), 'beta one\n');
+    await first.shutdown();
   });
 });

@@ -399,7 +399,7 @@ export class PatchService {
   async reconcile(): Promise<void> {
     const { fs, workspaces, logger } = this.options;
     const outcomes = await this.options.ledger.reconcile(async (rel, record) => {
-      const ws = workspaces.get(record.workspace_id);
+      const ws = workspaces.get(record.workspace_id, record.work_id);
       const realRoot = await realRootOf(fs, ws.root);
       const { abs } = await confine(fs, ws.root, rel, { realRoot });
       // A write cut off before its rename left a temp file; the target itself is wholly old or wholly new.
