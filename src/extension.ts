@@ -31,6 +31,7 @@ import { ProcessTerminals } from './vscode/processTerminals';
 import { cacheSettings, settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { registerSteering } from './vscode/steering/registerSteering';
+import { registerOpenWorkWorktree } from './vscode/steering/openWorkWorktree';
 import { ServerStatusBar } from './vscode/statusBar';
 import { registerInboxCommands } from './vscode/inboxCommands';
 import { INBOX_TOKEN_KEY, TokenStore } from './vscode/tokenStore';
@@ -169,7 +170,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot }));
   const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
-  context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
+  context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {

@@ -113,4 +113,23 @@ describe('parallel works in their own worktrees (two git folders)', function () 
       await call(client, 'terminate_process', { process_id: long.process_id }).catch(() => undefined);
     }
   });
+
+  it('Open Work in New Window opens a work\'s worktrees (a workspace file beside them for several), and refuses a work without', async () => {
+    const w = await call<{ work_id: string; branch: string }>(client, 'work_open', { workspace_id: ids[1], title: 'Look in a window', isolation: 'worktree' });
+    const r = await vscode.commands.executeCommand<{ ok: boolean; code?: string; uri?: string }>('codespace.openWorkWorktree', w.work_id, { open: false });
+    assert.equal(r.ok, true, JSON.stringify(r));
+    const file = vscode.Uri.parse(r.uri ?? '').fsPath;
+    assert.ok(file.endsWith('work.code-workspace'), file);
+    assert.ok(!roots.some((root) => file.startsWith(root)), 'the workspace file is not in the folders');
+    const listed = (JSON.parse(fs.readFileSync(file, 'utf8')) as { folders: { path: string; name: string }[] }).folders;
+    assert.equal(listed.length, 2);
+    for (const f of listed) {
+      assert.ok(fs.existsSync(path.join(f.path, 'works', 'shared.txt')), `${f.path} is a worktree of a folder`);
+      assert.ok(!roots.some((root) => f.path.startsWith(root)));
+      assert.match(f.name, new RegExp(w.branch.replace('/', '\\/')));
+    }
+    const shared = await call<{ work_id: string }>(client, 'work_open', { workspace_id: ids[0], title: 'In the folder' });
+    assert.equal((await vscode.commands.executeCommand<{ ok: boolean; code?: string }>('codespace.openWorkWorktree', shared.work_id, { open: false })).code, 'NO_WORKTREE');
+    assert.equal((await vscode.commands.executeCommand<{ ok: boolean; code?: string }>('codespace.openWorkWorktree', 'work_nope', { open: false })).code, 'NOT_FOUND');
+  });
 });

@@ -22,7 +22,7 @@ export interface WorkView {
   /** opaque baseline captured at work_open, see WorkBaseline */
   readonly baseline?: string;
   /** A work with isolation "worktree": its worktree of each git folder, on its task branch. */
-  readonly worktrees?: readonly { readonly workspace_id: string; readonly root: string; readonly branch: string; readonly base: string }[];
+  readonly worktrees?: readonly { readonly workspace_id: string; readonly root: string; readonly top: string; readonly branch: string; readonly base: string }[];
 }
 
 /** Where a work edits: the workspace folders themselves, or its own git worktrees. */

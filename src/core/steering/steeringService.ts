@@ -619,7 +619,7 @@ function workView(w: WorkRecord): WorkView {
     ...(w.finished_at !== undefined ? { finished_at: w.finished_at } : {}),
     ...(w.session !== undefined ? { session: w.session } : {}),
     ...(w.baseline !== undefined ? { baseline: w.baseline } : {}),
-    ...(w.worktrees !== undefined ? { worktrees: w.worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, branch: t.branch, base: t.base })) } : {}),
+    ...(w.worktrees !== undefined ? { worktrees: w.worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base })) } : {}),
   };
 }
 
