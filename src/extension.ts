@@ -167,7 +167,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const approvals = core.approvals;
   const activity = core.runner;
   const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
-  context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot }));
+  // A held patch of a work with worktrees binds the files of its worktree: those are the ones watched.
+  const holdRoot = (id: string, approvalId?: string): string | undefined => {
+    try {
+      const workId = approvalId === undefined ? undefined : (approvals.stored(approvalId).request as { work_id?: unknown }).work_id;
+      return workspaces.get(id, typeof workId === 'string' ? workId : undefined).root;
+    } catch {
+      return workspaceRoot(id);
+    }
+  };
+  context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: holdRoot }));
   const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));

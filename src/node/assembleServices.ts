@@ -179,7 +179,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     journal: shared.section([LINE_TYPES.hold.type]),
     logger: o.logger,
     policy: o.approvalPolicy ?? (() => DEFAULT_APPROVAL_POLICY),
-    probe: (workspaceId, rel) => patches.versionAt(o.workspaces.get(workspaceId), rel),
+    probe: (workspaceId, rel, workId) => patches.versionAt(o.workspaces.get(workspaceId, workId), rel),
     // A hold's content is planned again by the operation it holds (the runner's registry).
     replan: (hold) => runner.replan(hold),
   });

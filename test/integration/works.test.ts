@@ -132,4 +132,39 @@ describe('parallel works in their own worktrees (two git folders)', function () 
     assert.equal((await vscode.commands.executeCommand<{ ok: boolean; code?: string }>('codespace.openWorkWorktree', shared.work_id, { open: false })).code, 'NO_WORKTREE');
     assert.equal((await vscode.commands.executeCommand<{ ok: boolean; code?: string }>('codespace.openWorkWorktree', 'work_nope', { open: false })).code, 'NOT_FOUND');
   });
+
+  it('binds a held patch of a worktree work to its worktree: the developer editing the folder does not make it stale, and approving writes the worktree', async () => {
+    const config = vscode.workspace.getConfiguration('codespace');
+    await config.update('approvals.patches', 'confirm', vscode.ConfigurationTarget.Global);
+    await config.update('review.openOnHold', false, vscode.ConfigurationTarget.Global);
+    try {
+      const w = await call<{ work_id: string; branch: string }>(client, 'work_open', { workspace_id: ids[0], title: 'Held in a worktree', isolation: 'worktree' });
+      const list = git(roots[0] as string, 'worktree', 'list', '--porcelain').split('\n\n');
+      const top = /^worktree (.*)$/m.exec(list.find((e) => e.includes(`branch refs/heads/${w.branch}`)) ?? '')?.[1];
+      assert.ok(top, `the worktree of ${w.branch} is listed`);
+      const err = await callError(client, 'apply_patch', {
+        workspace_id: ids[0],
+        work_id: w.work_id,
+        operation_key: 'works-held',
+        expected_versions: { 'works/shared.txt': sha('folder 0\n') },
+        patch: '*** Begin Patch\n*** Update File: works/shared.txt\n@@\n-folder 0\n+held and approved\n*** End Patch',
+      });
+      assert.equal(err.code, 'APPROVAL_REQUIRED', err.message);
+      const id = String(err.details?.approval_id);
+      // The developer edits the same file in the folder meanwhile: not what the hold binds.
+      const mine = path.join(roots[0] as string, 'works', 'shared.txt');
+      fs.writeFileSync(mine, 'the developer\'s own edit\n');
+      const decision = await vscode.commands.executeCommand<{ ok: boolean; code?: string }>('codespace.approveReview', id);
+      assert.equal(decision.ok, true, JSON.stringify(decision));
+      const r = await client.callTool({ name: 'operation_resume', arguments: { approval_id: id, wait_ms: 20_000 } });
+      assert.equal((r.structuredContent as { status?: string } | undefined)?.status, 'applied', JSON.stringify(r.content));
+      assert.equal(fs.readFileSync(path.join(top, 'works', 'shared.txt'), 'utf8'), 'held and approved\n');
+      assert.equal(fs.readFileSync(mine, 'utf8'), 'the developer\'s own edit\n');
+      fs.writeFileSync(mine, 'folder 0\n');
+    } finally {
+      await config.update('approvals.patches', undefined, vscode.ConfigurationTarget.Global);
+      await config.update('review.openOnHold', undefined, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    }
+  });
 });

@@ -71,6 +71,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
 
   let sandboxed = false;
   let hangBeforeFinish = false;
+  let confirmPatches = false;
 
   async function assemble(): Promise<AssembledServices> {
     const a = await assembleServices({
@@ -91,6 +92,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
       worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
       maxWorktreeWorks: () => maxWorktrees,
       contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
+      ...(confirmPatches ? { approvalPolicy: () => ({ patches: 'confirm' as const, commands: 'off' as const, agentMayResolve: false }) } : {}),
       ...(hangBeforeFinish ? { faults: { beforeFinish: () => new Promise<void>(() => undefined) } } : {}),
       ...(sandboxed ? { isolation: { mode: () => 'required' as const, network: () => 'block' as const, gitWrites: () => 'commit' as const, maxProcesses: () => 512 } } : {}),
     });
@@ -126,6 +128,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     maxWorktrees = 8;
     sandboxed = false;
     hangBeforeFinish = false;
+    confirmPatches = false;
   });
 
   afterEach(async () => {
@@ -348,5 +351,26 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal(status.status, 'applied', JSON.stringify(status));
     assert.equal(fs.readFileSync(path.join(repoB, 'lib.txt'), 'utf8'), 'beta one\n');
     await first.shutdown();
+  });
+
+  it('binds a held patch of a worktree work to the worktree\'s files: the folder changing leaves it pending, the worktree changing makes it stale', async () => {
+    confirmPatches = true;
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'beta', title: 'Held', isolation: 'worktree' })).work_id);
+    const root = a.steering.rootFor(workId, 'beta') as string;
+    const held = await fails(a, 'apply_patch', {
+      workspace_id: 'beta',
+      work_id: workId,
+      operation_key: 'held',
+      expected_versions: { 'lib.txt': contentVersion(fs.readFileSync(path.join(root, 'lib.txt'))) },
+      patch: '*** Begin Patch\n*** Update File: lib.txt\n@@\n-beta one\n+beta held\n*** End Patch\n',
+    }, 'APPROVAL_REQUIRED');
+    const id = String(held?.details?.approval_id);
+    fs.writeFileSync(path.join(repoB, 'lib.txt'), 'the developer edits the folder\n');
+    await a.approvals.revalidate(id);
+    assert.equal(a.approvals.stored(id).state, 'pending', 'the folder is not what the hold binds');
+    fs.writeFileSync(path.join(root, 'lib.txt'), 'changed in the worktree\n');
+    await a.approvals.revalidate(id);
+    assert.equal(a.approvals.stored(id).state, 'stale');
   });
 });
