@@ -304,7 +304,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     const before = snapshot(repoA);
     const script = [
       'echo edited > README.md && echo ok-edit',
-      `echo 'gitdir: /tmp/elsewhere' > .git || echo refused-gitfile`,
+      `echo 'gitdir: ../elsewhere' > .git || echo refused-gitfile`,
       `echo 'ref: refs/heads/main' > ${JSON.stringify(path.join(admin, 'HEAD'))} || echo refused-admin`,
       `echo hooked > ${JSON.stringify(path.join(admin, 'config.worktree'))} || echo refused-admin-config`,
       `echo x > ${JSON.stringify(path.join(repoA, 'README.md'))} || echo refused-main`,
