@@ -6,6 +6,7 @@ import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, bothEras } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
 import { GitWorkTree } from './node/gitWorkTree';
+import { GitWorktrees } from './node/gitWorktrees';
 import { WindowLiveness } from './core/discovery/liveness';
 import { discoveryDir } from './node/discovery/discoveryFiles';
 import { PingAnswerer, askSameWindows } from './node/discovery/sameWindow';
@@ -32,6 +33,7 @@ import { ProcessTerminals } from './vscode/processTerminals';
 import { cacheSettings, settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { registerSteering } from './vscode/steering/registerSteering';
+import { registerOpenWorkWorktree } from './vscode/steering/openWorkWorktree';
 import { ServerStatusBar } from './vscode/statusBar';
 import { registerInboxCommands } from './vscode/inboxCommands';
 import { INBOX_TOKEN_KEY, TokenStore } from './vscode/tokenStore';
@@ -139,6 +141,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // Agents' processes run in a process host beside the window and outlive a reload (README: "Agent processes").
     processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
     workBaseline: workTree,
+    worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
+    maxWorktreeWorks: settings.worksMaxWorktrees,
+    workIsolation: settings.workIsolation,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
     contentSearch: new RipgrepContentSearch(editorRipgrep()),
@@ -166,7 +171,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const approvals = core.approvals;
   const activity = core.runner;
   const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
-  context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot }));
+  // A held patch of a work with worktrees binds the files of its worktree: those are the ones watched.
+  const holdRoot = (id: string, approvalId?: string): string | undefined => {
+    try {
+      const workId = approvalId === undefined ? undefined : (approvals.stored(approvalId).request as { work_id?: unknown }).work_id;
+      return workspaces.get(id, typeof workId === 'string' ? workId : undefined).root;
+    } catch {
+      return workspaceRoot(id);
+    }
+  };
+  context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: holdRoot }));
   const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
   const reviewComments = registerReviewComments({
@@ -180,7 +194,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
   });
   context.subscriptions.push(...reviewComments.disposables);
-  context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }));
+  context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {

@@ -52,6 +52,14 @@ const listed = new WeakMap<AnyTool, Tool>();
  * `openWorldHint`: its default (true, "may reach beyond the workspace") is the honest one for exec_command, whose
  * commands may use the network, and saying `false` for every other tool is not worth its bytes in every session.
  */
+/**
+ * The MCP annotations of a kind. The protocol defines destructiveHint and idempotentHint only for a tool that is not
+ * read-only, so a read-only tool carries readOnlyHint alone (every client reads the same; the list is shorter).
+ */
+export function toolAnnotations(flags: { readOnly: boolean; destructive: boolean; idempotent: boolean }): NonNullable<Tool['annotations']> {
+  return flags.readOnly ? { readOnlyHint: true } : { readOnlyHint: false, destructiveHint: flags.destructive, idempotentHint: flags.idempotent };
+}
+
 export function listedTool(tool: AnyTool): Tool {
   let entry = listed.get(tool);
   if (!entry) {
@@ -62,7 +70,7 @@ export function listedTool(tool: AnyTool): Tool {
       description: tool.description,
       inputSchema: inputJsonSchema(tool.input),
       outputSchema: outputJsonSchema(tool.output),
-      annotations: { readOnlyHint: flags.readOnly, destructiveHint: flags.destructive, idempotentHint: flags.idempotent },
+      annotations: toolAnnotations(flags),
     };
     listed.set(tool, entry);
   }

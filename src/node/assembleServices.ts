@@ -31,6 +31,8 @@ import { ProcessHostBackends } from './processHost/hostBackends';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
 import type { WorkBaseline } from '../core/steering/steering';
 import { SteeringService } from '../core/steering/steeringService';
+import type { WorkIsolation } from '../core/steering/steering';
+import type { WorktreeFactory } from '../core/ports/workTree';
 import type { ContentSearch } from '../core/ports/contentSearch';
 import { NO_CONTENT_SEARCH } from '../core/ports/contentSearch';
 import type { LanguageFeatures } from '../core/ports/languageFeatures';
@@ -76,9 +78,15 @@ export interface AssembleOptions {
   /** Backends built by the caller around the assembled sandbox (tests with their own grace periods). */
   readonly sandboxedBackends?: (sandbox: CommandSandbox) => { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
-  readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  readonly occupant?: (workspaceId: string, workId?: string) => { process_id: string; command: readonly string[] } | undefined;
   /** Captures a workspace at work_open for the work review (absent in plain-Node hosts: works carry no baseline). */
   readonly workBaseline?: WorkBaseline;
+  /** Creates the git worktrees of works with isolation "worktree" (absent: only shared works). */
+  readonly worktrees?: WorktreeFactory;
+  /** `codespace.works.maxWorktrees`, read at every work_open. */
+  readonly maxWorktreeWorks?: () => number;
+  /** `codespace.works.isolation`: the isolation of a work_open that names none. */
+  readonly workIsolation?: () => WorkIsolation;
   /** Content search for the `search` tool (default: none, so `search` answers SEARCH_UNAVAILABLE). */
   readonly contentSearch?: ContentSearch;
   /** The editor's language features (the VS Code host); absent: the editor tools answer UNAVAILABLE. */
@@ -121,7 +129,6 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const summary = await ledger.open();
   o.logger.info(`[ledger] ${summary.loaded} operation(s) loaded, ${summary.pending} pending, ${summary.rolled_off} rolled off`);
   const patches = new PatchService({ fs: o.fs, workspaces: o.workspaces, ledger, logger: o.logger, ...(o.faults ? { faults: o.faults } : {}) });
-  if (summary.pending > 0) await patches.reconcile();
 
   // Children an earlier extension host left running (it crashed before ending them) go before any new one starts.
   const survivorsDir = path.join(o.storageDir, 'survivors');
@@ -172,7 +179,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     journal: shared.section([LINE_TYPES.hold.type]),
     logger: o.logger,
     policy: o.approvalPolicy ?? (() => DEFAULT_APPROVAL_POLICY),
-    probe: (workspaceId, rel) => patches.versionAt(o.workspaces.get(workspaceId), rel),
+    probe: (workspaceId, rel, workId) => patches.versionAt(o.workspaces.get(workspaceId, workId), rel),
     // A hold's content is planned again by the operation it holds (the runner's registry).
     replan: (hold) => runner.replan(hold),
   });
@@ -184,8 +191,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     logger: o.logger,
     occupant:
       o.occupant ??
-      ((id) => {
-        const occ = supervisor.occupant(id);
+      ((id, workId) => {
+        const occ = supervisor.occupant(id, workId);
         return occ ? { process_id: occ.process_id, command: occ.command } : undefined;
       }),
     processes: supervisor,
@@ -203,9 +210,16 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     logger: o.logger,
     workspaces: o.workspaces,
     ...(o.workBaseline ? { baseline: o.workBaseline } : {}),
+    ...(o.worktrees ? { worktrees: o.worktrees } : {}),
+    ...(o.maxWorktreeWorks ? { maxWorktreeWorks: o.maxWorktreeWorks } : {}),
+    ...(o.workIsolation ? { defaultIsolation: o.workIsolation } : {}),
     sources: { patches: () => ledger.list(), execs: () => execLog.list() },
   });
   const steer = await steering.open();
+  // From here a tool's work_id resolves to the work's worktree (WorkspaceRegistry.get).
+  o.workspaces.setWorkRoots(steering);
+  // Settled once works resolve: a patch a crash cut off in a work's worktree is checked there, not in the folder.
+  if (summary.pending > 0) await patches.reconcile();
   o.logger.info(`[steering] ${steer.works} work(s) loaded, ${steer.open} open, ${steer.queued} instruction(s) queued, ${steer.claimed} claimed`);
   const diagnosticsSettleMs = o.diagnosticsSettleMs ?? (() => 0);
   const diagnosticsFeed = new DiagnosticsFeed({

@@ -141,6 +141,8 @@ export interface PanelWork {
   readonly instructions: readonly PanelInstruction[];
   /** How a review of it is made: `git` (from the tree captured at work_open), `none` (no baseline: not a git folder). */
   readonly baseline: 'git' | 'none';
+  /** A work in its own git worktrees: its task branch (absent: it edits the workspace folders themselves). */
+  readonly branch?: string;
 }
 
 /** Everything the page shows. */

@@ -22,6 +22,7 @@ export const COMMANDS = {
   sendInstruction: 'codespace.sendInstruction',
   reviewWork: 'codespace.reviewWork',
   commitReviewedWork: 'codespace.commitReviewedWork',
+  openWorkWorktree: 'codespace.openWorkWorktree',
   connectAgent: 'codespace.connectAgent',
   copyInboxToken: 'codespace.copyInboxToken',
   rotateInboxToken: 'codespace.rotateInboxToken',

@@ -94,6 +94,15 @@ export const settings = {
   execGitWrites(): 'none' | 'commit' {
     return userValue('exec.gitWrites', ['none', 'commit'], 'none');
   },
+  /** `codespace.works.isolation`: where a work edits when work_open names nothing. */
+  workIsolation(): 'shared' | 'worktree' {
+    return read<string>('works.isolation', 'shared') === 'worktree' ? 'worktree' : 'shared';
+  },
+  /** `codespace.works.maxWorktrees`, from user settings only (1 to 64, default 8). */
+  worksMaxWorktrees(): number {
+    const v = section().inspect<number>('works.maxWorktrees')?.globalValue;
+    return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 64 ? v : 8;
+  },
   /** `codespace.exec.maxProcesses`, from user settings only (0: no bound). */
   execMaxProcesses(): number {
     const v = section().inspect<number>('exec.maxProcesses')?.globalValue;

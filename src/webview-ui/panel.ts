@@ -396,6 +396,8 @@ function buildWork(w: PanelWork, reuse: Map<string, HTMLElement>): HTMLElement {
     el('header', { className: 'work-header' }, el('span', { className: `tag tag-work-${w.status}`, text: w.status }), exactText('title', w.title)),
     el('p', { className: 'meta' }, `${w.workspaceId} · ${countsLine(w)} · opened `, time(w.openedAt)),
   );
+  // A work in its own worktrees: on which branch, away from the folders.
+  if (w.branch !== undefined) root.append(el('p', { className: 'meta work-branch', attrs: { 'data-role': 'work-branch', title: 'Edits its own git worktree on this branch, not the workspace folders' } }, 'worktree · ', el('code', { className: 'branch', text: w.branch })));
   const list = el('ol', { className: 'instruction-list' });
   for (const i of w.instructions) {
     const old = reuse.get(i.id);

@@ -52,7 +52,8 @@ describe('inspect tools over a real MCP client', () => {
     }
     const read = tools.find((t) => t.name === 'read');
     assert.equal(read?.annotations?.readOnlyHint, true);
-    assert.equal(read?.annotations?.destructiveHint, false);
+    assert.deepEqual(read?.annotations, { readOnlyHint: true });
+    assert.deepEqual(tools.find((t) => t.name === 'apply_patch')?.annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: true });
   });
 
   it('workspace_info without an id lists every folder with unique ids', async () => {
@@ -164,7 +165,7 @@ describe('inspect tools over a real MCP client', () => {
     const bogus = toolError(await h.call('read', { workspace_id: 'proj', path: 'a', bogus: 1 }));
     assert.equal(bogus.code, 'INVALID_ARGUMENTS');
     assert.equal(bogus.details?.field, 'bogus');
-    assert.match(bogus.message, /^bogus: unknown argument; the arguments are workspace_id, path, start_line, end_line, start_column$/);
+    assert.match(bogus.message, /^bogus: unknown argument; the arguments are workspace_id, path, start_line, end_line, start_column, work_id$/);
     await assert.rejects(h.call('no_such_tool', {}), (e: unknown) => e instanceof McpError && e.code === -32602 && e.message.startsWith('MCP error -32602: Unknown tool "no_such_tool". Known tools: workspace_info, '));
   });
 

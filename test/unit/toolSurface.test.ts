@@ -46,7 +46,8 @@ describe('tool surface: the tools/list budget and the served schemas', () => {
       assert.deepEqual(Object.keys(t.inputSchema.properties ?? {}), Object.keys(def.input));
       assert.ok(!('$schema' in t.inputSchema) && !('$schema' in (t.outputSchema ?? {})), `${def.name}: no $schema key`);
       const flags = kindFlags(def.kind);
-      assert.deepEqual(t.annotations, { readOnlyHint: flags.readOnly, destructiveHint: flags.destructive, idempotentHint: flags.idempotent });
+      // destructiveHint and idempotentHint are defined only for tools that are not read-only.
+      assert.deepEqual(t.annotations, flags.readOnly ? { readOnlyHint: true } : { readOnlyHint: false, destructiveHint: flags.destructive, idempotentHint: flags.idempotent });
     }
     // A fixed set of values is spelled out in the output schema.
     assert.deepEqual(byName.get('process_status')?.outputSchema?.properties?.termination, { enum: ['exited', 'timeout', 'terminated', 'unknown'] });

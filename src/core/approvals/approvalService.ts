@@ -47,7 +47,8 @@ export interface CreateHoldRequest {
 }
 
 /** What is on disk at a workspace-relative path now: a version, nothing, or a folder. */
-export type DiskProbe = (workspaceId: string, relPath: string) => Promise<string | undefined | 'directory'>;
+/** The version of a file now; `workId`: the work the held request names (its worktree, when it has one). */
+export type DiskProbe = (workspaceId: string, relPath: string, workId?: string) => Promise<string | undefined | 'directory'>;
 
 export interface ApprovalServiceOptions {
   readonly journal: Journal;
@@ -430,10 +431,12 @@ export class ApprovalService implements Approvals, Disposable {
 
   /** Which bound file no longer matches, or undefined when every one still does. */
   private async staleReason(h: StoredHold): Promise<string | undefined> {
+    const named = (h.request as { work_id?: unknown }).work_id;
+    const workId = typeof named === 'string' ? named : undefined;
     for (const f of h.files ?? []) {
       let now: string | undefined | 'directory';
       try {
-        now = await this.options.probe(h.workspace_id, f.path);
+        now = await this.options.probe(h.workspace_id, f.path, workId);
       } catch (err) {
         return `${f.path} could not be checked (${err instanceof Error ? err.message : String(err)})`;
       }
@@ -443,7 +446,7 @@ export class ApprovalService implements Approvals, Disposable {
         return now === undefined ? `${f.path} was deleted on disk` : `${f.path} changed on disk`;
       }
       if (f.kind === 'move' && f.move_to !== undefined) {
-        const dest = await this.options.probe(h.workspace_id, f.move_to).catch(() => 'unreadable');
+        const dest = await this.options.probe(h.workspace_id, f.move_to, workId).catch(() => 'unreadable');
         if (dest !== undefined) return `${f.move_to} appeared on disk after the proposal was made`;
       }
     }

@@ -130,6 +130,10 @@ export const workRecordSchema = z.object({
   finished_at: z.string().optional(),
   session: z.string().optional(),
   baseline: z.string().optional(),
+  /** A work with its own git worktrees (absent: it edits the workspace folders themselves). */
+  worktrees: z
+    .array(z.object({ workspace_id: z.string(), root: z.string(), top: z.string(), branch: z.string(), base: z.string() }))
+    .optional(),
 });
 
 /** A developer's instruction to a work (steering); `deleted_at` marks a deleted draft kept for its idempotency key. */

@@ -6,6 +6,7 @@ import { hashArguments } from '../ledger/canonicalJson';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
 import { RealFolders, confine, failureCode, fileError, realRootOf } from '../policy/paths';
+import { occupancyScope } from '../policy/workspaces';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import { Pacer } from './pacer';
 import { parsePatchPaced } from './parser';
@@ -149,7 +150,7 @@ export class PatchService {
 
   /** prepare + commit in one exclusive turn of the workspace: what a call without a hold does. */
   async apply(ws: Workspace, request: ApplyPatchRequest): Promise<ApplyPatchResult> {
-    return this.exclusive(ws.id, async () => {
+    return this.exclusive(occupancyScope(ws), async () => {
       const prepared = await this.prepare(ws, request);
       return 'replay' in prepared ? prepared.replay : this.commit(prepared.intent);
     });
@@ -405,7 +406,7 @@ export class PatchService {
   async reconcile(): Promise<void> {
     const { fs, workspaces, logger } = this.options;
     const outcomes = await this.options.ledger.reconcile(async (rel, record) => {
-      const ws = workspaces.get(record.workspace_id);
+      const ws = workspaces.get(record.workspace_id, record.work_id);
       const realRoot = await realRootOf(fs, ws.root);
       const { abs } = await confine(fs, ws.root, rel, { realRoot });
       // A write cut off before its rename left a temp file; the target itself is wholly old or wholly new.

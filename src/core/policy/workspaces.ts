@@ -12,6 +12,28 @@ export interface Workspace {
   readonly profile: Profile;
   readonly canWrite: boolean;
   readonly canExec: boolean;
+  /**
+   * Set when this is a work's own copy of the folder (a git worktree, see WorkRoots): `root` is then the worktree's
+   * folder, and the work's processes occupy it apart from the folder itself and other works.
+   */
+  readonly work_id?: string;
+}
+
+/**
+ * Where a work edits a workspace folder: implemented by the steering service. The one resolution every tool goes
+ * through (WorkspaceRegistry.get with a work_id), so no tool decides by itself where a work's files are.
+ */
+export interface WorkRoots {
+  /**
+   * The worktree folder standing for `workspaceId` in work `workId`, or undefined when the work edits the folder
+   * itself. Throws WORK_NOT_FOUND for an unknown work, INVALID_ARGUMENTS for a workspace the work cannot act in.
+   */
+  rootFor(workId: string, workspaceId: string): string | undefined;
+}
+
+/** What occupies apart: a workspace folder, or one work's worktree of it. */
+export function occupancyScope(ws: Pick<Workspace, 'id' | 'work_id'>): string {
+  return ws.work_id === undefined ? ws.id : `${ws.id}\u0000${ws.work_id}`;
 }
 
 function slug(name: string): string {
@@ -34,6 +56,7 @@ export function assignIds(folders: readonly FolderInfo[]): string[] {
 /** The window's workspaces, recomputed whenever folders, trust or settings change. */
 export class WorkspaceRegistry extends DisposableBase {
   private cache: Workspace[] | undefined;
+  private workRoots: WorkRoots | undefined;
 
   constructor(private readonly source: WorkspaceSource) {
     super();
@@ -60,7 +83,24 @@ export class WorkspaceRegistry extends DisposableBase {
     return this.cache;
   }
 
-  get(id: string): Workspace {
+  /** Connects the works (steering), once they are loaded: from then on get() resolves a work_id. */
+  setWorkRoots(roots: WorkRoots | undefined): void {
+    this.workRoots = roots;
+  }
+
+  /**
+   * The workspace `id`; with `workId` (a tool's work_id), as that work sees it: for a work with its own worktrees,
+   * the same workspace with `root` moved to the work's worktree folder (paths stay workspace-relative, and the
+   * confinement checks apply to that root), else the folder itself.
+   */
+  get(id: string, workId?: string): Workspace {
+    const ws = this.find(id);
+    if (workId === undefined || this.workRoots === undefined) return ws;
+    const root = this.workRoots.rootFor(workId, ws.id);
+    return root === undefined ? ws : { ...ws, root, work_id: workId };
+  }
+
+  private find(id: string): Workspace {
     const ws = this.list().find((w) => w.id === id);
     if (!ws) {
       const known = this.list().map((w) => w.id);

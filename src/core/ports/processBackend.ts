@@ -37,6 +37,8 @@ export interface SpawnOptions {
 export interface SpawnRecord {
   readonly process_id: string;
   readonly workspace_id: string;
+  /** The work whose worktree it runs in (it occupies that worktree, not the folder). */
+  readonly work_id?: string;
   readonly command: readonly string[];
   /** Absolute working directory. */
   readonly cwd: string;

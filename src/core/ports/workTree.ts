@@ -34,3 +34,30 @@ export interface WorkTreeRepo {
   /** The workspace-relative form of a repository-relative path, or undefined when it is outside `root`. */
   toWorkspacePath(root: string, repoPath: string): Promise<string | undefined>;
 }
+
+/** One git worktree of a work: the work's copy of one workspace folder, on its own task branch. */
+export interface WorkWorktree {
+  readonly workspace_id: string;
+  /** Absolute path of the workspace folder inside the worktree (the worktree's top, or a folder below it). */
+  readonly root: string;
+  /** The worktree's top folder (what `git worktree add` created). */
+  readonly top: string;
+  /** The task branch checked out there, e.g. `codespace/fix-login-1a2b3c4d`. */
+  readonly branch: string;
+  /** The commit the branch started from. */
+  readonly base: string;
+}
+
+/**
+ * Creates the git worktrees of a work (implemented by src/node/gitWorktrees.ts). Worktrees are placed outside the
+ * workspace folders, so the editor's searches and file watchers never see the files twice.
+ */
+export interface WorktreeFactory {
+  /**
+   * One worktree per git repository among `folders` (two folders of one repository share it), each on a new
+   * branch from `base` (default HEAD). Folders outside git are left out. On failure nothing it created is left.
+   */
+  create(folders: readonly { readonly id: string; readonly root: string }[], opts: { readonly name: string; readonly base?: string }): Promise<WorkWorktree[]>;
+  /** Removes worktrees `create` made (and their branches when `branches`), best effort; used to undo a failed open. */
+  remove(worktrees: readonly WorkWorktree[], opts?: { readonly branches?: boolean }): Promise<void>;
+}

@@ -182,6 +182,8 @@ export interface ProcessSupervisorOptions {
 interface ProcessRecord {
   readonly id: string;
   readonly workspaceId: string;
+  /** Set when it runs in a work's worktree: it occupies that worktree, not the folder. */
+  readonly workId?: string;
   readonly command: readonly string[];
   readonly cwd: string;
   readonly tty: boolean;
@@ -311,7 +313,7 @@ export class ProcessSupervisor implements Disposable {
     this.prune();
     const occupancy = options.occupancy ?? 'exclusive';
     if (occupancy === 'exclusive') {
-      const occupant = this.occupant(workspace.id);
+      const occupant = this.occupant(workspace.id, workspace.work_id);
       if (occupant) throw this.busy(workspace.id, occupant);
     }
     const tty = options.tty ?? false;
@@ -333,6 +335,7 @@ export class ProcessSupervisor implements Disposable {
     const rec: ProcessRecord = {
       id,
       workspaceId: workspace.id,
+      ...(workspace.work_id !== undefined ? { workId: workspace.work_id } : {}),
       command: [...command],
       cwd: options.cwd,
       tty,
@@ -357,6 +360,7 @@ export class ProcessSupervisor implements Disposable {
     const record: SpawnRecord = {
       process_id: id,
       workspace_id: workspace.id,
+      ...(workspace.work_id !== undefined ? { work_id: workspace.work_id } : {}),
       command: rec.command,
       cwd: options.cwd,
       occupancy,
@@ -416,6 +420,7 @@ export class ProcessSupervisor implements Disposable {
     const rec: ProcessRecord = {
       id: r.process_id,
       workspaceId: r.workspace_id,
+      ...(r.work_id !== undefined ? { workId: r.work_id } : {}),
       command: [...r.command],
       cwd: r.cwd,
       tty: p.handle.tty,
@@ -444,10 +449,13 @@ export class ProcessSupervisor implements Disposable {
 
   // ---- queries ------------------------------------------------------------------------------------------
 
-  /** The live exclusive process occupying `workspaceId`, if any. */
-  occupant(workspaceId: string): Occupant | undefined {
+  /**
+   * The live exclusive process occupying `workspaceId` (with `workId`: that work's worktree of it), if any. A work's
+   * worktree and the folder itself, and two works' worktrees, occupy apart.
+   */
+  occupant(workspaceId: string, workId?: string): Occupant | undefined {
     for (const rec of this.records.values()) {
-      if (rec.workspaceId === workspaceId && rec.occupancy === 'exclusive' && rec.phase !== 'exited') {
+      if (rec.workspaceId === workspaceId && rec.workId === workId && rec.occupancy === 'exclusive' && rec.phase !== 'exited') {
         return { process_id: rec.id, command: rec.command };
       }
     }

@@ -62,6 +62,8 @@ export interface HoldDescription {
 export interface AfterCommitContext {
   readonly workspace_id: string;
   readonly session?: string;
+  /** Set when the operation ran in that work's own worktree (not in the workspace folder). */
+  readonly work_id?: string;
 }
 
 /**
@@ -110,7 +112,8 @@ export interface OperationRunnerOptions {
   readonly approvals: ApprovalService;
   readonly logger: Logger;
   /** The process occupying a workspace exclusively, if any. */
-  readonly occupant: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
+  /** The process occupying a workspace folder, or (with workId) that work's worktree of it. */
+  readonly occupant: (workspaceId: string, workId?: string) => { process_id: string; command: readonly string[] } | undefined;
   /** Process start and exit, for the event stream. */
   readonly processes?: {
     onDidStart(listener: (p: { process_id: string; workspace_id: string; command: readonly string[]; tty: boolean; started_at: string }) => void): Disposable;
@@ -212,9 +215,9 @@ export class OperationRunner implements Activity, Disposable {
   async run(tool: string, args: object, signal: AbortSignal, context: RunContext = {}): Promise<unknown> {
     const { kind, spec } = this.entry(tool);
     const request = args as Record<string, unknown>;
-    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id));
+    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id), workOf(request));
     const result = await this.runPrepared(kind, spec, ws, request, signal, context.progress);
-    return this.afterCommit(spec, result, ws.id, context.session);
+    return this.afterCommit(spec, result, ws.id, context.session, ws.work_id);
   }
 
   private async runPrepared(kind: ToolKind, spec: OperationSpec<Record<string, unknown>, unknown>, ws: Workspace, args: Record<string, unknown>, signal: AbortSignal, progress: RunContext['progress']): Promise<unknown> {
@@ -257,7 +260,7 @@ export class OperationRunner implements Activity, Disposable {
     const { kind, spec } = this.entry(tool);
     if (!spec.hold) throw new ToolError('INVALID_ARGUMENTS', `${tool} cannot be held.`, { details: { field: 'tool' } });
     const flags = kindFlags(kind);
-    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id));
+    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id), workOf(args));
     // A hold never raises a permission: read-only stays read-only.
     this.options.workspaces.require(ws, flags.requires);
     const prepared = await spec.prepare(args as Record<string, unknown>, signal);
@@ -289,7 +292,7 @@ export class OperationRunner implements Activity, Disposable {
     if (h.state !== 'consumed' && h.state !== 'granted') throw approvals.notGranted(h);
     const { spec } = this.entry(h.tool);
     const result = h.state === 'consumed' ? storedOutcome(h) : await this.commitGranted(approvalId, signal);
-    return this.afterCommit(spec, result, h.workspace_id, context.session);
+    return this.afterCommit(spec, result, h.workspace_id, context.session, this.worktreeWork(h.workspace_id, h.request));
   }
 
   /** Commits a granted hold exactly once, storing its terminal outcome. */
@@ -299,7 +302,7 @@ export class OperationRunner implements Activity, Disposable {
     const entry = this.entry(started.tool);
     let prepared: PrepareOutcome<unknown> | undefined;
     try {
-      const ws = this.options.workspaces.get(started.workspace_id);
+      const ws = this.options.workspaces.get(started.workspace_id, workOf(started.request));
       this.options.workspaces.require(ws, kindFlags(entry.kind).requires);
       try {
         prepared = await entry.spec.prepare(started.request, signal);
@@ -364,9 +367,18 @@ export class OperationRunner implements Activity, Disposable {
     return entry;
   }
 
-  private async afterCommit(spec: OperationSpec<Record<string, unknown>, unknown>, result: unknown, workspaceId: string, session: string | undefined): Promise<unknown> {
+  private async afterCommit(spec: OperationSpec<Record<string, unknown>, unknown>, result: unknown, workspaceId: string, session: string | undefined, workId: string | undefined): Promise<unknown> {
     if (!spec.afterCommit) return result;
-    return spec.afterCommit(result, { workspace_id: workspaceId, ...(session !== undefined ? { session } : {}) });
+    return spec.afterCommit(result, { workspace_id: workspaceId, ...(session !== undefined ? { session } : {}), ...(workId !== undefined ? { work_id: workId } : {}) });
+  }
+
+  /** The work whose worktree a stored request ran in, if any (a work gone since: none). */
+  private worktreeWork(workspaceId: string, request: object): string | undefined {
+    try {
+      return this.options.workspaces.get(workspaceId, workOf(request)).work_id;
+    } catch {
+      return undefined;
+    }
   }
 
   private async hold(tool: string, ws: Workspace, args: object, intent: IntentValue, reason: HoldReason): Promise<HoldView> {
@@ -386,7 +398,7 @@ export class OperationRunner implements Activity, Disposable {
 
   private checkOccupancy(prepared: PreparedOperation<unknown>): void {
     if (!prepared.occupies) return;
-    const occupant = this.options.occupant(prepared.workspace.id);
+    const occupant = this.options.occupant(prepared.workspace.id, prepared.workspace.work_id);
     if (!occupant) return;
     const ws = prepared.workspace.id;
     throw new ToolError('WORKSPACE_BUSY', `Workspace ${ws} is busy: process ${occupant.process_id} (${occupant.command.join(' ')}) is running.`, {
@@ -495,4 +507,10 @@ function changesRequested(h: StoredHold): Record<string, unknown> {
     comments: h.comments ?? [],
     ...(h.note !== undefined ? { reviewer_note: h.note } : {}),
   };
+}
+
+/** The work a request names (work_id), whose worktree the workspace resolves to (WorkspaceRegistry.get). */
+function workOf(request: object): string | undefined {
+  const id = (request as { work_id?: unknown }).work_id;
+  return typeof id === 'string' ? id : undefined;
 }

@@ -23,7 +23,12 @@ export interface WorkView {
   readonly session?: string;
   /** opaque baseline captured at work_open, see WorkBaseline */
   readonly baseline?: string;
+  /** A work with isolation "worktree": its worktree of each git folder, on its task branch. */
+  readonly worktrees?: readonly { readonly workspace_id: string; readonly root: string; readonly top: string; readonly branch: string; readonly base: string }[];
 }
+
+/** Where a work edits: the workspace folders themselves, or its own git worktrees. */
+export type WorkIsolation = 'shared' | 'worktree';
 
 export interface InstructionView {
   readonly id: string;

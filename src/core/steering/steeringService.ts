@@ -3,6 +3,8 @@ import type { Disposable } from '../disposable';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Journal, JournalRecord } from '../ports/journal';
 import type { Logger } from '../ports/logger';
+import type { WorktreeFactory } from '../ports/workTree';
+import type { WorkRoots } from '../policy/workspaces';
 import { EventStream } from '../util/eventStream';
 import { checkReviewComments } from '../reviewComments';
 import type { ReviewComment } from '../reviewComments';
@@ -17,13 +19,17 @@ import type {
   SteeringChange,
   SteeringCounts,
   WorkBaseline,
+  WorkIsolation,
   WorkOperations,
   WorkView,
 } from './steering';
+import type { WorkWorktree } from '../ports/workTree';
 import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_TITLE_CHARS } from './steering';
 
 /** Finished works kept (the newest), with their instructions; open works are always kept. */
 export const DEFAULT_FINISHED_WORKS = 200;
+/** Open works with their own worktrees at once, by default (`codespace.works.maxWorktrees`). */
+export const DEFAULT_MAX_WORKTREE_WORKS = 8;
 const COMPACT_AFTER_APPENDS = 2000;
 const utf8 = new TextEncoder();
 
@@ -31,7 +37,17 @@ export interface SteeringServiceOptions {
   readonly journal: Journal;
   readonly logger: Logger;
   /** Where a work's workspace is (WORKSPACE_NOT_FOUND when it is not one of the window's). */
-  readonly workspaces: { get(id: string): { readonly id: string; readonly root: string } };
+  readonly workspaces: {
+    get(id: string): { readonly id: string; readonly root: string };
+    /** Every folder of the window (absent: the work's own folder only). */
+    list?(): readonly { readonly id: string; readonly root: string }[];
+  };
+  /** Creates a work's git worktrees (absent: only shared works can be opened). */
+  readonly worktrees?: WorktreeFactory;
+  /** How many open works may have worktrees at once (read at every work_open). */
+  readonly maxWorktreeWorks?: () => number;
+  /** The isolation of a work_open that names none (`codespace.works.isolation`; default shared). */
+  readonly defaultIsolation?: () => WorkIsolation;
   /** Captures the workspace at work_open for a later review (absent: works carry no baseline). */
   readonly baseline?: WorkBaseline;
   /** The operations recorded with a work_id, for operations(). */
@@ -54,7 +70,7 @@ export interface SteeringServiceOptions {
  * Journal lines carry the whole record (last line wins); a torn last line is skipped by the journal. open()
  * compacts to one line per kept record.
  */
-export class SteeringService implements Steering, Disposable {
+export class SteeringService implements Steering, WorkRoots, Disposable {
   private readonly workMap = new Map<string, WorkRecord>();
   private readonly instructionMap = new Map<string, InstructionRecord>();
   /** work id → instruction ids, creation order. */
@@ -67,6 +83,8 @@ export class SteeringService implements Steering, Disposable {
   private seq = 0;
   private appends = 0;
   private opened = false;
+  /** work_open calls creating worktrees now (counted against the bound). */
+  private creating = 0;
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: SteeringServiceOptions) {
@@ -299,26 +317,34 @@ export class SteeringService implements Steering, Disposable {
   // ---- agent side -----------------------------------------------------------------------------------------------
 
   /** work_open: a new work in a workspace; the session (if any) has it open from now on. */
-  async openWork(workspaceId: string, title: string, opts: { session?: string } = {}): Promise<WorkView> {
+  async openWork(workspaceId: string, title: string, opts: { session?: string; isolation?: WorkIsolation; base?: string } = {}): Promise<WorkView> {
     this.assertOpen();
     const ws = this.options.workspaces.get(workspaceId);
     const shown = title.trim();
     if (shown === '') throw new InvalidArgumentsError('title must not be empty: name the task in a few words.', { field: 'title' });
     if (shown.length > MAX_TITLE_CHARS) throw new InvalidArgumentsError(`title has ${shown.length} characters; at most ${MAX_TITLE_CHARS}.`, { field: 'title' });
+    if (opts.base !== undefined && (opts.isolation ?? this.options.defaultIsolation?.() ?? 'shared') !== 'worktree') {
+      throw new InvalidArgumentsError('base applies to a work with isolation "worktree" only.', { field: 'base', hint: 'Pass isolation: "worktree" with it, or leave base out.' });
+    }
+    const isolation = opts.isolation ?? this.options.defaultIsolation?.() ?? 'shared';
+    const id = this.newId('work');
+    const worktrees = isolation === 'worktree' ? await this.createWorktrees(id, shown, ws.id, opts.base) : undefined;
+    const own = worktrees?.find((t) => t.workspace_id === ws.id);
     let baseline: string | undefined;
     try {
-      baseline = await this.options.baseline?.capture(ws.root);
+      baseline = await this.options.baseline?.capture(own?.root ?? ws.root);
     } catch (err) {
       this.options.logger.warn(`[steering] could not capture a baseline of ${ws.id}: ${err instanceof Error ? err.message : String(err)}`);
     }
     const w: WorkRecord = {
-      id: this.newId('work'),
+      id,
       workspace_id: ws.id,
       title: shown,
       status: 'open',
       opened_at: this.timestamp(),
       ...(opts.session !== undefined ? { session: opts.session } : {}),
       ...(baseline !== undefined ? { baseline } : {}),
+      ...(worktrees !== undefined ? { worktrees: worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base })) } : {}),
     };
     this.workMap.set(w.id, w);
     if (opts.session !== undefined) this.sessions.set(opts.session, w.id);
@@ -419,15 +445,64 @@ export class SteeringService implements Steering, Disposable {
     return { patches, processes };
   }
 
-  /** An operation names its work: it must exist and be in the operation's workspace. */
+  /** An operation names its work: it must exist and act in a workspace of the work (see rootFor). */
   checkOperationWork(workId: string, workspaceId: string): void {
+    this.rootFor(workId, workspaceId);
+  }
+
+  /**
+   * WorkRoots: where work `workId` edits workspace `workspaceId`. A work with worktrees acts in every folder it has
+   * a worktree of (its worktree's folder); a shared work in its own workspace only (the folder itself: undefined).
+   */
+  rootFor(workId: string, workspaceId: string): string | undefined {
     const w = this.requireWork(workId);
+    if (w.worktrees !== undefined) {
+      const t = w.worktrees.find((x) => x.workspace_id === workspaceId);
+      if (t) return t.root;
+      throw new InvalidArgumentsError(`Work ${w.id} has no worktree of workspace ${JSON.stringify(workspaceId)}: that folder was not in a git repository when the work opened.`, {
+        field: 'work_id',
+        hint: `Its worktrees are of: ${w.worktrees.map((x) => x.workspace_id).join(', ')}. Leave work_id out to act in the folder itself.`,
+        details: { reason: 'no_worktree', work_id: w.id, workspace_id: workspaceId, worktrees: w.worktrees.map((x) => x.workspace_id) },
+      });
+    }
     if (w.workspace_id !== workspaceId) {
       throw new InvalidArgumentsError(`Work ${w.id} is in workspace ${JSON.stringify(w.workspace_id)}, not ${JSON.stringify(workspaceId)}.`, {
         field: 'work_id',
         hint: 'Pass the work_id of a work opened in this workspace, or open one there with work_open.',
         details: { work_id: w.id, workspace_id: w.workspace_id },
       });
+    }
+    return undefined;
+  }
+
+  /** The bound, then the worktrees of every git folder of the window, on a task branch named after the work. */
+  private async createWorktrees(id: string, title: string, workspaceId: string, base: string | undefined): Promise<readonly WorkWorktree[]> {
+    const factory = this.options.worktrees;
+    if (!factory) throw new ToolError('UNAVAILABLE', 'This host cannot create worktrees (no git support); open the work with isolation "shared".', { details: { reason: 'no_worktrees' } });
+    const max = this.options.maxWorktreeWorks?.() ?? DEFAULT_MAX_WORKTREE_WORKS;
+    const holding = [...this.workMap.values()].filter((x) => x.status === 'open' && x.worktrees !== undefined);
+    // Counted with the ones being created now, so that racing opens cannot pass the bound together.
+    if (holding.length + this.creating >= max) {
+      throw new ToolError('UNAVAILABLE', `${holding.length + this.creating} open works already have their own worktrees; at most ${max} (codespace.works.maxWorktrees).`, {
+        hint: 'Finish one of them with work_finish, or open this work with isolation "shared".',
+        details: { reason: 'worktree_limit', max, works: holding.map((x) => x.id) },
+      });
+    }
+    this.creating++;
+    try {
+      const folders = (this.options.workspaces.list?.() ?? [this.options.workspaces.get(workspaceId)]).map((f) => ({ id: f.id, root: f.root }));
+      const made = await factory.create(folders, { name: `codespace/${branchSlug(title)}-${id.replace(/^work_/, '').slice(0, 8)}`, ...(base !== undefined ? { base } : {}) });
+      if (!made.some((t) => t.workspace_id === workspaceId)) {
+        await factory.remove(made, { branches: true });
+        throw new InvalidArgumentsError(`Workspace ${workspaceId} is not in a git repository, so the work cannot have a worktree of it.`, {
+          field: 'isolation',
+          hint: 'Open the work with isolation "shared", or in a workspace folder that git tracks.',
+          details: { reason: 'not_git', workspace_id: workspaceId },
+        });
+      }
+      return made;
+    } finally {
+      this.creating--;
     }
   }
 
@@ -574,7 +649,14 @@ function workView(w: WorkRecord): WorkView {
     ...(w.finished_at !== undefined ? { finished_at: w.finished_at } : {}),
     ...(w.session !== undefined ? { session: w.session } : {}),
     ...(w.baseline !== undefined ? { baseline: w.baseline } : {}),
+    ...(w.worktrees !== undefined ? { worktrees: w.worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base })) } : {}),
   };
+}
+
+/** A task branch's name part from a work's title: lower-case words joined by `-`, at most 40 characters. */
+export function branchSlug(title: string): string {
+  const s = title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40).replace(/-+$/, '');
+  return s === '' ? 'work' : s;
 }
 
 function instructionView(r: InstructionRecord): InstructionView {

@@ -29,7 +29,7 @@ export const applyPatchTool = defineOperationTool({
     expected_versions: z.record(z.string(), z.string()),
     operation_key: z.string().min(1).max(200),
     check_only: z.boolean().optional(),
-    work_id: z.string().min(1).optional(),
+    work_id: z.string().optional(),
   },
   output: {
     status: z.enum(['checked', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown']),

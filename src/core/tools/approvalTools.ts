@@ -98,7 +98,7 @@ export const operationResumeTool = defineTool({
   title: 'Resume a held operation',
   description:
     `After APPROVAL_REQUIRED or approval_create: waits up to wait_ms (default and at most ${MAX_RESUME_WAIT_MS}) for the developer's ` +
-    `decision and, once granted, runs the request once and returns its result (a patch's with diagnostics). Still pending: call again. Safe to repeat.`,
+    `decision and, once granted, runs the request once and returns its result. Still pending: call again. Safe to repeat.`,
   kind: 'resume',
   input: {
     approval_id: z.string().min(1).max(200),

@@ -38,7 +38,7 @@ export const execCommandTool = defineOperationTool({
   description:
     'Starts a command and returns its process_id at once. command is an argv array run without a shell (use [\'sh\', ' +
     '\'-c\', \'...\'] for one). Then read_process (wait_ms), and judge it by process_status. While it runs, patches and ' +
-    'other commands get WORKSPACE_BUSY unless occupancy is \'shared\' (servers, watchers). tty: true gives a terminal.',
+    'other commands get WORKSPACE_BUSY unless occupancy is \'shared\' (servers, watchers).',
   kind: 'exec',
   input: {
     workspace_id: z.string().min(1),
@@ -65,8 +65,7 @@ export const execCommandTool = defineOperationTool({
       description: { reviews: 'every command', nothing: 'started' },
     },
     async prepare(args) {
-      const ws = services.workspaces.get(args.workspace_id);
-      if (args.work_id !== undefined) services.steering.checkOperationWork(args.work_id, ws.id);
+      const ws = services.workspaces.get(args.workspace_id, args.work_id);
       if (!services.processCapabilities().available) {
         throw new ToolError('EXEC_DISABLED', 'This CodeSpace server cannot run processes: no process backend could be loaded.', {
           hint: 'Call workspace_info: execution.process.available says whether commands can run here.',

@@ -23,7 +23,7 @@ export const findTool = defineTool({
   title: 'Find files',
   description:
     'Lists files whose path matches a glob (\'**/*.ts\', \'src/*.{js,ts}\'; * stays in one folder, ** spans folders), ' +
-    'honouring files.exclude. To search file contents, use search.',
+    'honouring files.exclude.',
   kind: 'inspect',
   input: {
     workspace_id: z.string().min(1),
@@ -32,6 +32,7 @@ export const findTool = defineTool({
       .min(1)
       .max(GLOB_LIMITS.maxLength),
     max_results: z.number().int().min(1).optional(),
+    work_id: z.string().optional(),
   },
   output: {
     paths: z.array(z.string()),
@@ -39,7 +40,7 @@ export const findTool = defineTool({
   },
   async handler(args, { services, signal, progress }) {
     const pattern = checkPattern(args.pattern);
-    const ws = services.workspaces.get(args.workspace_id);
+    const ws = services.workspaces.get(args.workspace_id, args.work_id);
     const cap = services.limits().findResults;
     const max = Math.min(args.max_results ?? cap, cap);
     // The first notification goes when the walk starts, as search and apply_patch do: a client that asked for

@@ -1,6 +1,7 @@
 import { sensitivePaths } from '../approvals/sensitivePaths';
 import type { HoldFile, ProposalFile } from '../approvals/hold';
 import { isSensitivePath } from '../approvals/sensitivePaths';
+import { occupancyScope } from '../policy/workspaces';
 import { hashArguments } from '../ledger/canonicalJson';
 import type { z } from 'zod';
 import type { StoredHold } from '../approvals/approvalService';
@@ -105,7 +106,7 @@ export async function withPatchDiagnostics<R extends ApplyPatchResult>(services:
 
 /** A held patch planned again (after a reload): its proposal, or the hold turns stale when a bound file moved on. */
 async function replanHold(services: CoreServices, hold: StoredHold): Promise<ProposalFile[]> {
-  const prepared = await services.patches.prepare(services.workspaces.get(hold.workspace_id), hold.request as unknown as ApplyPatchRequest);
+  const prepared = await services.patches.prepare(services.workspaces.get(hold.workspace_id, (hold.request as { work_id?: string }).work_id), hold.request as unknown as ApplyPatchRequest);
   if ('replay' in prepared) return [];
   for (const f of hold.files ?? []) {
     const now = prepared.intent.planned.files.find((x) => x.path === f.path);
@@ -131,11 +132,12 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
       description: { reviews: 'every patch', nothing: 'written' },
       replan: (hold) => replanHold(services, hold),
     },
-    afterCommit: (result, { workspace_id, session }) => withPatchDiagnostics(services, workspace_id, result, session),
+    // The language servers see the workspace folders, not a work's worktree: no diagnostics are followed there.
+    afterCommit: (result, { workspace_id, session, work_id }) => (work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(services, workspace_id, result, session)),
     async prepare(args) {
-      const ws = services.workspaces.get(args.workspace_id);
-      if (args.work_id !== undefined) services.steering.checkOperationWork(args.work_id, ws.id);
-      const release = await services.patches.lock(ws.id);
+      // With a work_id: the work's worktree of the folder when it has one (the one resolution every tool shares).
+      const ws = services.workspaces.get(args.workspace_id, args.work_id);
+      const release = await services.patches.lock(occupancyScope(ws));
       try {
         const prepared = await services.patches.prepare(ws, requestOf(args));
         if ('replay' in prepared) {

@@ -35,6 +35,7 @@ export const readTool = defineTool({
       .int()
       .min(1)
       .optional(),
+    work_id: z.string().optional(),
   },
   output: {
     path: z.string(),
@@ -58,7 +59,7 @@ export const readTool = defineTool({
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
       throw new InvalidArgumentsError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
     }
-    const ws = services.workspaces.get(args.workspace_id);
+    const ws = services.workspaces.get(args.workspace_id, args.work_id);
     const { rel, abs, bytes } = await readCheckedFile(services.fs, ws.root, args.path, { maxBytes: MAX_READABLE_FILE_BYTES, limit: 'max_read_file_bytes' });
     stopIfCancelled(signal);
     const version = contentVersion(bytes);

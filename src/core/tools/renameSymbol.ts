@@ -43,7 +43,7 @@ export const renameSymbolTool = defineTool({
     new_name: z.string().min(1).max(1000),
     operation_key: z.string().min(1).max(200),
     check_only: z.boolean().optional(),
-    work_id: z.string().min(1).optional(),
+    work_id: z.string().optional(),
   },
   output: {
     ...applyPatchTool.output,
@@ -53,6 +53,13 @@ export const renameSymbolTool = defineTool({
   async handler(args, { services, signal, session }) {
     const features = featuresOf(services);
     const ws = services.workspaces.get(args.workspace_id);
+    // A work in its own worktree: the language server sees the workspace folders, never the work's copy of them.
+    if (args.work_id !== undefined && services.workspaces.get(ws.id, args.work_id).work_id !== undefined) {
+      throw new ToolError('UNAVAILABLE', `rename_symbol works on the workspace folders, not in work ${args.work_id}'s worktree: the language server does not see it.`, {
+        hint: 'Edit the references with search and apply_patch (with the work_id).',
+        details: { reason: 'worktree_work', work_id: args.work_id },
+      });
+    }
     // The same check apply_patch's runner makes, before asking the language server anything.
     services.workspaces.require(ws, 'write');
     if (/[\r\n]/.test(args.new_name)) throw new InvalidArgumentsError('new_name must be one line.', { field: 'new_name' });

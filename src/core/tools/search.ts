@@ -53,6 +53,7 @@ export const searchTool = defineTool({
     exclude: z.array(z.string().min(1).max(GLOB_LIMITS.maxLength)).max(MAX_GLOBS).optional(),
     max_results: z.number().int().min(1).max(SEARCH_MAX_RESULTS).optional(),
     context_lines: z.number().int().min(0).max(SEARCH_MAX_CONTEXT_LINES).optional(),
+    work_id: z.string().optional(),
   },
   output: {
     matches: z.array(
@@ -78,7 +79,7 @@ export const searchTool = defineTool({
     if (args.query.includes('\0')) throw new InvalidArgumentsError('query must not contain a NUL byte.', { field: 'query' });
     const include = (args.include ?? []).map((g, i) => checkSearchGlob(`include[${i}]`, g));
     const exclude = (args.exclude ?? []).map((g, i) => checkSearchGlob(`exclude[${i}]`, g));
-    const ws = services.workspaces.get(args.workspace_id);
+    const ws = services.workspaces.get(args.workspace_id, args.work_id);
     const engine = services.search.engine();
     if (!engine.available) {
       throw new ToolError('SEARCH_UNAVAILABLE', `Content search is unavailable: ${engine.reason ?? 'no ripgrep was found'}.`, {

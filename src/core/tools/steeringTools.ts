@@ -17,13 +17,15 @@ export const workOpenTool = defineTool({
   name: 'work_open',
   title: 'Open a work',
   description:
-    'Opens a work: a task the developer can follow and steer in VS Code. Every later result carries coordination { ' +
-    'work_id, queued_instructions }: above 0, call steer_claim_next. Pass work_id to apply_patch and exec_command ' +
-    '(after a window reload, to any tool). End with work_finish.',
+    'Opens a work: a task the developer follows and steers in VS Code. Later results carry coordination { work_id, ' +
+    'queued_instructions }: above 0, call steer_claim_next. Pass work_id to every tool taking it. isolation ' +
+    '\'worktree\': own git worktrees on a new branch. End with work_finish.',
   kind: 'steer',
   input: {
     workspace_id: z.string().min(1),
     title: z.string().min(1).max(MAX_TITLE_CHARS),
+    isolation: z.enum(['shared', 'worktree']).optional(),
+    base: z.string().optional(),
   },
   output: {
     work_id: z.string(),
@@ -31,10 +33,22 @@ export const workOpenTool = defineTool({
     title: z.string(),
     status: z.enum(['open', 'finished']),
     opened_at: z.string(),
+    branch: z.string().optional(),
   },
   async handler(args, { services, session }) {
-    const w = await services.steering.openWork(args.workspace_id, args.title, session !== undefined ? { session } : {});
-    return { work_id: w.id, workspace_id: w.workspace_id, title: w.title, status: w.status, opened_at: w.opened_at };
+    const w = await services.steering.openWork(args.workspace_id, args.title, {
+      ...(session !== undefined ? { session } : {}),
+      ...(args.isolation !== undefined ? { isolation: args.isolation } : {}),
+      ...(args.base !== undefined ? { base: args.base } : {}),
+    });
+    return {
+      work_id: w.id,
+      workspace_id: w.workspace_id,
+      title: w.title,
+      status: w.status,
+      opened_at: w.opened_at,
+      ...(w.worktrees?.[0] !== undefined ? { branch: w.worktrees[0].branch } : {}),
+    };
   },
 });
 

@@ -90,7 +90,7 @@ export const workspaceSymbolsTool = defineTool({
   name: 'workspace_symbols',
   title: 'Find symbols by name',
   description:
-    'Finds symbols by name in the workspace, like VS Code\'s Go to Symbol in Workspace. Matches outside the workspace folders are only counted (outside).',
+    'Finds symbols by name in the workspace. Matches outside the workspace folders are only counted (outside).',
   kind: 'inspect',
   input: {
     workspace_id: z.string().min(1),

@@ -237,6 +237,7 @@ export function buildWorks(steering: SteeringInput): { works: PanelWork[]; waiti
       counts: { draft: counts.draft, queued: counts.queued, claimed: counts.claimed, done: counts.done, blocked: counts.blocked },
       instructions: all.slice(Math.max(0, all.length - MAX_INSTRUCTIONS_SHOWN)).map(toPanelInstruction),
       baseline: steering.reviewable(w) ? 'git' : 'none',
+      ...(w.worktrees?.[0] !== undefined ? { branch: w.worktrees[0].branch } : {}),
     };
   });
   return { works, waiting, open: open.length };

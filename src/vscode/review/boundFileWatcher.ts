@@ -29,7 +29,7 @@ export class BoundFileWatcher implements vscode.Disposable {
 
   constructor(
     private readonly approvals: Approvals,
-    private readonly workspaceRoot: (workspaceId: string) => string | undefined,
+    private readonly workspaceRoot: (workspaceId: string, approvalId?: string) => string | undefined,
     private readonly log: Logger,
   ) {
     this.saveSub = vscode.workspace.onDidSaveTextDocument((doc) => this.changed(doc.uri));
@@ -38,7 +38,7 @@ export class BoundFileWatcher implements vscode.Disposable {
   /** Watches the files of a pending patch hold (again after a change of the hold: idempotent). */
   track(hold: HoldView): void {
     if (hold.tool !== 'apply_patch' || hold.state !== 'pending') return this.untrack(hold.approval_id);
-    const root = this.workspaceRoot(hold.workspace_id);
+    const root = this.workspaceRoot(hold.workspace_id, hold.approval_id);
     if (!root) {
       this.log.warn(`[review] workspace ${hold.workspace_id} of hold ${hold.approval_id} is not open; its files are not watched`);
       return;

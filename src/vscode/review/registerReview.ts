@@ -16,8 +16,11 @@ export interface ReviewDeps {
   readonly approvals: Approvals;
   readonly activity: Activity;
   readonly log: Logger;
-  /** Absolute root folder of a workspace id, for watching the files a hold binds. */
-  readonly workspaceRoot: (workspaceId: string) => string | undefined;
+  /**
+   * Absolute root folder of a workspace id, for watching the files a hold binds; with the hold's approval_id, the
+   * folder its request acts in (a work's own worktree, when it names such a work).
+   */
+  readonly workspaceRoot: (workspaceId: string, approvalId?: string) => string | undefined;
 }
 
 /** What the decision commands return (to a test, or to a caller that wants to know). */

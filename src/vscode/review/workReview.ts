@@ -131,7 +131,7 @@ class WorkBaselineFileSystem implements vscode.FileSystemProvider {
     const ref = fromWorkUri(uri);
     if (!ref) throw vscode.FileSystemError.FileNotFound(uri);
     const work = this.deps.steering.work(ref.workId);
-    const root = work && this.deps.workspaceRoot(work.workspace_id);
+    const root = work && workRoot(work, this.deps.workspaceRoot);
     const file = root === undefined ? undefined : relativeTo(root, ref.uriPath);
     if (!work || root === undefined || file === undefined || !this.deps.tree.readable(work.baseline)) throw vscode.FileSystemError.FileNotFound(uri);
     if (ref.side === 'deleted') return EMPTY;
@@ -230,7 +230,7 @@ export function registerWorkReview(deps: WorkReviewDeps): {
       if (all.length === 0) void vscode.window.showInformationMessage('CodeSpace: no work to review yet (an agent opens one with work_open).');
       return { ok: false, code: 'CANCELLED' };
     }
-    const root = deps.workspaceRoot(work.workspace_id);
+    const root = workRoot(work, deps.workspaceRoot);
     if (!root) return refuse('NOT_FOUND', `the workspace ${work.workspace_id} of this work is not open in this window.`, { work_id: work.id });
     if (!tree.readable(work.baseline)) {
       const patched = [...new Set(deps.patchRecords().filter((r) => r.work_id === work.id).flatMap((r) => r.files.flatMap((f) => (f.move_to ? [f.path, f.move_to] : [f.path]))))];
@@ -407,4 +407,9 @@ export function registerWorkReview(deps: WorkReviewDeps): {
       return undefined;
     },
   };
+}
+
+/** Where a work's changes are: its own worktree of its workspace, or the workspace folder itself. */
+function workRoot(work: WorkView, workspaceRoot: (id: string) => string | undefined): string | undefined {
+  return work.worktrees?.find((t) => t.workspace_id === work.workspace_id)?.root ?? workspaceRoot(work.workspace_id);
 }

@@ -1,0 +1,157 @@
+// The git worktrees of works with isolation "worktree", with the git CLI (execFile, never a shell). Each git
+// repository among the window's folders gets one worktree on the work's task branch, placed under the extension's
+// storage folder: outside every workspace folder, so the editor's searches and watchers do not see it twice.
+// Hooks are off for every call (a post-checkout hook of the repository does not run when a work opens).
+import { execFile } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { InvalidArgumentsError, ToolError } from '../core/errors';
+import type { Logger } from '../core/ports/logger';
+import { silentLogger } from '../core/ports/logger';
+import type { WorkWorktree, WorktreeFactory } from '../core/ports/workTree';
+import { isInside } from '../core/policy/paths';
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+/** A branch name we make: `codespace/<slug>-<id>`; checked again here, since it reaches git's command line. */
+const BRANCH = /^codespace\/[a-z0-9][a-z0-9-]{0,60}$/;
+
+export interface GitWorktreesOptions {
+  /** The folder the worktrees go in (made on first use); must be outside every workspace folder. */
+  readonly dir: string;
+  readonly git?: string;
+  readonly timeoutMs?: number;
+  readonly log?: Logger;
+}
+
+class GitFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export class GitWorktrees implements WorktreeFactory {
+  private readonly git: string;
+  private readonly timeoutMs: number;
+  private readonly log: Logger;
+
+  constructor(private readonly options: GitWorktreesOptions) {
+    this.git = options.git ?? 'git';
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.log = options.log ?? silentLogger;
+  }
+
+  private run(args: readonly string[], cwd: string): Promise<string> {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_NAMESPACE', 'GIT_PREFIX']) delete env[k];
+    Object.assign(env, { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' });
+    // Hooks off: opening or removing a work never runs the repository's scripts.
+    const argv = ['-c', 'core.hooksPath=/dev/null', ...args];
+    return new Promise((resolve, reject) => {
+      execFile(this.git, argv, { cwd, env, timeout: this.timeoutMs, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8', windowsHide: true }, (err, stdout, stderr) => {
+        if (err) {
+          const code = typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : undefined;
+          const why = (err as { killed?: boolean }).killed ? `timed out after ${this.timeoutMs} ms` : String(stderr).trim() || err.message;
+          reject(new GitFailure(`git ${args[0] ?? ''} failed: ${why}`, code));
+          return;
+        }
+        resolve(String(stdout));
+      });
+    });
+  }
+
+  /** The repository of a folder: its top and the folder's place in it, or undefined outside git. */
+  private async repoOf(root: string): Promise<{ top: string; prefix: string } | undefined> {
+    try {
+      const [top, prefix] = (await this.run(['rev-parse', '--show-toplevel', '--show-prefix'], root)).split('\n');
+      return top ? { top, prefix: prefix ?? '' } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async create(folders: readonly { readonly id: string; readonly root: string }[], opts: { readonly name: string; readonly base?: string }): Promise<WorkWorktree[]> {
+    if (!BRANCH.test(opts.name)) throw new Error(`not a task branch name: ${JSON.stringify(opts.name)}`);
+    if (opts.base !== undefined && (opts.base === '' || opts.base.startsWith('-') || /[\s\0]/.test(opts.base) || opts.base.length > 200)) {
+      throw new InvalidArgumentsError(`base ${JSON.stringify(opts.base.slice(0, 80))} is not a branch, tag or commit name.`, { field: 'base' });
+    }
+    const workDir = path.join(this.options.dir, opts.name.slice('codespace/'.length));
+    for (const f of folders) {
+      if (isInside(f.root, this.options.dir)) throw new Error(`the worktree folder ${this.options.dir} is inside the workspace folder ${f.root}`);
+    }
+    const made: WorkWorktree[] = [];
+    const byTop = new Map<string, { top: string; base: string }>();
+    const usedNames = new Set<string>();
+    try {
+      for (const f of folders) {
+        const repo = await this.repoOf(f.root);
+        if (!repo) continue;
+        let wt = byTop.get(repo.top);
+        if (!wt) {
+          const base = await this.baseOf(repo.top, opts.base, f.id);
+          let name = path.basename(repo.top) || 'repo';
+          for (let n = 2; usedNames.has(name); n++) name = `${path.basename(repo.top)}-${n}`;
+          usedNames.add(name);
+          const top = path.join(workDir, name);
+          await fsp.mkdir(workDir, { recursive: true });
+          await this.run(['worktree', 'add', '--quiet', '-b', opts.name, '--', top, base], repo.top);
+          wt = { top: await fsp.realpath(top), base };
+          byTop.set(repo.top, wt);
+          // Recorded at once, so that a failure further on removes it again.
+          made.push({ workspace_id: f.id, root: path.join(wt.top, ...repo.prefix.split('/').filter((p) => p !== '')), top: wt.top, branch: opts.name, base });
+          continue;
+        }
+        made.push({ workspace_id: f.id, root: path.join(wt.top, ...repo.prefix.split('/').filter((p) => p !== '')), top: wt.top, branch: opts.name, base: wt.base });
+      }
+    } catch (err) {
+      await this.remove(made, { branches: true });
+      if (InvalidArgumentsError.is(err) || ToolError.is(err)) throw err;
+      throw new ToolError('UNAVAILABLE', `The work's worktrees could not be created: ${err instanceof Error ? err.message : String(err)}`, {
+        hint: 'Open the work with isolation "shared", or ask the developer to check the repository (the CodeSpace log has details).',
+        details: { reason: 'worktree_failed' },
+      });
+    }
+    this.log.info(`[works] ${made.length} worktree(s) on ${opts.name}: ${[...new Set(made.map((m) => m.top))].join(', ')}`);
+    return made;
+  }
+
+  /** The commit a task branch starts from: `base` (a branch, tag or commit) or HEAD. */
+  private async baseOf(top: string, base: string | undefined, workspaceId: string): Promise<string> {
+    try {
+      return (await this.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `${base ?? 'HEAD'}^{commit}`], top)).trim();
+    } catch (err) {
+      if (base !== undefined) {
+        throw new InvalidArgumentsError(`base ${JSON.stringify(base)} names no commit in the repository of workspace ${workspaceId}.`, {
+          field: 'base',
+          hint: 'Pass a branch, tag or commit that exists in every repository of the window, or leave base out (HEAD).',
+          details: { reason: 'unknown_base', workspace_id: workspaceId },
+        });
+      }
+      if (err instanceof GitFailure && err.exitCode === 1) {
+        throw new InvalidArgumentsError(`The repository of workspace ${workspaceId} has no commit yet, so a work cannot branch from it.`, {
+          field: 'isolation',
+          hint: 'Commit once first, or open the work with isolation "shared".',
+          details: { reason: 'unborn_head', workspace_id: workspaceId },
+        });
+      }
+      throw err;
+    }
+  }
+
+  async remove(worktrees: readonly WorkWorktree[], opts: { readonly branches?: boolean } = {}): Promise<void> {
+    const tops = new Map<string, string>();
+    for (const t of worktrees) tops.set(t.top, t.branch);
+    for (const [top, branch] of tops) {
+      try {
+        const common = path.resolve(top, (await this.run(['rev-parse', '--git-common-dir'], top)).trim());
+        const main = path.dirname(common);
+        await this.run(['worktree', 'remove', '--force', '--', top], main);
+        if (opts.branches && BRANCH.test(branch)) await this.run(['branch', '-D', '--', branch], main);
+      } catch (err) {
+        this.log.warn(`[works] could not remove the worktree ${top}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,376 @@
+/**
+ * Works with their own git worktrees, on two disposable repositories served as a two-folder window through the real
+ * assembly (tools called through the dispatcher): work_open creates a worktree of each repository on a task branch
+ * outside the folders; read, find, search, apply_patch and exec_command with the work_id act in it (paths stay
+ * workspace-relative, confinement holds there) and leave the folders untouched; occupancy is per work; the bound
+ * refuses one work too many; a reload (a new assembly on the same storage) keeps the work's worktrees.
+ */
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { silentLogger } from '../../src/core/ports/logger';
+import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
+import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
+import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
+import { contentVersion } from '../../src/core/patch/version';
+import { branchSlug } from '../../src/core/steering/steeringService';
+import type { AssembledServices } from '../../src/node/assembleServices';
+import { assembleServices } from '../../src/node/assembleServices';
+import { GitWorktrees } from '../../src/node/gitWorktrees';
+import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
+
+const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: GIT_ENV });
+}
+
+function makeRepo(dir: string, files: Record<string, string>): string {
+  fs.mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.email', 'dev@example.invalid');
+  git(dir, 'config', 'user.name', 'Dev');
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), text);
+  }
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'init');
+  return dir;
+}
+
+/** Everything the developer's folder is: HEAD, branch, status and every file's bytes. */
+function snapshot(repo: string): string {
+  const files: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (e.name === '.git') continue;
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else files[path.relative(repo, p)] = fs.readFileSync(p, 'utf8');
+    }
+  };
+  walk(repo);
+  return JSON.stringify({ head: git(repo, 'rev-parse', 'HEAD'), branch: git(repo, 'branch', '--show-current'), status: git(repo, 'status', '--porcelain'), files });
+}
+
+type Outcome = { kind: string; value?: Record<string, unknown>; body?: { code: string; message: string; details?: Record<string, unknown> } };
+
+describe('works with their own worktrees (two git folders, real assembly)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let storage: string;
+  let repoA: string;
+  let repoB: string;
+  let plain: string;
+  let assembled: AssembledServices | undefined;
+  let maxWorktrees = 8;
+
+  let sandboxed = false;
+  let hangBeforeFinish = false;
+  let confirmPatches = false;
+
+  async function assemble(): Promise<AssembledServices> {
+    const a = await assembleServices({
+      workspaces: new WorkspaceRegistry(
+        new InMemoryWorkspaceSource([
+          { root: repoA, name: 'alpha', preferredId: 'alpha', profile: 'exec' },
+          { root: repoB, name: 'beta', preferredId: 'beta', profile: 'exec' },
+          { root: plain, name: 'plain', preferredId: 'plain', profile: 'exec' },
+        ]),
+      ),
+      fs: new NodeWorkspaceFs(),
+      logger: silentLogger,
+      limits: () => DEFAULT_LIMITS,
+      storageDir: storage,
+      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+      timeoutMs: () => 0,
+      lifetime: 'unit-test',
+      worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
+      maxWorktreeWorks: () => maxWorktrees,
+      contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
+      ...(confirmPatches ? { approvalPolicy: () => ({ patches: 'confirm' as const, commands: 'off' as const, agentMayResolve: false }) } : {}),
+      ...(hangBeforeFinish ? { faults: { beforeFinish: () => new Promise<void>(() => undefined) } } : {}),
+      ...(sandboxed ? { isolation: { mode: () => 'required' as const, network: () => 'block' as const, gitWrites: () => 'commit' as const, maxProcesses: () => 512 } } : {}),
+    });
+    assembled = a;
+    return a;
+  }
+
+  async function call(a: AssembledServices, name: string, args: Record<string, unknown>): Promise<Outcome> {
+    return (await a.dispatcher.call(name, args, new AbortController().signal, { session: 'S1' })) as Outcome;
+  }
+  async function ok(a: AssembledServices, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const r = await call(a, name, args);
+    assert.equal(r.kind, 'result', `${name}: ${JSON.stringify(r.body)}`);
+    return r.value as Record<string, unknown>;
+  }
+  async function fails(a: AssembledServices, name: string, args: Record<string, unknown>, code: string, reason?: string): Promise<Outcome['body']> {
+    const r = await call(a, name, args);
+    assert.equal(r.kind, 'error', `${name} should fail with ${code}: ${JSON.stringify(r.value)}`);
+    assert.equal(r.body?.code, code, r.body?.message);
+    if (reason !== undefined) assert.equal(r.body?.details?.reason, reason, r.body?.message);
+    return r.body;
+  }
+
+  beforeEach(() => {
+    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-works-')));
+    storage = path.join(dir, 'storage');
+    fs.mkdirSync(storage);
+    repoA = makeRepo(path.join(dir, 'alpha'), { 'src/app.ts': 'export const a = 1;\n', 'README.md': 'alpha\n' });
+    repoB = makeRepo(path.join(dir, 'beta'), { 'lib.txt': 'beta one\n' });
+    plain = path.join(dir, 'plain');
+    fs.mkdirSync(plain);
+    fs.writeFileSync(path.join(plain, 'notes.txt'), 'not in git\n');
+    maxWorktrees = 8;
+    sandboxed = false;
+    hangBeforeFinish = false;
+    confirmPatches = false;
+  });
+
+  afterEach(async () => {
+    await assembled?.shutdown();
+    assembled = undefined;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names the task branch after the title', () => {
+    assert.equal(branchSlug('Fix the Login flow!'), 'fix-the-login-flow');
+    assert.equal(branchSlug('***'), 'work');
+    assert.ok(branchSlug('x'.repeat(100)).length <= 40);
+  });
+
+  it('gives a worktree work a worktree of each git folder on its task branch, outside the folders, and leaves the folders alone', async () => {
+    const a = await assemble();
+    const before = [snapshot(repoA), snapshot(repoB)];
+    const w = await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Fix the login', isolation: 'worktree' });
+    const workId = String(w.work_id);
+    const trees = a.steering.work(workId)?.worktrees ?? [];
+    assert.deepEqual(trees.map((t) => t.workspace_id), ['alpha', 'beta'], 'the folder outside git has none');
+    assert.equal(w.branch, trees[0]?.branch);
+    assert.match(trees[0]?.branch ?? '', /^codespace\/fix-the-login-[0-9a-f]{8}$/);
+    assert.equal(trees[0]?.base, git(repoA, 'rev-parse', 'HEAD').trim());
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    for (const [root, repo] of [[rootA, repoA], [rootB, repoB]] as const) {
+      assert.ok(root.startsWith(path.join(storage, 'worktrees')), root);
+      assert.ok(!root.startsWith(repo + path.sep));
+      assert.equal(git(root, 'branch', '--show-current').trim(), trees[0]?.branch);
+    }
+
+    // Read, find, search in the work see the worktree; without work_id, the folder.
+    fs.writeFileSync(path.join(rootA, 'only-in-work.txt'), 'work file\n');
+    assert.equal((await ok(a, 'read', { workspace_id: 'alpha', path: 'only-in-work.txt', work_id: workId })).content, 'work file\n');
+    await fails(a, 'read', { workspace_id: 'alpha', path: 'only-in-work.txt' }, 'NOT_FOUND');
+    assert.deepEqual((await ok(a, 'find', { workspace_id: 'alpha', pattern: '*.txt', work_id: workId })).paths, ['only-in-work.txt']);
+    assert.deepEqual((await ok(a, 'find', { workspace_id: 'alpha', pattern: '*.txt' })).paths, []);
+    fs.rmSync(path.join(rootA, 'only-in-work.txt'));
+
+    // apply_patch in both repositories of the work; the folders do not change.
+    const app = fs.readFileSync(path.join(repoA, 'src/app.ts'));
+    await ok(a, 'apply_patch', {
+      workspace_id: 'alpha',
+      work_id: workId,
+      operation_key: 'p1',
+      expected_versions: { 'src/app.ts': contentVersion(app) },
+      patch: '*** Begin Patch\n*** Update File: src/app.ts\n@@\n-export const a = 1;\n+export const a = 2;\n*** Add File: NEW.md\n+new in the work\n*** End Patch\n',
+    });
+    await ok(a, 'apply_patch', {
+      workspace_id: 'beta',
+      work_id: workId,
+      operation_key: 'p2',
+      expected_versions: { 'lib.txt': contentVersion(fs.readFileSync(path.join(repoB, 'lib.txt'))) },
+      patch: '*** Begin Patch\n*** Update File: lib.txt\n@@\n-beta one\n+beta two\n*** End Patch\n',
+    });
+    assert.equal(fs.readFileSync(path.join(rootA, 'src/app.ts'), 'utf8'), 'export const a = 2;\n');
+    assert.equal(fs.readFileSync(path.join(rootB, 'lib.txt'), 'utf8'), 'beta two\n');
+    const found = await ok(a, 'search', { workspace_id: 'alpha', query: 'a = 2', work_id: workId });
+    assert.deepEqual((found.matches as { path: string }[]).map((m) => m.path), ['src/app.ts']);
+    assert.deepEqual((await ok(a, 'search', { workspace_id: 'alpha', query: 'a = 2' })).matches, []);
+
+    // A command in the work runs in the worktree (cwd relative to it).
+    const p = await ok(a, 'exec_command', { workspace_id: 'alpha', work_id: workId, command: ['sh', '-c', 'pwd; cat src/app.ts; echo made > by-command.txt'], cwd: '' });
+    for (let i = 0; i < 400 && (await ok(a, 'process_status', { process_id: p.process_id })).state !== 'exited'; i++) await new Promise((r) => setTimeout(r, 50));
+    const out = await ok(a, 'read_process', { process_id: p.process_id, cursor: 0 });
+    assert.match(String(out.chunk), new RegExp(rootA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    assert.match(String(out.chunk), /a = 2/);
+    assert.ok(fs.existsSync(path.join(rootA, 'by-command.txt')));
+
+    // Confinement holds in the worktree: no way out of it by path.
+    await fails(a, 'read', { workspace_id: 'alpha', path: '../alpha/README.md', work_id: workId }, 'PATH_OUTSIDE_WORKSPACE');
+    fs.symlinkSync(path.join(repoA, 'README.md'), path.join(rootA, 'link.md'));
+    await fails(a, 'read', { workspace_id: 'alpha', path: 'link.md', work_id: workId }, 'PATH_OUTSIDE_WORKSPACE');
+
+    // A folder outside git has no worktree in the work: a clear refusal, nothing written there.
+    await fails(a, 'read', { workspace_id: 'plain', path: 'notes.txt', work_id: workId }, 'INVALID_ARGUMENTS', 'no_worktree');
+
+    assert.deepEqual([snapshot(repoA), snapshot(repoB)], before, 'the developer\'s folders are untouched');
+  });
+
+  it('keeps occupancy per work: a long command in one work does not make a patch in another WORKSPACE_BUSY', async () => {
+    const a = await assemble();
+    const one = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Serve', isolation: 'worktree' })).work_id);
+    const two = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Edit', isolation: 'worktree' })).work_id);
+    const shared = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'In the folder' })).work_id);
+    const long = await ok(a, 'exec_command', { workspace_id: 'alpha', work_id: one, command: ['sleep', '60'] });
+    const readme = contentVersion(fs.readFileSync(path.join(repoA, 'README.md')));
+    const patch = (text: string): string => `*** Begin Patch\n*** Update File: README.md\n@@\n-alpha\n+${text}\n*** End Patch\n`;
+    // The same work: busy, as always.
+    const busy = await fails(a, 'apply_patch', { workspace_id: 'alpha', work_id: one, operation_key: 'k1', expected_versions: { 'README.md': readme }, patch: patch('one') }, 'WORKSPACE_BUSY');
+    assert.equal((busy?.details as { process_id?: string }).process_id, long.process_id);
+    // Another work, the folder itself (no work_id) and a shared work: free.
+    await ok(a, 'apply_patch', { workspace_id: 'alpha', work_id: two, operation_key: 'k2', expected_versions: { 'README.md': readme }, patch: patch('two') });
+    await ok(a, 'apply_patch', { workspace_id: 'alpha', work_id: shared, operation_key: 'k3', expected_versions: { 'README.md': readme }, patch: patch('main') });
+    assert.equal(fs.readFileSync(path.join(a.steering.rootFor(two, 'alpha') as string, 'README.md'), 'utf8'), 'two\n');
+    assert.equal(fs.readFileSync(path.join(repoA, 'README.md'), 'utf8'), 'main\n');
+    assert.equal(fs.readFileSync(path.join(a.steering.rootFor(one, 'alpha') as string, 'README.md'), 'utf8'), 'alpha\n');
+    // A long command in the folder does not block the works either, and the folder stays busy for itself.
+    await ok(a, 'exec_command', { workspace_id: 'beta', command: ['sleep', '60'] });
+    await ok(a, 'exec_command', { workspace_id: 'beta', work_id: two, command: ['true'] });
+    await fails(a, 'exec_command', { workspace_id: 'beta', command: ['true'] }, 'WORKSPACE_BUSY');
+  });
+
+  it('bounds the number of works with worktrees, and checks isolation, base and the folder', async () => {
+    maxWorktrees = 2;
+    const a = await assemble();
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'one', isolation: 'worktree' });
+    const second = String((await ok(a, 'work_open', { workspace_id: 'beta', title: 'two', isolation: 'worktree' })).work_id);
+    const over = await fails(a, 'work_open', { workspace_id: 'alpha', title: 'three', isolation: 'worktree' }, 'UNAVAILABLE', 'worktree_limit');
+    assert.equal(over?.details?.max, 2);
+    // Racing opens do not pass the bound together.
+    await ok(a, 'work_finish', { work_id: second });
+    const raced = await Promise.all([1, 2, 3].map((n) => call(a, 'work_open', { workspace_id: 'alpha', title: `race ${n}`, isolation: 'worktree' })));
+    assert.equal(raced.filter((r) => r.kind === 'result').length, 1);
+    assert.equal(raced.filter((r) => r.body?.details?.reason === 'worktree_limit').length, 2);
+    maxWorktrees = 8;
+    await fails(a, 'work_open', { workspace_id: 'plain', title: 'no git', isolation: 'worktree' }, 'INVALID_ARGUMENTS', 'not_git');
+    await fails(a, 'work_open', { workspace_id: 'alpha', title: 'bad base', isolation: 'worktree', base: 'no-such-branch' }, 'INVALID_ARGUMENTS', 'unknown_base');
+    await fails(a, 'work_open', { workspace_id: 'alpha', title: 'option', isolation: 'worktree', base: '--upload-pack=x' }, 'INVALID_ARGUMENTS');
+    await fails(a, 'work_open', { workspace_id: 'alpha', title: 'base alone', base: 'main' }, 'INVALID_ARGUMENTS');
+    // A refused open leaves no worktree or branch behind.
+    assert.equal(git(repoA, 'branch', '--list', 'codespace/bad-base-*').trim(), '');
+    assert.equal(git(repoB, 'branch', '--list', 'codespace/bad-base-*').trim(), '');
+    // From a named base.
+    git(repoA, 'checkout', '-q', '-b', 'feature');
+    fs.writeFileSync(path.join(repoA, 'feature.txt'), 'f\n');
+    git(repoA, 'add', '-A');
+    git(repoA, 'commit', '-q', '-m', 'feature');
+    git(repoB, 'branch', 'feature');
+    git(repoA, 'checkout', '-q', 'main');
+    const based = await ok(a, 'work_open', { workspace_id: 'alpha', title: 'from feature', isolation: 'worktree', base: 'feature' });
+    assert.equal(a.steering.work(String(based.work_id))?.worktrees?.[0]?.base, git(repoA, 'rev-parse', 'feature').trim());
+    assert.ok(fs.existsSync(path.join(a.steering.rootFor(String(based.work_id), 'alpha') as string, 'feature.txt')));
+  });
+
+  it('keeps a work\'s worktrees across a reload', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Survive', isolation: 'worktree' })).work_id);
+    const root = a.steering.rootFor(workId, 'beta') as string;
+    fs.writeFileSync(path.join(root, 'lib.txt'), 'changed in the work\n');
+    await a.shutdown();
+    assembled = undefined;
+    const b = await assemble();
+    assert.equal(b.steering.work(workId)?.worktrees?.length, 2);
+    assert.equal((await ok(b, 'read', { workspace_id: 'beta', path: 'lib.txt', work_id: workId })).content, 'changed in the work\n');
+    assert.equal((await ok(b, 'read', { workspace_id: 'beta', path: 'lib.txt' })).content, 'beta one\n');
+  });
+
+  it('a shared work still acts in the folder itself, and only in its own workspace', async () => {
+    const a = await assemble();
+    const w = await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Shared' });
+    assert.equal(w.branch, undefined);
+    assert.equal(a.steering.work(String(w.work_id))?.worktrees, undefined);
+    assert.equal((await ok(a, 'read', { workspace_id: 'alpha', path: 'README.md', work_id: w.work_id })).content, 'alpha\n');
+    await fails(a, 'read', { workspace_id: 'beta', path: 'lib.txt', work_id: w.work_id }, 'INVALID_ARGUMENTS');
+    await fails(a, 'read', { workspace_id: 'alpha', path: 'README.md', work_id: 'work_nope' }, 'WORK_NOT_FOUND');
+  });
+
+  it('mounts the work\'s worktree in the sandbox with the same protections: its .git file, the admin folder and the main folder stay read-only', async function () {
+    if (process.platform !== 'linux' || spawnSync('bwrap', ['--unshare-user', '--ro-bind', '/', '/', 'true']).status !== 0) {
+      // The sandbox is Linux-only; its own suite reports when bubblewrap cannot run here.
+      this.skip();
+    }
+    sandboxed = true;
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Contained', isolation: 'worktree' })).work_id);
+    const root = a.steering.rootFor(workId, 'alpha') as string;
+    const admin = path.resolve(root, git(root, 'rev-parse', '--git-dir').trim());
+    assert.ok(admin.startsWith(path.join(repoA, '.git', 'worktrees')), admin);
+    const gitFile = fs.readFileSync(path.join(root, '.git'), 'utf8');
+    const adminHead = fs.readFileSync(path.join(admin, 'HEAD'), 'utf8');
+    const before = snapshot(repoA);
+    const script = [
+      'echo edited > README.md && echo ok-edit',
+      `echo 'gitdir: ../elsewhere' > .git || echo refused-gitfile`,
+      `echo 'ref: refs/heads/main' > ${JSON.stringify(path.join(admin, 'HEAD'))} || echo refused-admin`,
+      `echo hooked > ${JSON.stringify(path.join(admin, 'config.worktree'))} || echo refused-admin-config`,
+      `echo x > ${JSON.stringify(path.join(repoA, 'README.md'))} || echo refused-main`,
+      `mkdir ${JSON.stringify(path.join(repoA, '.git', 'hooks', 'x'))} || echo refused-main-git`,
+    ].join('; ');
+    const p = await ok(a, 'exec_command', { workspace_id: 'alpha', work_id: workId, command: ['sh', '-c', script] });
+    for (let i = 0; i < 400 && (await ok(a, 'process_status', { process_id: p.process_id })).state !== 'exited'; i++) await new Promise((r) => setTimeout(r, 50));
+    const out = String((await ok(a, 'read_process', { process_id: p.process_id, cursor: 0 })).chunk);
+    for (const word of ['ok-edit', 'refused-gitfile', 'refused-admin', 'refused-admin-config', 'refused-main', 'refused-main-git']) assert.match(out, new RegExp(word), out);
+    assert.equal(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), 'edited\n');
+    assert.equal(fs.readFileSync(path.join(root, '.git'), 'utf8'), gitFile);
+    assert.equal(fs.readFileSync(path.join(admin, 'HEAD'), 'utf8'), adminHead);
+    assert.ok(!fs.existsSync(path.join(admin, 'config.worktree')));
+    assert.equal(snapshot(repoA), before);
+  });
+
+  it('settles a patch a crash cut off in a work\'s worktree by the worktree\'s files, not the folder\'s', async () => {
+    const first = await assemble();
+    const workId = String((await ok(first, 'work_open', { workspace_id: 'beta', title: 'Crash', isolation: 'worktree' })).work_id);
+    const root = first.steering.rootFor(workId, 'beta') as string;
+    await first.steering.flush();
+    // The patch is written, then the host "dies" before the ledger records it finished.
+    hangBeforeFinish = true;
+    const patched = new Promise<void>((resolve) => {
+      const probe = setInterval(() => {
+        if (fs.readFileSync(path.join(root, 'lib.txt'), 'utf8') === 'beta crashed\n') {
+          clearInterval(probe);
+          resolve();
+        }
+      }, 20);
+    });
+    const pending = (await assemble()).dispatcher.call('apply_patch', {
+      workspace_id: 'beta',
+      work_id: workId,
+      operation_key: 'cut-off',
+      expected_versions: { 'lib.txt': contentVersion(fs.readFileSync(path.join(repoB, 'lib.txt'))) },
+      patch: '*** Begin Patch\n*** Update File: lib.txt\n@@\n-beta one\n+beta crashed\n*** End Patch\n',
+    }, new AbortController().signal);
+    void pending;
+    await patched;
+    hangBeforeFinish = false;
+    const after = await assemble();
+    const status = await ok(after, 'operation_status', { operation_key: 'cut-off' });
+    assert.equal(status.status, 'applied', JSON.stringify(status));
+    assert.equal(fs.readFileSync(path.join(repoB, 'lib.txt'), 'utf8'), 'beta one\n');
+    await first.shutdown();
+  });
+
+  it('binds a held patch of a worktree work to the worktree\'s files: the folder changing leaves it pending, the worktree changing makes it stale', async () => {
+    confirmPatches = true;
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'beta', title: 'Held', isolation: 'worktree' })).work_id);
+    const root = a.steering.rootFor(workId, 'beta') as string;
+    const held = await fails(a, 'apply_patch', {
+      workspace_id: 'beta',
+      work_id: workId,
+      operation_key: 'held',
+      expected_versions: { 'lib.txt': contentVersion(fs.readFileSync(path.join(root, 'lib.txt'))) },
+      patch: '*** Begin Patch\n*** Update File: lib.txt\n@@\n-beta one\n+beta held\n*** End Patch\n',
+    }, 'APPROVAL_REQUIRED');
+    const id = String(held?.details?.approval_id);
+    fs.writeFileSync(path.join(repoB, 'lib.txt'), 'the developer edits the folder\n');
+    await a.approvals.revalidate(id);
+    assert.equal(a.approvals.stored(id).state, 'pending', 'the folder is not what the hold binds');
+    fs.writeFileSync(path.join(root, 'lib.txt'), 'changed in the worktree\n');
+    await a.approvals.revalidate(id);
+    assert.equal(a.approvals.stored(id).state, 'stale');
+  });
+});
