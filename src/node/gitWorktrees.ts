@@ -3,12 +3,12 @@
 // storage folder: outside every workspace folder, so the editor's searches and watchers do not see it twice.
 // Hooks are off for every call (a post-checkout hook of the repository does not run when a work opens).
 import { execFile } from 'node:child_process';
-import { promises as fsp } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { InvalidArgumentsError, ToolError } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
 import { silentLogger } from '../core/ports/logger';
-import type { WorkWorktree, WorktreeFactory } from '../core/ports/workTree';
+import type { WorkWorktree, WorktreeFactory, WorktreeKeptReason, WorktreeRetirement } from '../core/ports/workTree';
 import { isInside } from '../core/policy/paths';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -22,6 +22,9 @@ export interface GitWorktreesOptions {
   readonly timeoutMs?: number;
   readonly log?: Logger;
 }
+
+/** One repository's answer at work_finish. */
+type Outcome = { removed: true } | { removed: false; reason: WorktreeKeptReason; detail?: string };
 
 class GitFailure extends Error {
   constructor(
@@ -138,6 +141,59 @@ export class GitWorktrees implements WorktreeFactory {
       }
       throw err;
     }
+  }
+
+  async retire(worktrees: readonly WorkWorktree[]): Promise<WorktreeRetirement[]> {
+    const byTop = new Map<string, WorkWorktree>();
+    for (const t of worktrees) if (!byTop.has(t.top)) byTop.set(t.top, t);
+    const outcomes = new Map<string, Outcome>();
+    for (const [top, t] of byTop) {
+      let outcome: Outcome;
+      try {
+        outcome = await this.retireOne(t);
+      } catch (err) {
+        outcome = { removed: false, reason: 'failed', detail: err instanceof Error ? err.message : String(err) };
+      }
+      if (outcome.removed) this.log.info(`[works] removed the worktree ${top} and the branch ${t.branch}`);
+      else this.log.info(`[works] kept the worktree ${top} and the branch ${t.branch}: ${'reason' in outcome ? outcome.reason : ''}`);
+      outcomes.set(top, outcome);
+    }
+    return worktrees.map((t) => ({ workspace_id: t.workspace_id, ...(outcomes.get(t.top) as Outcome) }));
+  }
+
+  /**
+   * One worktree and its branch, or nothing when something would be lost: changed or untracked files (ignored ones
+   * go with the worktree), or commits on the branch (or a detached HEAD there) that neither the base, another branch
+   * nor a remote-tracking ref holds. Nothing is forced: git itself refuses to remove a worktree that changed since.
+   */
+  private async retireOne(t: WorkWorktree): Promise<Outcome> {
+    if (!BRANCH.test(t.branch)) throw new Error(`not a task branch name: ${JSON.stringify(t.branch)}`);
+    if (!existsSync(t.top)) return { removed: false, reason: 'failed', detail: `the worktree folder ${t.top} is no longer there` };
+    const main = path.dirname(path.resolve(t.top, (await this.run(['rev-parse', '--git-common-dir'], t.top)).trim()));
+    const changed = (await this.run(['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none'], t.top)).split('\n').filter((l) => l !== '');
+    if (changed.length > 0) return { removed: false, reason: 'uncommitted', detail: `${changed.length} changed or untracked file(s)` };
+    let tip: string | undefined;
+    try {
+      tip = (await this.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${t.branch}^{commit}`], main)).trim() || undefined;
+    } catch {
+      tip = undefined;
+    }
+    const heads = ['HEAD', ...(tip !== undefined ? [tip] : [])];
+    const holders = ['--not', t.base, `--exclude=${t.branch}`, '--branches', '--remotes'];
+    const unsaved = Number((await this.run(['rev-list', '--count', ...heads, ...holders, '--'], t.top)).trim());
+    if (unsaved > 0) return { removed: false, reason: 'unmerged', detail: `${unsaved} commit(s) on no other branch or remote-tracking ref` };
+    try {
+      await this.run(['worktree', 'remove', '--', t.top], main);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return /modified or untracked|contains modified/i.test(why) ? { removed: false, reason: 'uncommitted', detail: why } : { removed: false, reason: 'failed', detail: why };
+    }
+    if (tip !== undefined) {
+      // Only at the tip just checked: a branch that moved since is left alone.
+      await this.run(['update-ref', '-d', `refs/heads/${t.branch}`, tip], main);
+      await this.run(['config', '--remove-section', `branch.${t.branch}`], main).catch(() => undefined);
+    }
+    return { removed: true };
   }
 
   async remove(worktrees: readonly WorkWorktree[], opts: { readonly branches?: boolean } = {}): Promise<void> {
