@@ -143,14 +143,14 @@ export class GitWorktrees implements WorktreeFactory {
     }
   }
 
-  async retire(worktrees: readonly WorkWorktree[]): Promise<WorktreeRetirement[]> {
+  async retire(worktrees: readonly WorkWorktree[], opts: { readonly folderOf?: (workspaceId: string) => string | undefined } = {}): Promise<WorktreeRetirement[]> {
     const byTop = new Map<string, WorkWorktree>();
     for (const t of worktrees) if (!byTop.has(t.top)) byTop.set(t.top, t);
     const outcomes = new Map<string, Outcome>();
     for (const [top, t] of byTop) {
       let outcome: Outcome;
       try {
-        outcome = await this.retireOne(t);
+        outcome = existsSync(top) ? await this.retireOne(t) : await this.retireGone(t, opts.folderOf?.(t.workspace_id));
       } catch (err) {
         outcome = { removed: false, reason: 'failed', detail: err instanceof Error ? err.message : String(err) };
       }
@@ -168,32 +168,57 @@ export class GitWorktrees implements WorktreeFactory {
    */
   private async retireOne(t: WorkWorktree): Promise<Outcome> {
     if (!BRANCH.test(t.branch)) throw new Error(`not a task branch name: ${JSON.stringify(t.branch)}`);
-    if (!existsSync(t.top)) return { removed: false, reason: 'failed', detail: `the worktree folder ${t.top} is no longer there` };
     const main = path.dirname(path.resolve(t.top, (await this.run(['rev-parse', '--git-common-dir'], t.top)).trim()));
     const changed = (await this.run(['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none'], t.top)).split('\n').filter((l) => l !== '');
     if (changed.length > 0) return { removed: false, reason: 'uncommitted', detail: `${changed.length} changed or untracked file(s)` };
-    let tip: string | undefined;
-    try {
-      tip = (await this.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${t.branch}^{commit}`], main)).trim() || undefined;
-    } catch {
-      tip = undefined;
-    }
-    const heads = ['HEAD', ...(tip !== undefined ? [tip] : [])];
-    const holders = ['--not', t.base, `--exclude=${t.branch}`, '--branches', '--remotes'];
-    const unsaved = Number((await this.run(['rev-list', '--count', ...heads, ...holders, '--'], t.top)).trim());
-    if (unsaved > 0) return { removed: false, reason: 'unmerged', detail: `${unsaved} commit(s) on no other branch or remote-tracking ref` };
+    const tip = await this.tipOf(t.branch, main);
+    const unsaved = await this.unsaved(t, ['HEAD', ...(tip !== undefined ? [tip] : [])], t.top);
+    if (unsaved !== undefined) return unsaved;
     try {
       await this.run(['worktree', 'remove', '--', t.top], main);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       return /modified or untracked|contains modified/i.test(why) ? { removed: false, reason: 'uncommitted', detail: why } : { removed: false, reason: 'failed', detail: why };
     }
-    if (tip !== undefined) {
-      // Only at the tip just checked: a branch that moved since is left alone.
-      await this.run(['update-ref', '-d', `refs/heads/${t.branch}`, tip], main);
-      await this.run(['config', '--remove-section', `branch.${t.branch}`], main).catch(() => undefined);
-    }
+    await this.deleteBranch(t.branch, tip, main);
     return { removed: true };
+  }
+
+  /** A worktree whose folder is gone (deleted by hand): its stale entry is pruned, then its branch goes as above. */
+  private async retireGone(t: WorkWorktree, folder: string | undefined): Promise<Outcome> {
+    if (!BRANCH.test(t.branch)) throw new Error(`not a task branch name: ${JSON.stringify(t.branch)}`);
+    const repo = folder === undefined ? undefined : await this.repoOf(folder);
+    if (!repo) return { removed: false, reason: 'failed', detail: `the worktree folder ${t.top} is no longer there, and its repository is not found` };
+    const main = path.dirname(path.resolve(repo.top, (await this.run(['rev-parse', '--git-common-dir'], repo.top)).trim()));
+    await this.run(['worktree', 'prune'], main);
+    const tip = await this.tipOf(t.branch, main);
+    if (tip !== undefined) {
+      const unsaved = await this.unsaved(t, [tip], main);
+      if (unsaved !== undefined) return unsaved;
+    }
+    await this.deleteBranch(t.branch, tip, main);
+    return { removed: true };
+  }
+
+  private async tipOf(branch: string, main: string): Promise<string | undefined> {
+    try {
+      return (await this.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`], main)).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `unmerged` when `heads` have commits that neither the base, another branch nor a remote-tracking ref holds. */
+  private async unsaved(t: WorkWorktree, heads: readonly string[], cwd: string): Promise<Outcome | undefined> {
+    const n = Number((await this.run(['rev-list', '--count', ...heads, '--not', t.base, `--exclude=${t.branch}`, '--branches', '--remotes', '--'], cwd)).trim());
+    return n > 0 ? { removed: false, reason: 'unmerged', detail: `${n} commit(s) on no other branch or remote-tracking ref` } : undefined;
+  }
+
+  /** Only at the tip just checked: a branch that moved since is left alone. */
+  private async deleteBranch(branch: string, tip: string | undefined, main: string): Promise<void> {
+    if (tip === undefined) return;
+    await this.run(['update-ref', '-d', `refs/heads/${branch}`, tip], main);
+    await this.run(['config', '--remove-section', `branch.${branch}`], main).catch(() => undefined);
   }
 
   async remove(worktrees: readonly WorkWorktree[], opts: { readonly branches?: boolean } = {}): Promise<void> {

@@ -389,6 +389,26 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal(spawnSync('git', ['config', '--get-regexp', '^branch\\.codespace/'], { cwd: repoB, env: GIT_ENV }).status, 1);
   });
 
+  it('work_finish handles a worktree folder deleted by hand: prunes it, and still keeps a branch with commits not merged', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Deleted', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    const branch = String(a.steering.work(workId)?.worktrees?.[0]?.branch);
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'committed, then the folder is deleted\n');
+    git(rootA, 'commit', '-q', '-am', 'before the delete');
+    fs.rmSync(rootA, { recursive: true, force: true });
+    fs.rmSync(rootB, { recursive: true, force: true });
+    const out = await finish(a, workId);
+    assert.deepEqual(out.map((t) => [t.workspace_id, t.removed, t.reason]), [['alpha', false, 'unmerged'], ['beta', true, undefined]]);
+    assert.notEqual(branchesOf(repoA), '', 'the commit stays on its branch');
+    assert.equal(worktreesOf(repoA), 1, 'the stale entry is pruned');
+    assert.equal(branchesOf(repoB), '');
+    git(repoA, 'merge', '-q', '--ff-only', branch);
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    assert.equal(branchesOf(repoA), '');
+  });
+
   it('work_finish keeps a commit made on a detached HEAD in the worktree', async () => {
     const a = await assemble();
     const workId = String((await ok(a, 'work_open', { workspace_id: 'beta', title: 'Detached', isolation: 'worktree' })).work_id);

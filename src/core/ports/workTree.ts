@@ -63,8 +63,9 @@ export interface WorktreeFactory {
   /**
    * At work_finish: per repository, removes the worktree (never forced) and deletes its task branch, or keeps both
    * when something would be lost. One outcome per entry of `worktrees` (folders of one repository share theirs).
+   * `folderOf` (the workspace folder of an id) finds the repository of a worktree whose folder was deleted by hand.
    */
-  retire(worktrees: readonly WorkWorktree[]): Promise<WorktreeRetirement[]>;
+  retire(worktrees: readonly WorkWorktree[], opts?: { readonly folderOf?: (workspaceId: string) => string | undefined }): Promise<WorktreeRetirement[]>;
 }
 
 /**

@@ -384,7 +384,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       const w = this.requireWork(workId);
       if (w.worktrees === undefined) return { closed: true as const, work: workView(w) };
       const left = w.worktrees.filter((t) => t.removed_at === undefined);
-      const outcomes = left.length === 0 ? [] : this.options.worktrees ? await this.options.worktrees.retire(left) : left.map((t) => ({ workspace_id: t.workspace_id, removed: false as const, reason: 'failed' as const, detail: 'this host has no git support' }));
+      const outcomes = left.length === 0 ? [] : this.options.worktrees ? await this.options.worktrees.retire(left, { folderOf: (id) => this.folderOf(id) }) : left.map((t) => ({ workspace_id: t.workspace_id, removed: false as const, reason: 'failed' as const, detail: 'this host has no git support' }));
       const at = this.timestamp();
       const gone = new Set(outcomes.filter((o) => o.removed).map((o) => o.workspace_id));
       const now = this.requireWork(workId);
@@ -549,6 +549,15 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       return made;
     } finally {
       this.creating--;
+    }
+  }
+
+  /** The window's folder of a workspace id, if it is still one of them. */
+  private folderOf(workspaceId: string): string | undefined {
+    try {
+      return this.options.workspaces.get(workspaceId).root;
+    } catch {
+      return undefined;
     }
   }
 
