@@ -3,12 +3,12 @@
 // storage folder: outside every workspace folder, so the editor's searches and watchers do not see it twice.
 // Hooks are off for every call (a post-checkout hook of the repository does not run when a work opens).
 import { execFile } from 'node:child_process';
-import { promises as fsp } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { InvalidArgumentsError, ToolError } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
 import { silentLogger } from '../core/ports/logger';
-import type { WorkWorktree, WorktreeFactory } from '../core/ports/workTree';
+import type { WorkWorktree, WorktreeFactory, WorktreeKeptReason, WorktreeRetirement } from '../core/ports/workTree';
 import { isInside } from '../core/policy/paths';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -22,6 +22,9 @@ export interface GitWorktreesOptions {
   readonly timeoutMs?: number;
   readonly log?: Logger;
 }
+
+/** One repository's answer at work_finish. */
+type Outcome = { removed: true } | { removed: false; reason: WorktreeKeptReason; detail?: string };
 
 class GitFailure extends Error {
   constructor(
@@ -138,6 +141,84 @@ export class GitWorktrees implements WorktreeFactory {
       }
       throw err;
     }
+  }
+
+  async retire(worktrees: readonly WorkWorktree[], opts: { readonly folderOf?: (workspaceId: string) => string | undefined } = {}): Promise<WorktreeRetirement[]> {
+    const byTop = new Map<string, WorkWorktree>();
+    for (const t of worktrees) if (!byTop.has(t.top)) byTop.set(t.top, t);
+    const outcomes = new Map<string, Outcome>();
+    for (const [top, t] of byTop) {
+      let outcome: Outcome;
+      try {
+        outcome = existsSync(top) ? await this.retireOne(t) : await this.retireGone(t, opts.folderOf?.(t.workspace_id));
+      } catch (err) {
+        outcome = { removed: false, reason: 'failed', detail: err instanceof Error ? err.message : String(err) };
+      }
+      if (outcome.removed) this.log.info(`[works] removed the worktree ${top} and the branch ${t.branch}`);
+      else this.log.info(`[works] kept the worktree ${top} and the branch ${t.branch}: ${'reason' in outcome ? outcome.reason : ''}`);
+      outcomes.set(top, outcome);
+    }
+    return worktrees.map((t) => ({ workspace_id: t.workspace_id, ...(outcomes.get(t.top) as Outcome) }));
+  }
+
+  /**
+   * One worktree and its branch, or nothing when something would be lost: changed or untracked files (ignored ones
+   * go with the worktree), or commits on the branch (or a detached HEAD there) that neither the base, another branch
+   * nor a remote-tracking ref holds. Nothing is forced: git itself refuses to remove a worktree that changed since.
+   */
+  private async retireOne(t: WorkWorktree): Promise<Outcome> {
+    if (!BRANCH.test(t.branch)) throw new Error(`not a task branch name: ${JSON.stringify(t.branch)}`);
+    const main = path.dirname(path.resolve(t.top, (await this.run(['rev-parse', '--git-common-dir'], t.top)).trim()));
+    const changed = (await this.run(['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none'], t.top)).split('\n').filter((l) => l !== '');
+    if (changed.length > 0) return { removed: false, reason: 'uncommitted', detail: `${changed.length} changed or untracked file(s)` };
+    const tip = await this.tipOf(t.branch, main);
+    const unsaved = await this.unsaved(t, ['HEAD', ...(tip !== undefined ? [tip] : [])], t.top);
+    if (unsaved !== undefined) return unsaved;
+    try {
+      await this.run(['worktree', 'remove', '--', t.top], main);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return /modified or untracked|contains modified/i.test(why) ? { removed: false, reason: 'uncommitted', detail: why } : { removed: false, reason: 'failed', detail: why };
+    }
+    await this.deleteBranch(t.branch, tip, main);
+    return { removed: true };
+  }
+
+  /** A worktree whose folder is gone (deleted by hand): its stale entry is pruned, then its branch goes as above. */
+  private async retireGone(t: WorkWorktree, folder: string | undefined): Promise<Outcome> {
+    if (!BRANCH.test(t.branch)) throw new Error(`not a task branch name: ${JSON.stringify(t.branch)}`);
+    const repo = folder === undefined ? undefined : await this.repoOf(folder);
+    if (!repo) return { removed: false, reason: 'failed', detail: `the worktree folder ${t.top} is no longer there, and its repository is not found` };
+    const main = path.dirname(path.resolve(repo.top, (await this.run(['rev-parse', '--git-common-dir'], repo.top)).trim()));
+    await this.run(['worktree', 'prune'], main);
+    const tip = await this.tipOf(t.branch, main);
+    if (tip !== undefined) {
+      const unsaved = await this.unsaved(t, [tip], main);
+      if (unsaved !== undefined) return unsaved;
+    }
+    await this.deleteBranch(t.branch, tip, main);
+    return { removed: true };
+  }
+
+  private async tipOf(branch: string, main: string): Promise<string | undefined> {
+    try {
+      return (await this.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`], main)).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `unmerged` when `heads` have commits that neither the base, another branch nor a remote-tracking ref holds. */
+  private async unsaved(t: WorkWorktree, heads: readonly string[], cwd: string): Promise<Outcome | undefined> {
+    const n = Number((await this.run(['rev-list', '--count', ...heads, '--not', t.base, `--exclude=${t.branch}`, '--branches', '--remotes', '--'], cwd)).trim());
+    return n > 0 ? { removed: false, reason: 'unmerged', detail: `${n} commit(s) on no other branch or remote-tracking ref` } : undefined;
+  }
+
+  /** Only at the tip just checked: a branch that moved since is left alone. */
+  private async deleteBranch(branch: string, tip: string | undefined, main: string): Promise<void> {
+    if (tip === undefined) return;
+    await this.run(['update-ref', '-d', `refs/heads/${branch}`, tip], main);
+    await this.run(['config', '--remove-section', `branch.${branch}`], main).catch(() => undefined);
   }
 
   async remove(worktrees: readonly WorkWorktree[], opts: { readonly branches?: boolean } = {}): Promise<void> {

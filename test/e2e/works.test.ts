@@ -103,8 +103,12 @@ describe('parallel works (two agents, two worktrees)', function () {
       const shot = await wb.screenshot('parallel-works');
       await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', 'parallel-works.png'));
 
-      // Work B finishes: the panel shows it finished, work A still open, and the folders are still unchanged.
-      assert.equal((await call<{ closed: boolean }>(b, 'work_finish', { work_id: workB.work_id })).closed, true);
+      // Work B finishes: the panel shows it finished, work A still open, and the folders are still unchanged. Its
+      // worktrees hold edits not committed, so they are kept, each with its reason.
+      const finished = await call<{ closed: boolean; worktrees?: { workspace_id: string; removed: boolean; reason?: string }[] }>(b, 'work_finish', { work_id: workB.work_id });
+      assert.equal(finished.closed, true);
+      assert.deepEqual(finished.worktrees?.map((t) => [t.workspace_id, t.removed, t.reason]), ids.map((id) => [id, false, 'uncommitted']));
+      assert.match((await call<{ content: string }>(b, 'read', { workspace_id: ids[1], path: 'TASKS.md', work_id: workB.work_id })).content, /API documented \(work B\)/);
       await frame.locator(`.work[data-work-id="${workB.work_id}"][data-status="finished"]`).waitFor({ timeout: 30_000 });
       await frame.locator(`.work[data-work-id="${workA.work_id}"][data-status="open"]`).waitFor({ timeout: 30_000 });
       assert.deepEqual(wb.workspaceRoots.map(folderState), before);

@@ -278,6 +278,149 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal((await ok(b, 'read', { workspace_id: 'beta', path: 'lib.txt' })).content, 'beta one\n');
   });
 
+  type Retired = { workspace_id: string; removed: boolean; reason?: string; detail?: string };
+  function branchesOf(repo: string): string {
+    return git(repo, 'branch', '--list', 'codespace/*').trim();
+  }
+  function worktreesOf(repo: string): number {
+    return git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length;
+  }
+  async function finish(a: AssembledServices, workId: string): Promise<Retired[]> {
+    const out = await ok(a, 'work_finish', { work_id: workId });
+    assert.equal(out.closed, true);
+    return out.worktrees as Retired[];
+  }
+
+  it('work_finish removes a clean work\'s worktrees and branches, and a repeat answers the same', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Clean', isolation: 'worktree' })).work_id);
+    const trees = a.steering.work(workId)?.worktrees ?? [];
+    // A hook that would write a file if it ran: it does not.
+    fs.writeFileSync(path.join(repoA, '.git', 'hooks', 'reference-transaction'), `#!/bin/sh\necho ran > ${JSON.stringify(path.join(dir, 'hook-ran'))}\n`, { mode: 0o755 });
+    // An ignored file (build output) goes with the worktree.
+    fs.writeFileSync(path.join(repoA, '.git', 'info', 'exclude'), 'build/\n');
+    fs.mkdirSync(path.join(trees[0]?.top ?? '', 'build'));
+    fs.writeFileSync(path.join(trees[0]?.top ?? '', 'build', 'out.js'), 'x\n');
+    const first = await finish(a, workId);
+    assert.deepEqual(first, [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    for (const t of trees) assert.ok(!fs.existsSync(t.top), t.top);
+    assert.equal(branchesOf(repoA), '');
+    assert.equal(branchesOf(repoB), '');
+    assert.equal(worktreesOf(repoA), 1);
+    assert.equal(worktreesOf(repoB), 1);
+    assert.ok(!fs.existsSync(path.join(dir, 'hook-ran')), 'hooks do not run');
+    assert.ok((a.steering.work(workId)?.worktrees ?? []).every((t) => t.removed_at !== undefined));
+    assert.deepEqual(await finish(a, workId), first, 'a repeat is stable');
+    await fails(a, 'read', { workspace_id: 'alpha', path: 'README.md', work_id: workId }, 'INVALID_ARGUMENTS', 'worktree_removed');
+    // And after a reload.
+    await a.shutdown();
+    assembled = undefined;
+    const b = await assemble();
+    assert.deepEqual(await finish(b, workId), first);
+  });
+
+  it('work_finish keeps a worktree with uncommitted changes or untracked files, says why, and removes it once clean', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Dirty', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'changed, not committed\n');
+    fs.writeFileSync(path.join(rootB, 'new.txt'), 'untracked\n');
+    const kept = await finish(a, workId);
+    assert.deepEqual(kept.map((t) => [t.workspace_id, t.removed, t.reason]), [['alpha', false, 'uncommitted'], ['beta', false, 'uncommitted']]);
+    assert.match(String(kept[0]?.detail), /1 changed or untracked file/);
+    assert.equal(fs.readFileSync(path.join(rootA, 'README.md'), 'utf8'), 'changed, not committed\n', 'nothing is lost');
+    assert.equal(fs.readFileSync(path.join(rootB, 'new.txt'), 'utf8'), 'untracked\n');
+    assert.notEqual(branchesOf(repoA), '');
+    assert.deepEqual(await finish(a, workId), kept, 'a repeat is stable');
+    // Once the changes are gone (here: undone), the next work_finish removes them.
+    git(rootA, 'checkout', '--', 'README.md');
+    fs.rmSync(path.join(rootB, 'new.txt'));
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    assert.equal(branchesOf(repoA), '');
+    assert.ok(!fs.existsSync(rootA) && !fs.existsSync(rootB));
+  });
+
+  it('work_finish keeps a branch with commits that are neither merged nor pushed, and removes it once merged', async () => {
+    maxWorktrees = 1;
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Unmerged', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const branch = String(a.steering.work(workId)?.worktrees?.[0]?.branch);
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'committed in the work\n');
+    git(rootA, 'commit', '-q', '-am', 'work commit');
+    const commit = git(rootA, 'rev-parse', 'HEAD').trim();
+    const kept = await finish(a, workId);
+    assert.deepEqual(kept.map((t) => [t.workspace_id, t.removed, t.reason]), [['alpha', false, 'unmerged'], ['beta', true, undefined]]);
+    assert.match(String(kept[0]?.detail), /1 commit/);
+    assert.equal(git(repoA, 'rev-parse', branch).trim(), commit, 'the branch and its commit stay');
+    assert.ok(fs.existsSync(rootA));
+    assert.equal(branchesOf(repoB), '', 'the clean repository is cleaned');
+    assert.deepEqual(await finish(a, workId), kept, 'a repeat is stable');
+    // A finished work that kept a worktree still counts against the bound.
+    await fails(a, 'work_open', { workspace_id: 'alpha', title: 'Another', isolation: 'worktree' }, 'UNAVAILABLE', 'worktree_limit');
+    // Merged into the base branch: removed.
+    git(repoA, 'merge', '-q', '--ff-only', branch);
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    assert.equal(branchesOf(repoA), '');
+    assert.equal(git(repoA, 'rev-parse', 'main').trim(), commit);
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Another', isolation: 'worktree' });
+  });
+
+  it('work_finish removes a branch pushed to a remote (a local bare repository), which keeps it', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'beta', title: 'Pushed', isolation: 'worktree' })).work_id);
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    const branch = String(a.steering.work(workId)?.worktrees?.[0]?.branch);
+    fs.writeFileSync(path.join(rootB, 'lib.txt'), 'beta pushed\n');
+    git(rootB, 'commit', '-q', '-am', 'pushed commit');
+    const commit = git(rootB, 'rev-parse', 'HEAD').trim();
+    const bare = path.join(dir, 'remote.git');
+    git(dir, 'init', '-q', '--bare', bare);
+    git(repoB, 'remote', 'add', 'origin', bare);
+    // Not pushed yet: kept.
+    assert.deepEqual((await finish(a, workId)).map((t) => [t.workspace_id, t.removed, t.reason]), [['alpha', true, undefined], ['beta', false, 'unmerged']]);
+    git(rootB, 'push', '-q', '-u', 'origin', branch);
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    assert.equal(branchesOf(repoB), '');
+    assert.ok(!fs.existsSync(rootB));
+    assert.equal(git(bare, 'rev-parse', branch).trim(), commit, 'the remote keeps the commit');
+    // The upstream the push set is gone with the branch (git config answers 1: no such key).
+    assert.equal(spawnSync('git', ['config', '--get-regexp', '^branch\\.codespace/'], { cwd: repoB, env: GIT_ENV }).status, 1);
+  });
+
+  it('work_finish handles a worktree folder deleted by hand: prunes it, and still keeps a branch with commits not merged', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Deleted', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    const branch = String(a.steering.work(workId)?.worktrees?.[0]?.branch);
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'committed, then the folder is deleted\n');
+    git(rootA, 'commit', '-q', '-am', 'before the delete');
+    fs.rmSync(rootA, { recursive: true, force: true });
+    fs.rmSync(rootB, { recursive: true, force: true });
+    const out = await finish(a, workId);
+    assert.deepEqual(out.map((t) => [t.workspace_id, t.removed, t.reason]), [['alpha', false, 'unmerged'], ['beta', true, undefined]]);
+    assert.notEqual(branchesOf(repoA), '', 'the commit stays on its branch');
+    assert.equal(worktreesOf(repoA), 1, 'the stale entry is pruned');
+    assert.equal(branchesOf(repoB), '');
+    git(repoA, 'merge', '-q', '--ff-only', branch);
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    assert.equal(branchesOf(repoA), '');
+  });
+
+  it('work_finish keeps a commit made on a detached HEAD in the worktree', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'beta', title: 'Detached', isolation: 'worktree' })).work_id);
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    git(rootB, 'checkout', '-q', '--detach');
+    fs.writeFileSync(path.join(rootB, 'lib.txt'), 'on a detached head\n');
+    git(rootB, 'commit', '-q', '-am', 'detached commit');
+    const out = await finish(a, workId);
+    assert.deepEqual(out.find((t) => t.workspace_id === 'beta')?.reason, 'unmerged');
+    assert.ok(fs.existsSync(rootB));
+  });
+
   it('a shared work still acts in the folder itself, and only in its own workspace', async () => {
     const a = await assemble();
     const w = await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Shared' });

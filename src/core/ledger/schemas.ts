@@ -132,7 +132,7 @@ export const workRecordSchema = z.object({
   baseline: z.string().optional(),
   /** A work with its own git worktrees (absent: it edits the workspace folders themselves). */
   worktrees: z
-    .array(z.object({ workspace_id: z.string(), root: z.string(), top: z.string(), branch: z.string(), base: z.string() }))
+    .array(z.object({ workspace_id: z.string(), root: z.string(), top: z.string(), branch: z.string(), base: z.string(), removed_at: z.string().optional() }))
     .optional(),
 });
 

@@ -60,4 +60,21 @@ export interface WorktreeFactory {
   create(folders: readonly { readonly id: string; readonly root: string }[], opts: { readonly name: string; readonly base?: string }): Promise<WorkWorktree[]>;
   /** Removes worktrees `create` made (and their branches when `branches`), best effort; used to undo a failed open. */
   remove(worktrees: readonly WorkWorktree[], opts?: { readonly branches?: boolean }): Promise<void>;
+  /**
+   * At work_finish: per repository, removes the worktree (never forced) and deletes its task branch, or keeps both
+   * when something would be lost. One outcome per entry of `worktrees` (folders of one repository share theirs).
+   * `folderOf` (the workspace folder of an id) finds the repository of a worktree whose folder was deleted by hand.
+   */
+  retire(worktrees: readonly WorkWorktree[], opts?: { readonly folderOf?: (workspaceId: string) => string | undefined }): Promise<WorktreeRetirement[]>;
 }
+
+/**
+ * Why a work's worktree and branch are kept at work_finish: `uncommitted` (changed or untracked files in the
+ * worktree), `unmerged` (commits on the branch that no other branch, remote-tracking ref or the base holds), `failed`
+ * (git could not do it; `detail` says why).
+ */
+export type WorktreeKeptReason = 'uncommitted' | 'unmerged' | 'failed';
+
+export type WorktreeRetirement =
+  | { readonly workspace_id: string; readonly removed: true }
+  | { readonly workspace_id: string; readonly removed: false; readonly reason: WorktreeKeptReason; readonly detail?: string };

@@ -1,4 +1,5 @@
 import type { ReviewComment } from '../reviewComments';
+import type { WorktreeRetirement } from '../ports/workTree';
 
 /**
  * Steering: the developer talks to a working agent. An agent opens a *work* (one logical task in one workspace);
@@ -23,8 +24,8 @@ export interface WorkView {
   readonly session?: string;
   /** opaque baseline captured at work_open, see WorkBaseline */
   readonly baseline?: string;
-  /** A work with isolation "worktree": its worktree of each git folder, on its task branch. */
-  readonly worktrees?: readonly { readonly workspace_id: string; readonly root: string; readonly top: string; readonly branch: string; readonly base: string }[];
+  /** A work with isolation "worktree": its worktree of each git folder, on its task branch (removed_at: gone since work_finish). */
+  readonly worktrees?: readonly { readonly workspace_id: string; readonly root: string; readonly top: string; readonly branch: string; readonly base: string; readonly removed_at?: string }[];
 }
 
 /** Where a work edits: the workspace folders themselves, or its own git worktrees. */
@@ -98,7 +99,7 @@ export interface WorkOperations {
 
 /** The answer of work_finish. */
 export type FinishOutcome =
-  | { readonly closed: true; readonly work: WorkView }
+  | { readonly closed: true; readonly work: WorkView; readonly worktrees?: readonly WorktreeRetirement[] }
   | { readonly closed: false; readonly reason: 'pending_user_input'; readonly work: WorkView; readonly counts: SteeringCounts };
 
 /** Attached to every tool result of a session with an open work: a hint, never the text. */

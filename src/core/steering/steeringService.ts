@@ -23,7 +23,7 @@ import type {
   WorkOperations,
   WorkView,
 } from './steering';
-import type { WorkWorktree } from '../ports/workTree';
+import type { WorkWorktree, WorktreeRetirement } from '../ports/workTree';
 import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_TITLE_CHARS } from './steering';
 
 /** Finished works kept (the newest), with their instructions; open works are always kept. */
@@ -85,6 +85,8 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   private opened = false;
   /** work_open calls creating worktrees now (counted against the bound). */
   private creating = 0;
+  /** work id → its worktree removals under way (work_finish twice at once runs them one after the other). */
+  private readonly retiring = new Map<string, Promise<void>>();
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: SteeringServiceOptions) {
@@ -359,7 +361,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     const w = this.requireWork(workId);
     if (w.status === 'finished') {
       await this.chain;
-      return { closed: true, work: workView(w) };
+      return this.retireWorktrees(w.id);
     }
     const counts = this.counts(workId);
     if (counts.queued > 0 || counts.claimed > 0) return { closed: false, reason: 'pending_user_input', work: workView(w), counts };
@@ -368,8 +370,44 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     for (const [s, id] of this.sessions) if (id === w.id) this.sessions.delete(s);
     this.events.emit({ kind: 'work', work: workView(done) });
     await this.persistWork(done);
+    const out = await this.retireWorktrees(w.id);
     this.trim();
-    return { closed: true, work: workView(done) };
+    return out;
+  }
+
+  /**
+   * A finished work's worktrees and branches go once nothing in them would be lost; the others stay, each with its
+   * reason, and the next work_finish tries them again. One work's removals run one at a time.
+   */
+  private retireWorktrees(workId: string): Promise<FinishOutcome & { closed: true }> {
+    const step = (this.retiring.get(workId) ?? Promise.resolve()).then(async () => {
+      const w = this.requireWork(workId);
+      if (w.worktrees === undefined) return { closed: true as const, work: workView(w) };
+      const left = w.worktrees.filter((t) => t.removed_at === undefined);
+      const outcomes = left.length === 0 ? [] : this.options.worktrees ? await this.options.worktrees.retire(left, { folderOf: (id) => this.folderOf(id) }) : left.map((t) => ({ workspace_id: t.workspace_id, removed: false as const, reason: 'failed' as const, detail: 'this host has no git support' }));
+      const at = this.timestamp();
+      const gone = new Set(outcomes.filter((o) => o.removed).map((o) => o.workspace_id));
+      const now = this.requireWork(workId);
+      let next = now;
+      if (gone.size > 0) {
+        next = { ...now, worktrees: (now.worktrees ?? []).map((t) => (t.removed_at === undefined && gone.has(t.workspace_id) ? { ...t, removed_at: at } : t)) };
+        this.workMap.set(workId, next);
+        this.events.emit({ kind: 'work', work: workView(next) });
+        await this.persistWork(next);
+      }
+      const byId = new Map(outcomes.map((o) => [o.workspace_id, o]));
+      return {
+        closed: true as const,
+        work: workView(next),
+        worktrees: (next.worktrees ?? []).map((t): WorktreeRetirement => byId.get(t.workspace_id) ?? { workspace_id: t.workspace_id, removed: true }),
+      };
+    });
+    const settled = step.then(() => undefined, () => undefined);
+    this.retiring.set(workId, settled);
+    void settled.then(() => {
+      if (this.retiring.get(workId) === settled) this.retiring.delete(workId);
+    });
+    return step;
   }
 
   /** steer_claim_next: the oldest queued instruction, now claimed; undefined when none is queued. */
@@ -458,6 +496,13 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     const w = this.requireWork(workId);
     if (w.worktrees !== undefined) {
       const t = w.worktrees.find((x) => x.workspace_id === workspaceId);
+      if (t?.removed_at !== undefined) {
+        throw new InvalidArgumentsError(`Work ${w.id} is finished and its worktree of workspace ${JSON.stringify(workspaceId)} was removed.`, {
+          field: 'work_id',
+          hint: 'Open a new work, or leave work_id out to act in the folder itself.',
+          details: { reason: 'worktree_removed', work_id: w.id, workspace_id: workspaceId },
+        });
+      }
       if (t) return t.root;
       throw new InvalidArgumentsError(`Work ${w.id} has no worktree of workspace ${JSON.stringify(workspaceId)}: that folder was not in a git repository when the work opened.`, {
         field: 'work_id',
@@ -480,11 +525,12 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     const factory = this.options.worktrees;
     if (!factory) throw new ToolError('UNAVAILABLE', 'This host cannot create worktrees (no git support); open the work with isolation "shared".', { details: { reason: 'no_worktrees' } });
     const max = this.options.maxWorktreeWorks?.() ?? DEFAULT_MAX_WORKTREE_WORKS;
-    const holding = [...this.workMap.values()].filter((x) => x.status === 'open' && x.worktrees !== undefined);
+    // A finished work that kept a worktree (something in it would be lost) still counts.
+    const holding = [...this.workMap.values()].filter(holdsWorktree);
     // Counted with the ones being created now, so that racing opens cannot pass the bound together.
     if (holding.length + this.creating >= max) {
-      throw new ToolError('UNAVAILABLE', `${holding.length + this.creating} open works already have their own worktrees; at most ${max} (codespace.works.maxWorktrees).`, {
-        hint: 'Finish one of them with work_finish, or open this work with isolation "shared".',
+      throw new ToolError('UNAVAILABLE', `${holding.length + this.creating} works already have their own worktrees; at most ${max} (codespace.works.maxWorktrees).`, {
+        hint: 'Finish one of them with work_finish (a finished work keeps a worktree until its changes are committed and merged or pushed; then call work_finish again), or open this work with isolation "shared".',
         details: { reason: 'worktree_limit', max, works: holding.map((x) => x.id) },
       });
     }
@@ -503,6 +549,15 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       return made;
     } finally {
       this.creating--;
+    }
+  }
+
+  /** The window's folder of a workspace id, if it is still one of them. */
+  private folderOf(workspaceId: string): string | undefined {
+    try {
+      return this.options.workspaces.get(workspaceId).root;
+    } catch {
+      return undefined;
     }
   }
 
@@ -607,7 +662,8 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   /** Drops the oldest finished works (and their instructions) beyond the limit. */
   private trim(): void {
     const max = this.options.maxFinishedWorks ?? DEFAULT_FINISHED_WORKS;
-    const finished = [...this.workMap.values()].filter((w) => w.status === 'finished').sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
+    // A finished work that still holds a worktree is kept: a later work_finish removes it.
+    const finished = [...this.workMap.values()].filter((w) => w.status === 'finished' && !holdsWorktree(w)).sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
     for (const w of finished.slice(0, Math.max(0, finished.length - max))) {
       this.workMap.delete(w.id);
       for (const id of this.byWork.get(w.id) ?? []) {
@@ -649,8 +705,15 @@ function workView(w: WorkRecord): WorkView {
     ...(w.finished_at !== undefined ? { finished_at: w.finished_at } : {}),
     ...(w.session !== undefined ? { session: w.session } : {}),
     ...(w.baseline !== undefined ? { baseline: w.baseline } : {}),
-    ...(w.worktrees !== undefined ? { worktrees: w.worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base })) } : {}),
+    ...(w.worktrees !== undefined
+      ? { worktrees: w.worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base, ...(t.removed_at !== undefined ? { removed_at: t.removed_at } : {}) })) }
+      : {}),
   };
+}
+
+/** Whether a work still has a worktree on disk: open with worktrees, or finished with one kept. */
+function holdsWorktree(w: WorkRecord): boolean {
+  return w.worktrees !== undefined && (w.status === 'open' || w.worktrees.some((t) => t.removed_at === undefined));
 }
 
 /** A task branch's name part from a work's title: lower-case words joined by `-`, at most 40 characters. */

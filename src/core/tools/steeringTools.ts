@@ -134,7 +134,8 @@ export const workFinishTool = defineTool({
   name: 'work_finish',
   title: 'Finish a work',
   description:
-    'Closes the work. While instructions are queued or claimed it answers closed: false with counts: handle them, then call again.',
+    'Closes the work. While instructions are queued or claimed it answers closed: false with counts: handle them, then call again. ' +
+    'Removes its worktrees and branches unless work would be lost (worktrees[].reason); call again once committed and merged or pushed.',
   kind: 'steer',
   input: { work_id: workId },
   output: {
@@ -143,10 +144,18 @@ export const workFinishTool = defineTool({
     reason: z.literal('pending_user_input').optional(),
     counts: z.object(countsShape).optional(),
     finished_at: z.string().optional(),
+    worktrees: z.array(z.object({ workspace_id: z.string(), removed: z.boolean(), reason: z.enum(['uncommitted', 'unmerged', 'failed']).optional(), detail: z.string().optional() })).optional(),
   },
   async handler(args, { services }) {
     const out = await services.steering.finishWork(args.work_id);
-    if (out.closed) return { work_id: out.work.id, closed: true, ...(out.work.finished_at !== undefined ? { finished_at: out.work.finished_at } : {}) };
+    if (out.closed) {
+      return {
+        work_id: out.work.id,
+        closed: true,
+        ...(out.work.finished_at !== undefined ? { finished_at: out.work.finished_at } : {}),
+        ...(out.worktrees !== undefined ? { worktrees: out.worktrees.map((t) => ({ ...t })) } : {}),
+      };
+    }
     return { work_id: out.work.id, closed: false, reason: out.reason, counts: out.counts };
   },
 });
