@@ -384,6 +384,26 @@ describe('process host: processes outlive the extension host', function () {
     assert.deepEqual(endsFiles(), []);
   });
 
+  it('a window that starts while the host is ending its processes waits for the host to record their ends', async () => {
+    const first = await open(1500);
+    const marker = path.join(tmp, 'term');
+    // Shrugs off SIGTERM, so the host is still ending it (until its SIGKILL) when the next window starts.
+    const stubborn = [process.execPath, '-e', `process.on('SIGTERM',()=>require('fs').writeFileSync(${JSON.stringify(marker)},''));setInterval(()=>undefined,1000)`];
+    const id = (await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: stubborn, occupancy: 'shared' })).process_id as string;
+    const hostPid = first.w.processHost?.hostPid as number;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    await waitFor('the host to start ending the process', () => fs.existsSync(marker));
+    assert.equal(gone(hostPid), false, 'the host is still closing');
+    const second = await open();
+    assert.equal(gone(hostPid), true, 'the start waited for the host to exit');
+    const status = await call(second.w, 'process_status', { process_id: id });
+    assert.equal(status.termination, 'window_closed');
+    assert.equal(status.signal, 'SIGKILL');
+    assert.deepEqual(endsFiles(), []);
+    assert.equal(recordFiles().length, 0, 'the record of the host that exited is removed');
+  });
+
   it('a corrupt or stale record of ends does not stop the next window, and is removed', async () => {
     fs.mkdirSync(storage, { recursive: true });
     const corrupt = path.join(storage, 'process-host-0a1b2c.ends');

@@ -151,7 +151,8 @@ export class ProcessHost {
   close(reason: EndReason = 'terminated'): Promise<void> {
     this.closing ??= (async () => {
       if (this.graceTimer) clearTimeout(this.graceTimer);
-      this.server.close();
+      // The socket stays open meanwhile: an extension that comes now is told the host is closing (and waits for
+      // the ends to be recorded), rather than finding no host and missing them.
       await Promise.all(
         [...this.entries.values()].map(async (e) => {
           if (e.timer) clearTimeout(e.timer);
@@ -165,6 +166,7 @@ export class ProcessHost {
         }),
       );
       this.recordEnds();
+      this.server.close();
       await this.sandbox?.close();
       this.guard.close();
       this.client?.end();
@@ -264,14 +266,14 @@ export class ProcessHost {
     });
   }
 
-  private deny(socket: net.Socket, reason: 'secret' | 'busy' | 'protocol', message: string): false {
+  private deny(socket: net.Socket, reason: 'secret' | 'busy' | 'closing' | 'protocol', message: string): false {
     socket.end(encodeMessage({ t: 'denied', reason, message }));
     return false;
   }
 
   private hello(socket: net.Socket, message: Message): boolean {
     if (message.t !== 'hello' || typeof message.secret !== 'string') return this.deny(socket, 'protocol', 'The first message must be hello.');
-    if (this.closing) return this.deny(socket, 'busy', 'The process host is shutting down.');
+    if (this.closing) return this.deny(socket, 'closing', 'The process host is shutting down.');
     if (!sameSecret(message.secret, this.secret)) return this.deny(socket, 'secret', 'Wrong secret: this host belongs to another window, or to an earlier attach.');
     const previous = this.client && !this.client.destroyed ? this.client : undefined;
     if (previous && this.clientLive) return this.deny(socket, 'busy', 'Another extension is attached to this process host, and its window answers.');

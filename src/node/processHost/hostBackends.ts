@@ -145,6 +145,19 @@ function forget(file: string): void {
   }
 }
 
+/** How long a start waits for a closing host to exit (it ends its processes: SIGTERM, SIGKILL after 3 s). */
+const CLOSING_WAIT_MS = 10_000;
+
+/** Resolves true once `pid` has exited, false if it still runs after `ms`. */
+async function exited(pid: number, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (alive(pid)) {
+    if (Date.now() >= end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -222,6 +235,9 @@ export class ProcessHostBackends {
       } catch (err) {
         const reason = err instanceof AttachError ? err.reason : 'unreachable';
         this.settings.logger.warn(`[process-host] did not re-attach to the process host pid ${record.pid} (${reason}): ${err instanceof Error ? err.message : String(err)}`);
+        // A host ending its processes (its grace period ran out just now) records their ends as it exits: wait
+        // for that (bounded), so this start folds them into the command log instead of the next one.
+        if (reason === 'closing' && (await exited(record.pid, CLOSING_WAIT_MS))) forget(file);
         if (reason === 'unreachable') forget(file);
       }
     }

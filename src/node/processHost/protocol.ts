@@ -93,7 +93,8 @@ export type Message =
   | { readonly t: 'window'; readonly live: boolean }
   // host → client
   | { readonly t: 'welcome'; readonly secret: string; readonly pid: number; readonly processes: readonly HostedProcess[] }
-  | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'protocol'; readonly message: string }
+  /** `closing`: the host is ending its processes and exiting (it records their ends first: HostEndsFile). */
+  | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'closing' | 'protocol'; readonly message: string }
   | { readonly t: 'spawned'; readonly req: number; readonly pid: number }
   | { readonly t: 'failed'; readonly req: number; readonly reason: string; readonly message: string }
   | { readonly t: 'done'; readonly req: number }
