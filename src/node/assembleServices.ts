@@ -200,7 +200,14 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
   const execs = await execLog.open();
   // Commands the process host kept running across the reload are not interrupted: they run on (or ended meanwhile).
-  execLog.reattached(adopted.map((p) => supervisor.status(p.record.process_id)));
+  // Those a host ended as it exited with no window attached (or that ended by themselves then) read as it recorded.
+  const recorded = host?.takeRecordedEnds();
+  execLog.reattached([...adopted.map((p) => supervisor.status(p.record.process_id)), ...(recorded?.ends ?? [])]);
+  if (recorded && recorded.ends.length > 0) {
+    await execLog.flush();
+    o.logger.info(`[exec-log] ${recorded.ends.length} command end(s) recorded by an earlier process host`);
+  }
+  recorded?.forget();
   if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
   const observing = runner.onEvent((e) => {
     if (e.type === 'operation.committed' || e.type === 'process.exited') execLog.observe(e);

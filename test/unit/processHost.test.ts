@@ -326,6 +326,101 @@ describe('process host: processes outlive the extension host', function () {
     assert.equal(fs.existsSync(path.join(storage, 'process-host.json')), false);
   });
 
+  async function call(w: AssembledServices, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const out: ToolOutcome = await w.dispatcher.call(name, args, new AbortController().signal, { session: 'S1' });
+    if (out.kind !== 'result') assert.fail(`${name}: ${JSON.stringify(out)}`);
+    return out.value;
+  }
+
+  /** The ends files hosts left in the storage folder. */
+  function endsFiles(): string[] {
+    return fs.readdirSync(storage).filter((n) => n.endsWith('.ends')).map((n) => path.join(storage, n));
+  }
+
+  it('a process still running when the grace period runs out reads window_closed after the next window starts, and the record of it is removed', async () => {
+    const first = await open(1500);
+    const id = (await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: TICKER, occupancy: 'shared' })).process_id as string;
+    const pid = first.w.supervisor.info(id).pid;
+    const hostPid = first.w.processHost?.hostPid as number;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    await waitFor('the host to end the process and exit', () => gone(hostPid) && gone(pid));
+    const files = endsFiles();
+    assert.equal(files.length, 1, 'the host recorded the ends');
+    assert.equal(fs.statSync(files[0] as string).mode & 0o777, 0o600);
+
+    const second = await open();
+    assert.equal(second.w.supervisor.list().length, 0, 'nothing to take over: the host is gone');
+    const status = await call(second.w, 'process_status', { process_id: id });
+    assert.equal(status.state, 'exited');
+    assert.equal(status.termination, 'window_closed');
+    assert.equal(status.exit_code, undefined);
+    assert.ok(typeof status.ended_at === 'string' && Date.parse(status.ended_at) >= Date.parse(status.started_at as string));
+    const logged = second.w.services.execLog.byProcessId(id);
+    assert.equal(logged?.state, 'exited');
+    assert.equal(logged?.termination, 'window_closed');
+    assert.deepEqual(endsFiles(), [], 'folded into the command log, the record is removed');
+    // Durable: a third start reads the same from the command log alone.
+    await second.w.shutdown();
+    windows.splice(windows.indexOf(second.w), 1);
+    const third = await open();
+    assert.equal((await call(third.w, 'process_status', { process_id: id })).termination, 'window_closed');
+  });
+
+  it('a process that exited by itself while no window was attached reads its exit code after the host has gone', async () => {
+    const first = await open(1500);
+    const id = (await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: [process.execPath, '-e', 'setTimeout(()=>process.exit(3),500)'], occupancy: 'shared' })).process_id as string;
+    const hostPid = first.w.processHost?.hostPid as number;
+    // Let go at once, before it exits: its end is seen by the host alone.
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    await waitFor('the host to exit', () => gone(hostPid));
+
+    const second = await open();
+    const status = await call(second.w, 'process_status', { process_id: id });
+    assert.equal(status.state, 'exited');
+    assert.equal(status.termination, 'exited');
+    assert.equal(status.exit_code, 3);
+    assert.deepEqual(endsFiles(), []);
+  });
+
+  it('a window that starts while the host is ending its processes waits for the host to record their ends', async () => {
+    const first = await open(1500);
+    const marker = path.join(tmp, 'term');
+    // Shrugs off SIGTERM, so the host is still ending it (until its SIGKILL) when the next window starts.
+    const stubborn = [process.execPath, '-e', `process.on('SIGTERM',()=>require('fs').writeFileSync(${JSON.stringify(marker)},''));setInterval(()=>undefined,1000)`];
+    const id = (await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: stubborn, occupancy: 'shared' })).process_id as string;
+    const hostPid = first.w.processHost?.hostPid as number;
+    await first.w.shutdown();
+    windows.splice(windows.indexOf(first.w), 1);
+    await waitFor('the host to start ending the process', () => fs.existsSync(marker));
+    assert.equal(gone(hostPid), false, 'the host is still closing');
+    const second = await open();
+    assert.equal(gone(hostPid), true, 'the start waited for the host to exit');
+    const status = await call(second.w, 'process_status', { process_id: id });
+    assert.equal(status.termination, 'window_closed');
+    assert.equal(status.signal, 'SIGKILL');
+    assert.deepEqual(endsFiles(), []);
+    assert.equal(recordFiles().length, 0, 'the record of the host that exited is removed');
+  });
+
+  it('a corrupt or stale record of ends does not stop the next window, and is removed', async () => {
+    fs.mkdirSync(storage, { recursive: true });
+    const corrupt = path.join(storage, 'process-host-0a1b2c.ends');
+    const stale = path.join(storage, 'process-host-3d4e5f.ends');
+    const odd = path.join(storage, 'process-host-abcdef.ends');
+    fs.writeFileSync(corrupt, '{"v":1,"ends":[', { mode: 0o600 });
+    fs.writeFileSync(stale, JSON.stringify({ v: 1, host_pid: 1, ends: [{ process_id: 'p_gone_long_ago', exit: { exitCode: 0 }, ended_at: new Date().toISOString() }] }), { mode: 0o600 });
+    fs.writeFileSync(odd, JSON.stringify({ v: 1, host_pid: 1, ends: [{ process_id: 'p_odd', exit: { exitCode: 'zero' }, ended_at: 'never' }, 42] }), { mode: 0o600 });
+    const first = await open();
+    assert.deepEqual(endsFiles(), []);
+    assert.equal(first.w.services.execLog.byProcessId('p_gone_long_ago'), undefined, 'an end of a command the log does not know adds nothing');
+    // The window works as usual.
+    const ran = await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: ['sh', '-c', 'exit 4'], occupancy: 'shared' });
+    await waitFor('the command to end', async () => (await call(first.w, 'process_status', { process_id: ran.process_id })).state === 'exited');
+    assert.equal((await call(first.w, 'process_status', { process_id: ran.process_id })).exit_code, 4);
+  });
+
   it('a timeout the host enforced while no window was attached reads timeout after re-attach, and an exit on its own reads exited', async () => {
     const first = await open();
     const ws = first.w.services.workspaces.get(first.workspaceId);
@@ -645,11 +740,6 @@ describe('process host: processes outlive the extension host', function () {
   });
 
   it('through the tools: the command log keeps a taken-over command running, then records how it ended', async () => {
-    const call = async (w: AssembledServices, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
-      const out: ToolOutcome = await w.dispatcher.call(name, args, new AbortController().signal, { session: 'S1' });
-      if (out.kind !== 'result') assert.fail(`${name}: ${JSON.stringify(out)}`);
-      return out.value;
-    };
     const first = await open();
     const started = await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: TICKER, occupancy: 'shared' });
     const id = started.process_id as string;

@@ -50,7 +50,7 @@ describe('tool surface: the tools/list budget and the served schemas', () => {
       assert.deepEqual(t.annotations, flags.readOnly ? { readOnlyHint: true } : { readOnlyHint: false, destructiveHint: flags.destructive, idempotentHint: flags.idempotent });
     }
     // A fixed set of values is spelled out in the output schema.
-    assert.deepEqual(byName.get('process_status')?.outputSchema?.properties?.termination, { enum: ['exited', 'timeout', 'terminated', 'unknown'] });
+    assert.deepEqual(byName.get('process_status')?.outputSchema?.properties?.termination, { enum: ['exited', 'timeout', 'terminated', 'window_closed', 'unknown'] });
   });
 
   it('a bound the served input schema states is the one the server checks', async () => {

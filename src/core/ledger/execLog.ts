@@ -122,7 +122,8 @@ export class ExecLog implements Disposable {
 
   /**
    * Commands an earlier extension host started that were taken over on this start (the process host kept them
-   * running across the reload): `open` read them as interrupted; they are running again, or have ended as told.
+   * running across the reload), or whose end a process host recorded as it exited with no window attached: `open`
+   * read them as interrupted; they are running again, or have ended as told.
    */
   reattached(processes: readonly { process_id: string; termination?: ExecRecord['termination']; exit_code?: number; signal?: string; ended_at?: string }[]): void {
     if (!this.opened) return;

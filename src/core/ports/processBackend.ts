@@ -51,8 +51,11 @@ export interface SpawnRecord {
   readonly deadline?: number;
 }
 
-/** Why the supervisor ends a process: an agent's (or the window's) terminate, or the operator timeout. */
-export type EndReason = 'terminated' | 'timeout';
+/**
+ * Why a process was ended by CodeSpace rather than on its own: an agent's (or the window's) terminate, the operator
+ * timeout, or (a process host only) no window attached for the host's grace period, so the host ended it and exited.
+ */
+export type EndReason = 'terminated' | 'timeout' | 'window_closed';
 
 /** How the leading process ended: an exit code, or the signal that killed it. */
 export interface ExitInfo {

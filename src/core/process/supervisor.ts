@@ -15,8 +15,33 @@ import type { SecretRedactor } from '../secretRedactor';
 
 export type Occupancy = 'exclusive' | 'shared';
 export type ProcessState = 'running' | 'exited';
-/** How a process ended: on its own (`exited`, with an exit code), by the operator timeout, by a terminate, or otherwise. */
-export type Termination = 'exited' | 'timeout' | 'terminated' | 'unknown';
+/**
+ * How a process ended: on its own (`exited`, with an exit code), by the operator timeout, by a terminate, by the
+ * process host because no window came back for it (`window_closed`), or otherwise.
+ */
+export type Termination = 'exited' | 'timeout' | 'terminated' | 'window_closed' | 'unknown';
+
+/** What an end reports (process_status): the termination, with the exit code only when it ended on its own. */
+export interface EndOutcome {
+  readonly termination: Termination;
+  readonly exit_code?: number;
+  readonly signal?: string;
+}
+
+/**
+ * How an exit reads: the reason CodeSpace ended it wins; else an exit code with no signal is `exited`; else
+ * `unknown` (with the signal, when one ended it). One rule for the supervisor and for ends recorded elsewhere
+ * (a process host that ended its processes with no window attached).
+ */
+export function endOutcome(info: ExitInfo, requested: EndReason | undefined = info.requested): EndOutcome {
+  const signal = info.signal === undefined || info.signal === 0 || info.signal === '' ? undefined : String(info.signal);
+  const termination: Termination = requested ?? (signal === undefined && typeof info.exitCode === 'number' ? 'exited' : 'unknown');
+  return {
+    termination,
+    ...(termination === 'exited' && info.exitCode !== undefined ? { exit_code: info.exitCode } : {}),
+    ...(signal !== undefined ? { signal } : {}),
+  };
+}
 
 /** PTY spawn size fixed by the contract (TOOLS.md: "PTY spawn size 24×80"). */
 export const PTY_ROWS = 24;
@@ -792,14 +817,12 @@ export class ProcessSupervisor implements Disposable {
     if (rec.timer) clearTimeout(rec.timer);
     rec.phase = 'exited';
     rec.endedAt = this.clock.now();
-    const signal = info.signal === undefined || info.signal === 0 || info.signal === '' ? undefined : String(info.signal);
-    if (signal !== undefined) rec.signal = signal;
     // The backend's reason counts too: a process host's deadline may fire before this supervisor's timer.
     rec.requested ??= info.requested;
-    if (rec.requested) rec.termination = rec.requested;
-    else if (signal === undefined && typeof info.exitCode === 'number') rec.termination = 'exited';
-    else rec.termination = 'unknown';
-    if (rec.termination === 'exited') rec.exitCode = info.exitCode;
+    const end = endOutcome(info, rec.requested);
+    if (end.signal !== undefined) rec.signal = end.signal;
+    rec.termination = end.termination;
+    if (end.exit_code !== undefined) rec.exitCode = end.exit_code;
     rec.outputComplete = info.outputComplete !== false;
     for (const sub of rec.subscriptions.splice(0)) sub.dispose();
     rec.markExited();

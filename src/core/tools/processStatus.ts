@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ToolError } from '../errors';
 import { defineTool } from './tool';
 
-const TERMINATIONS = ['exited', 'timeout', 'terminated', 'unknown'] as const;
+const TERMINATIONS = ['exited', 'timeout', 'terminated', 'window_closed', 'unknown'] as const;
 function isTermination(t: string | undefined): t is (typeof TERMINATIONS)[number] {
   return (TERMINATIONS as readonly (string | undefined)[]).includes(t);
 }
@@ -12,14 +12,14 @@ export const processStatusTool = defineTool({
   title: 'Process status',
   description:
     'Whether a process still runs and how it ended: termination \'exited\' with exit_code (success only with 0), ' +
-    '\'timeout\', \'terminated\' or \'unknown\'. output_complete false: the output\'s tail may be missing.',
+    '\'timeout\', \'terminated\', \'window_closed\' (no window came back for it) or \'unknown\'. output_complete false: the output\'s tail may be missing.',
   kind: 'processRead',
   input: {
     process_id: z.string().min(1),
   },
   output: {
     state: z.enum(['running', 'exited']),
-    termination: z.enum(['exited', 'timeout', 'terminated', 'unknown']).optional(),
+    termination: z.enum(TERMINATIONS).optional(),
     exit_code: z.number().optional(),
     signal: z.string().optional(),
     started_at: z.string(),

@@ -14,7 +14,7 @@ export const terminateProcessTool = defineOperationTool({
   output: {
     process_id: z.string(),
     state: z.enum(['running', 'exited']),
-    termination: z.enum(['exited', 'timeout', 'terminated', 'unknown']).optional(),
+    termination: z.enum(['exited', 'timeout', 'terminated', 'window_closed', 'unknown']).optional(),
     exit_code: z.number().optional(),
     signal: z.string().optional(),
   },

@@ -8,9 +8,9 @@ import { HandleEvents } from '../../core/process/handleEvents';
 import type { HostedProcess, HostedRecord, IsolationSnapshot, Message } from './protocol';
 import { FrameStream, encodeMessage } from './protocol';
 
-/** Why an attach did not happen: wrong secret (another window's host, or a stale one), busy, or no host there. */
+/** Why an attach did not happen: wrong secret (another window's host, or a stale one), busy, closing, or no host there. */
 export class AttachError extends Error {
-  constructor(readonly reason: 'secret' | 'busy' | 'protocol' | 'unreachable', message: string) {
+  constructor(readonly reason: 'secret' | 'busy' | 'closing' | 'protocol' | 'unreachable', message: string) {
     super(message);
     this.name = 'AttachError';
   }

@@ -11,7 +11,7 @@ import type { NodePtyCandidate } from '../nodePtyLoader';
 import type { GitWrites } from '../sandbox/sandboxInventory';
 import { CommandSandbox } from '../sandbox/commandSandbox';
 import { OrphanGuard } from './orphanGuard';
-import type { Frame, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
+import type { Frame, HostEndsFile, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
 import { FRAME_JSON, FrameReader, encodeData, encodeMessage, sameSecret } from './protocol';
 
 export interface ProcessHostOptions {
@@ -29,6 +29,11 @@ export interface ProcessHostOptions {
   /** The relay script a `domains` sandbox runs (default: netRelay.js beside this module). */
   readonly relayScript?: string;
   readonly logger: Logger;
+  /**
+   * Where the host records, as it exits, how each process it still holds ended (protocol.ts HostEndsFile), so the
+   * next extension host of the window can tell how they ended. Absent: nothing is recorded.
+   */
+  readonly endsFile?: string;
   /** Called once the host has ended every process and closed its socket (the entry point exits then). */
   readonly onClosed?: () => void;
   /** Backends instead of node-pty and child_process (tests only); the sandbox is then not used. */
@@ -41,6 +46,8 @@ interface Entry {
   readonly ring: RingBuffer;
   requested?: EndReason;
   exit?: WireExit;
+  /** When it ended (ms since the epoch). */
+  endedAt?: number;
   inputClosed?: boolean;
   /** The offset up to which the attached client has this process's output (sent, or told it was skipped). */
   sent: number;
@@ -136,16 +143,21 @@ export class ProcessHost {
     return this.entries.size;
   }
 
-  /** Ends every process, closes the socket and the client; resolves when all is done. Idempotent. */
-  close(): Promise<void> {
+  /**
+   * Ends every process, closes the socket and the client, and records how each process ended (`endsFile`); resolves
+   * when all is done. Idempotent. `reason` is why a process still running is ended: `window_closed` when no window
+   * attached within the grace period, else `terminated` (a shutdown asked for, a signal to the host).
+   */
+  close(reason: EndReason = 'terminated'): Promise<void> {
     this.closing ??= (async () => {
       if (this.graceTimer) clearTimeout(this.graceTimer);
-      this.server.close();
+      // The socket stays open meanwhile: an extension that comes now is told the host is closing (and waits for
+      // the ends to be recorded), rather than finding no host and missing them.
       await Promise.all(
         [...this.entries.values()].map(async (e) => {
           if (e.timer) clearTimeout(e.timer);
           if (e.exit) return;
-          e.requested ??= 'terminated';
+          e.requested ??= reason;
           try {
             await e.handle.terminate();
           } catch (err) {
@@ -153,6 +165,8 @@ export class ProcessHost {
           }
         }),
       );
+      this.recordEnds();
+      this.server.close();
       await this.sandbox?.close();
       this.guard.close();
       this.client?.end();
@@ -167,12 +181,44 @@ export class ProcessHost {
     return this.closing;
   }
 
+  /**
+   * Writes how every process the host still holds ended (mode 0600, through a rename: a reader sees all of it or
+   * nothing). A process whose exit report has not come yet reads as ended now, with its output marked incomplete.
+   */
+  private recordEnds(): void {
+    const file = this.options.endsFile;
+    if (file === undefined || this.entries.size === 0) return;
+    const ends: HostEndsFile = {
+      v: 1,
+      host_pid: process.pid,
+      ends: [...this.entries.values()].map((e) => ({
+        process_id: e.record.process_id,
+        exit: e.exit ?? { outputComplete: false },
+        ...(e.requested ? { requested: e.requested } : {}),
+        ended_at: new Date(e.endedAt ?? Date.now()).toISOString(),
+      })),
+    };
+    const tmp = `${file}.${process.pid}.tmp`;
+    try {
+      fs.writeFileSync(tmp, JSON.stringify(ends), { mode: 0o600 });
+      fs.renameSync(tmp, file);
+      this.options.logger.info(`recorded how ${ends.ends.length} process(es) ended`);
+    } catch (err) {
+      this.options.logger.warn(`could not record how the processes ended: ${String(err)}`);
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // nothing to remove
+      }
+    }
+  }
+
   private armGrace(): void {
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.graceTimer = setTimeout(() => {
       if (this.client) return;
       this.options.logger.info(`no extension attached for ${this.options.graceMs} ms: ending ${this.entries.size} process(es) and exiting`);
-      void this.close();
+      void this.close('window_closed');
     }, this.options.graceMs);
   }
 
@@ -220,14 +266,14 @@ export class ProcessHost {
     });
   }
 
-  private deny(socket: net.Socket, reason: 'secret' | 'busy' | 'protocol', message: string): false {
+  private deny(socket: net.Socket, reason: 'secret' | 'busy' | 'closing' | 'protocol', message: string): false {
     socket.end(encodeMessage({ t: 'denied', reason, message }));
     return false;
   }
 
   private hello(socket: net.Socket, message: Message): boolean {
     if (message.t !== 'hello' || typeof message.secret !== 'string') return this.deny(socket, 'protocol', 'The first message must be hello.');
-    if (this.closing) return this.deny(socket, 'busy', 'The process host is shutting down.');
+    if (this.closing) return this.deny(socket, 'closing', 'The process host is shutting down.');
     if (!sameSecret(message.secret, this.secret)) return this.deny(socket, 'secret', 'Wrong secret: this host belongs to another window, or to an earlier attach.');
     const previous = this.client && !this.client.destroyed ? this.client : undefined;
     if (previous && this.clientLive) return this.deny(socket, 'busy', 'Another extension is attached to this process host, and its window answers.');
@@ -397,6 +443,7 @@ export class ProcessHost {
       handle.onExit((info: ExitInfo) => {
         if (entry.timer) clearTimeout(entry.timer);
         this.guard.release(handle.pid);
+        entry.endedAt = Date.now();
         // All of its output reaches the client before its exit, congested or not (a ring's worth at most).
         this.catchUp(entry);
         entry.exit = { ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}), ...(info.signal !== undefined ? { signal: info.signal } : {}), ...(info.outputComplete === false ? { outputComplete: false } : {}) };

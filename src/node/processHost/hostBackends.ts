@@ -4,12 +4,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from '../../core/ports/logger';
-import type { BackendOrigin, ProcessBackend, ProcessHandle, SpawnOptions } from '../../core/ports/processBackend';
+import type { BackendOrigin, EndReason, ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../../core/ports/processBackend';
+import type { EndOutcome } from '../../core/process/supervisor';
+import { endOutcome } from '../../core/process/supervisor';
 import type { NodePtyCandidate } from '../nodePtyLoader';
 import type { IsolationSettings } from '../sandbox/commandSandbox';
 import type { AttachedProcess } from './client';
 import { AttachError, HostConnection } from './client';
-import type { IsolationSnapshot } from './protocol';
+import type { HostEnd, HostEndsFile, IsolationSnapshot, WireExit } from './protocol';
 
 /** What workspace_info says owns a process's lifetime when it runs in the process host. */
 export const HOST_LIFETIME = 'process-host';
@@ -25,6 +27,35 @@ const READY_MS = 20_000;
  */
 const RECORD_PREFIX = 'process-host';
 const RECORD_EXT = '.json';
+/** The ends a host recorded as it exited (protocol.ts HostEndsFile): `process-host-<id>.ends`, beside the records. */
+const ENDS_PATTERN = /^process-host-[0-9a-f]+\.ends$/;
+/** The biggest ends file read (a host holds at most a few hundred processes; anything larger is not one). */
+const MAX_ENDS_BYTES = 4 * 1024 * 1024;
+
+/** How a process the host ended (or saw end) while no window was attached ended, as the command log records it. */
+export interface RecordedEnd extends EndOutcome {
+  readonly process_id: string;
+  readonly ended_at: string;
+}
+
+const END_REASONS: readonly string[] = ['terminated', 'timeout', 'window_closed'] satisfies readonly EndReason[];
+
+/** One end of an ends file, checked field by field; undefined when it is not one. */
+function parseEnd(value: unknown): RecordedEnd | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const e = value as Partial<Record<keyof HostEnd, unknown>>;
+  const exit = e.exit as Partial<Record<keyof WireExit, unknown>> | undefined;
+  if (typeof e.process_id !== 'string' || e.process_id === '' || typeof e.ended_at !== 'string' || Number.isNaN(Date.parse(e.ended_at))) return undefined;
+  if (typeof exit !== 'object' || exit === null) return undefined;
+  if (exit.exitCode !== undefined && !Number.isInteger(exit.exitCode)) return undefined;
+  if (exit.signal !== undefined && typeof exit.signal !== 'string' && typeof exit.signal !== 'number') return undefined;
+  if (e.requested !== undefined && !END_REASONS.includes(e.requested as string)) return undefined;
+  const info: ExitInfo = {
+    ...(exit.exitCode !== undefined ? { exitCode: exit.exitCode as number } : {}),
+    ...(exit.signal !== undefined ? { signal: exit.signal as string | number } : {}),
+  };
+  return { process_id: e.process_id, ended_at: new Date(e.ended_at).toISOString(), ...endOutcome(info, e.requested as EndReason | undefined) };
+}
 
 /** The grace period `env` asks for: a whole number of ms from 1 s to one day; anything else: the default. */
 export function hostGraceMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -114,6 +145,19 @@ function forget(file: string): void {
   }
 }
 
+/** How long a start waits for a closing host to exit (it ends its processes: SIGTERM, SIGKILL after 3 s). */
+const CLOSING_WAIT_MS = 10_000;
+
+/** Resolves true once `pid` has exited, false if it still runs after `ms`. */
+async function exited(pid: number, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (alive(pid)) {
+    if (Date.now() >= end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -191,10 +235,50 @@ export class ProcessHostBackends {
       } catch (err) {
         const reason = err instanceof AttachError ? err.reason : 'unreachable';
         this.settings.logger.warn(`[process-host] did not re-attach to the process host pid ${record.pid} (${reason}): ${err instanceof Error ? err.message : String(err)}`);
+        // A host ending its processes (its grace period ran out just now) records their ends as it exits: wait
+        // for that (bounded), so this start folds them into the command log instead of the next one.
+        if (reason === 'closing' && (await exited(record.pid, CLOSING_WAIT_MS))) forget(file);
         if (reason === 'unreachable') forget(file);
       }
     }
     return [];
+  }
+
+  /**
+   * The ends that hosts of this window recorded as they exited (a grace period that ran out with no window, or a
+   * shutdown): how each process they still held ended. `forget` removes the files once the caller has folded the
+   * ends into the command log. A file that is not a valid ends record is logged and removed at once; it never
+   * stops an activation.
+   */
+  takeRecordedEnds(): { ends: RecordedEnd[]; forget: () => void } {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.settings.storageDir);
+    } catch {
+      return { ends: [], forget: () => undefined };
+    }
+    const ends: RecordedEnd[] = [];
+    const files: string[] = [];
+    for (const name of names) {
+      if (!ENDS_PATTERN.test(name)) continue;
+      const file = path.join(this.settings.storageDir, name);
+      try {
+        const st = fs.lstatSync(file);
+        if (!st.isFile() || st.size > MAX_ENDS_BYTES) throw new Error(st.isFile() ? `${st.size} bytes` : 'not a file');
+        const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Record<keyof HostEndsFile, unknown>>;
+        if (parsed.v !== 1 || !Array.isArray(parsed.ends)) throw new Error('not an ends record');
+        for (const value of parsed.ends as unknown[]) {
+          const end = parseEnd(value);
+          if (end) ends.push(end);
+          else this.settings.logger.warn(`[process-host] ${name}: skipped an entry that is not a process end`);
+        }
+        files.push(file);
+      } catch (err) {
+        this.settings.logger.warn(`[process-host] removing ${name}, which could not be read as a record of process ends: ${err instanceof Error ? err.message : String(err)}`);
+        forget(file);
+      }
+    }
+    return { ends, forget: () => files.forEach(forget) };
   }
 
   /** The host records in the storage folder, newest first; unreadable ones are skipped. */
@@ -320,7 +404,9 @@ export class ProcessHostBackends {
 
   private async launch(): Promise<HostConnection> {
     const dir = privateSocketDir(this.settings.socketRoot ?? os.tmpdir());
-    const socket = path.join(dir, `host-${randomBytes(6).toString('hex')}.sock`);
+    const id = randomBytes(6).toString('hex');
+    const socket = path.join(dir, `host-${id}.sock`);
+    const endsFile = path.join(this.settings.storageDir, `${RECORD_PREFIX}-${id}.ends`);
     const secret = randomBytes(32).toString('hex');
     fs.mkdirSync(this.settings.storageDir, { recursive: true });
     const log = fs.openSync(path.join(this.settings.storageDir, 'process-host.log'), 'a', 0o600);
@@ -351,7 +437,7 @@ export class ProcessHostBackends {
           if (out.includes('ready\n')) done();
         });
         child.stdin?.on('error', () => undefined);
-        child.stdin?.end(JSON.stringify({ socket, secret, graceMs: this.settings.graceMs ?? hostGraceMs(), ...(this.settings.nodePty ? { nodePty: this.settings.nodePty } : {}) }) + '\n');
+        child.stdin?.end(JSON.stringify({ socket, secret, graceMs: this.settings.graceMs ?? hostGraceMs(), endsFile, ...(this.settings.nodePty ? { nodePty: this.settings.nodePty } : {}) }) + '\n');
       });
       child.removeAllListeners('exit');
       child.stdout?.destroy();

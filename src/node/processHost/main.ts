@@ -13,6 +13,7 @@ interface HostConfig {
   readonly graceMs: number;
   readonly nodePty?: readonly NodePtyCandidate[];
   readonly relayScript?: string;
+  readonly endsFile?: string;
 }
 
 function line(level: string, message: string | Error, args: unknown[]): void {
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     logger,
     ...(config.nodePty ? { nodePty: config.nodePty } : {}),
     ...(config.relayScript ? { relayScript: config.relayScript } : {}),
+    ...(typeof config.endsFile === 'string' ? { endsFile: config.endsFile } : {}),
     onClosed: () => {
       logger.info('process host exiting');
       process.exit(0);

@@ -52,6 +52,25 @@ export interface HostedProcess {
   readonly input_closed?: boolean;
 }
 
+/**
+ * The ends a process host recorded as it exited (`ProcessHostOptions.endsFile`, mode 0600, written atomically): how
+ * each process it still held ended, for the next extension host of the window to fold into its command log.
+ */
+export interface HostEndsFile {
+  readonly v: 1;
+  readonly host_pid: number;
+  readonly ends: readonly HostEnd[];
+}
+
+export interface HostEnd {
+  readonly process_id: string;
+  readonly exit: WireExit;
+  /** Why the host ended it, when it did. */
+  readonly requested?: EndReason;
+  /** When it ended (ISO 8601). */
+  readonly ended_at: string;
+}
+
 /** A spawn as it crosses the socket: the port's options without the supervisor's record. */
 export type WireSpawn = Pick<SpawnOptions, 'file' | 'args' | 'cwd' | 'root' | 'env' | 'tty' | 'rows' | 'cols'>;
 
@@ -74,7 +93,8 @@ export type Message =
   | { readonly t: 'window'; readonly live: boolean }
   // host → client
   | { readonly t: 'welcome'; readonly secret: string; readonly pid: number; readonly processes: readonly HostedProcess[] }
-  | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'protocol'; readonly message: string }
+  /** `closing`: the host is ending its processes and exiting (it records their ends first: HostEndsFile). */
+  | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'closing' | 'protocol'; readonly message: string }
   | { readonly t: 'spawned'; readonly req: number; readonly pid: number }
   | { readonly t: 'failed'; readonly req: number; readonly reason: string; readonly message: string }
   | { readonly t: 'done'; readonly req: number }
