@@ -14,8 +14,10 @@ import { call, callError, connect, copyConnectionSettings } from './mcpClient';
 /**
  * The grace period the host waits for a window to come back, shortened for this test through HOST_GRACE_ENV (the
  * extension host inherits code-server's environment, and code-server ours); the default is DEFAULT_HOST_GRACE_MS.
+ * A reload takes the next extension host 5-8 s to attach on a lightly loaded machine, and far longer under load: a
+ * grace of 15 s ran out under load once, and the host ended the processes before the reloaded window came back.
  */
-const HOST_GRACE_MS = 15_000;
+const HOST_GRACE_MS = 45_000;
 
 /** A command printing `tick N` (N from 0) every 50 ms. */
 const TICKER = ['sh', '-c', 'i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'];
@@ -114,6 +116,14 @@ describe('agent processes outlive a window reload (the process host)', function 
     await reconnect();
     const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
     wsId = all.workspaces[0]!.id;
+  });
+
+  // On a failure, what the extension and the host said about taking the processes over (the CI log is all there is).
+  afterEach(function () {
+    if (this.currentTest?.state !== 'failed' || !wb) return;
+    const said = wb.readExtensionLog().split('\n').filter((l) => /process-host|\[window\]|activate/.test(l));
+    const hostLogs = findFiles(wb.userDataDir, /^process-host\.log$/).map((f) => fs.readFileSync(f, 'utf8'));
+    console.log(`--- extension log (process host lines):\n${said.slice(-40).join('\n')}\n--- process-host.log:\n${hostLogs.join('\n').split('\n').slice(-40).join('\n')}`);
   });
 
   after(async () => {
