@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { jsonBytes } from './jsonBytes';
 import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -173,7 +174,7 @@ export class JsonSessionTransport implements Transport {
       }
       // Unprompted: the standalone stream, when one is open.
       const stream = this.stream;
-      if (stream && !stream.destroyed && !stream.writableEnded) stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+      if (stream && !stream.destroyed && !stream.writableEnded) stream.write(sseEvent(message));
       return;
     }
     const id = message.id;
@@ -221,7 +222,7 @@ class Exchange {
       this.res.setHeader('content-type', 'text/event-stream');
       this.res.setHeader('cache-control', 'no-cache');
     }
-    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    this.res.write(sseEvent(message));
   }
 
   settle(id: RequestId, message: JSONRPCMessage): void {
@@ -229,7 +230,7 @@ class Exchange {
     if (this.responses.size < this.ids.length) return;
     const ordered = this.ids.map((i) => this.responses.get(i));
     if (this.streaming) {
-      if (!this.res.destroyed) this.res.end(`event: message\ndata: ${JSON.stringify(ordered[0])}\n\n`);
+      if (!this.res.destroyed) this.res.end(sseEvent(ordered[0]));
       return;
     }
     reply(this.res, 200, this.batch ? ordered : ordered[0]);
@@ -267,11 +268,19 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   }
   // As bytes, with their length: written as they are. A string would be joined to the headers and measured first,
   // each a copy of it in the heap; for a large answer (read_process) those copies outlive the young generation.
-  const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+  // jsonBytes builds the bytes without the whole text as one string either (see there).
+  const bytes = jsonBytes(body);
   res.setHeader('content-type', 'application/json');
   res.setHeader('content-length', bytes.length);
   res.end(bytes);
 }
+
+/** One server-sent event carrying a JSON-RPC message, as bytes (built as `reply` builds an answer). */
+function sseEvent(message: unknown): Buffer {
+  return Buffer.concat([SSE_HEAD, jsonBytes(message), SSE_TAIL]);
+}
+const SSE_HEAD = Buffer.from('event: message\ndata: ', 'utf8');
+const SSE_TAIL = Buffer.from('\n\n', 'utf8');
 
 /** application/json, with or without parameters; never a substring match ("application/jsonx"). */
 function isJsonContentType(value: string | undefined): boolean {
