@@ -44,6 +44,8 @@ export type ControlRequest =
   | { readonly op: 'find-files'; readonly root: string; readonly pattern: string; readonly maxResults: number }
   | { readonly op: 'probe-fs'; readonly file: string; readonly iterations: number }
   | { readonly op: 'rss' }
+  /** A full garbage collection in the extension host (node:inspector), so a measurement starts from live memory only. */
+  | { readonly op: 'collect-garbage' }
   /** --profile: the extension host's own CPU profiler (node:inspector) around one group; stop writes `file`. */
   | { readonly op: 'profile-start' }
   | { readonly op: 'profile-stop'; readonly file: string }

@@ -906,6 +906,9 @@ async function ptyGroup(rig: Rig): Promise<GroupOutput> {
 
 /** One flood read by an agent asking for `maxBytes` pages (undefined: the default page), sampled by the extension host. */
 async function floodOnce(rig: Rig, maxBytes: number | undefined): Promise<{ flow: Streamed; report: SamplerReport; idleDelay: LoopDelay; growth: number }> {
+  // Each flood starts from the extension host's live memory: a full collection first, so the growth is the flood's
+  // and not the garbage an earlier group (or the other flood) left for V8 to collect when it chooses.
+  await rig.control.call({ op: 'collect-garbage' });
   const idle = new IdleProbe(rig.resources);
   const { value: flow, report } = await rig.control.sample(() => streamThroughExtension(rig, rig.sizes.floodBytes, rig.sizes.floodBudgetMs, maxBytes));
   const idleDelay = await idle.stop();
@@ -935,7 +938,7 @@ async function floodGroup(rig: Rig): Promise<GroupOutput> {
   return {
     group: {
       title: `Flood: ${mib(sizes.floodBytes)} of PTY output read by an agent, terminal mirror on`,
-      description: 'The extension host sampled itself: RSS every 20 ms, event-loop delay with perf_hooks.monitorEventLoopDelay. The headline reads with the default page; the diagnosis asks for the largest page.',
+      description: 'The extension host sampled itself: RSS every 20 ms, event-loop delay with perf_hooks.monitorEventLoopDelay. Each flood starts right after a full garbage collection. The headline reads with the default page; the diagnosis asks for the largest page.',
       rows: [
         { contender: DEFAULT_ROW, stats: summarize([byDefault.flow.ms]), note: `${mbps(byDefault.flow.written, byDefault.flow.ms).toFixed(0)} MB/s${cutNote(byDefault.flow)}` },
         { contender: LARGEST_ROW, stats: summarize([largest.flow.ms]), note: `${mbps(largest.flow.written, largest.flow.ms).toFixed(0)} MB/s${cutNote(largest.flow)}` },

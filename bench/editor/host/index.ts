@@ -208,6 +208,17 @@ class CpuProfiler {
   }
 }
 
+/** A full collection, through the inspector of this process (the extension host runs without --expose-gc). */
+async function collectGarbage(): Promise<void> {
+  const session = new inspector.Session();
+  session.connect();
+  try {
+    await new Promise<void>((resolve, reject) => session.post('HeapProfiler.collectGarbage', (err) => (err ? reject(err) : resolve())));
+  } finally {
+    session.disconnect();
+  }
+}
+
 /** URL and token the way a user gets them: the Copy Connection Settings command, then the clipboard. */
 async function connection(): Promise<{ url: string; token: string }> {
   const ext = vscode.extensions.getExtension<{ endpointUrl(): string | undefined }>(EXTENSION_ID);
@@ -261,6 +272,9 @@ export async function run(): Promise<void> {
           return probeFs(request.file, request.iterations);
         case 'rss':
           return { rss: process.memoryUsage.rss() };
+        case 'collect-garbage':
+          await collectGarbage();
+          return { rss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed };
         case 'profile-start':
           profiler ??= new CpuProfiler();
           await profiler.start();
