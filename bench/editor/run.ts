@@ -947,29 +947,16 @@ async function floodGroup(rig: Rig): Promise<GroupOutput> {
       notes: [...notes('Default page', byDefault), ...notes(`Diagnosis, ${mib(READ_MAX_BYTES)} pages`, largest)],
     },
     verdicts: [
-      {
-        what: `extension host RSS growth during a ${mib(sizes.floodBytes)} flood${cutNote(byDefault.flow)} read by an agent (default page), terminal mirror on`,
-        against: '—',
-        ours: `+${byDefault.growth.toFixed(1)} MiB`,
-        baseline: '—',
-        result: `+${byDefault.growth.toFixed(1)} MiB`,
-        target: `< ${RSS_BUDGET_MIB} MiB`,
-        pass: byDefault.growth < RSS_BUDGET_MIB,
-        value: byDefault.growth,
-      },
+      rssVerdict(`extension host RSS growth during a ${mib(sizes.floodBytes)} flood${cutNote(byDefault.flow)} read by an agent (default page), terminal mirror on`, byDefault.growth),
       loopVerdict('extension host event-loop delay during the flood (default page)', byDefault.report.loopMaxMs, byDefault.idleDelay),
-      {
-        what: `diagnosis: RSS growth during the same flood read with ${mib(READ_MAX_BYTES)} pages`,
-        against: '—',
-        ours: `+${largest.growth.toFixed(1)} MiB`,
-        baseline: '—',
-        result: `+${largest.growth.toFixed(1)} MiB`,
-        target: `< ${RSS_BUDGET_MIB} MiB`,
-        pass: largest.growth < RSS_BUDGET_MIB,
-        value: largest.growth,
-      },
+      rssVerdict(`diagnosis: RSS growth during the same flood read with ${mib(READ_MAX_BYTES)} pages`, largest.growth),
     ],
   };
+}
+
+/** A verdict on RSS growth in MiB against RSS_BUDGET_MIB. */
+function rssVerdict(what: string, growth: number): Verdict {
+  return { what, against: '—', ours: `+${growth.toFixed(1)} MiB`, baseline: '—', result: `+${growth.toFixed(1)} MiB`, target: `< ${RSS_BUDGET_MIB} MiB`, pass: growth < RSS_BUDGET_MIB, value: growth };
 }
 
 async function sessionsGroup(rig: Rig): Promise<GroupOutput> {
