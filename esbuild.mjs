@@ -19,6 +19,22 @@ const oneZodForMcpV2 = {
   },
 };
 
+/**
+ * Both MCP SDK servers build a JSON Schema validator on ajv, used only to check answers to elicitations, which this
+ * server never asks for: the v1 SDK's provider module (imported by a relative path, so `alias` cannot reach it) is
+ * resolved to src/mcp/noJsonSchemaValidator.ts, which throws if ever called; the v2 SDK gets the same through
+ * src/mcp/v2Shims.ts.
+ */
+const noAjvInTheExtension = {
+  name: 'no-ajv-in-the-extension',
+  setup(build) {
+    build.onResolve({ filter: /[\\/]validation[\\/]ajv-provider(\.js)?$/ }, (args) => {
+      if (!args.importer.includes(`${path.sep}@modelcontextprotocol${path.sep}`)) return undefined;
+      return { path: path.resolve('src/mcp/noJsonSchemaValidator.ts') };
+    });
+  },
+};
+
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
 
@@ -37,7 +53,7 @@ const builds = [
     // src/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
     // proxy-chain (the network proxy, src/node/sandbox/networkProxy.ts) can chain to an upstream SOCKS proxy; ours
     // never does, so its SOCKS client (70 KB minified) is replaced by src/node/sandbox/noSocks.ts, which throws.
-    plugins: [oneZodForMcpV2],
+    plugins: [oneZodForMcpV2, noAjvInTheExtension],
     alias: {
       // The v2 MCP SDK's Node shims without their inlined ajv copy: src/mcp/v2Shims.ts.
       '@modelcontextprotocol/server/_shims': './src/mcp/v2Shims.ts',
