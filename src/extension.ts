@@ -128,6 +128,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     envChanges: settings.execEnv,
     timeoutMs: settings.execTimeoutMs,
     approvalPolicy: settings.approvals,
+    reviewMode: (id) => {
+      const root = workspaces.list().find((w) => w.id === id)?.root;
+      return settings.reviewMode(vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file' && f.uri.fsPath === root));
+    },
     isolation: {
       mode: settings.execIsolation,
       network: settings.execNetwork,

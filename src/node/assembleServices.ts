@@ -11,6 +11,7 @@ import type { CoreServices } from '../core/tools/tool';
 import type { Limits } from '../core/policy/limits';
 import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
+import type { ReviewMode } from '../core/approvals/holdPolicy';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/tools/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
@@ -53,6 +54,8 @@ export interface AssembleOptions {
   readonly timeoutMs: () => number;
   /** The approval settings, read fresh on every call (default: patches `sensitive`, commands `off`). */
   readonly approvalPolicy?: () => ApprovalPolicy;
+  /** `codespace.review.mode` of a workspace, read fresh per patch (default: `before`, review before the write). */
+  readonly reviewMode?: (workspaceId: string) => ReviewMode;
   readonly lifetime: string;
   readonly faults?: PatchFaults;
   /** Where the default terminal backend looks for node-pty, in order (see nodePtyLoader.ts). Default: its own resolution. */
@@ -196,6 +199,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
         return occ ? { process_id: occ.process_id, command: occ.command } : undefined;
       }),
     processes: supervisor,
+    ...(o.reviewMode ? { reviewMode: o.reviewMode } : {}),
   });
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
   const execs = await execLog.open();

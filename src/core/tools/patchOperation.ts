@@ -1,6 +1,7 @@
 import { sensitivePaths } from '../approvals/sensitivePaths';
 import type { HoldFile, ProposalFile } from '../approvals/hold';
 import { isSensitivePath } from '../approvals/sensitivePaths';
+import { holdReason } from '../approvals/holdPolicy';
 import { occupancyScope } from '../policy/workspaces';
 import { hashArguments } from '../ledger/canonicalJson';
 import type { z } from 'zod';
@@ -121,14 +122,15 @@ async function replanHold(services: CoreServices, hold: StoredHold): Promise<Pro
 /**
  * apply_patch as an operation: prepare takes the workspace's patch turn, validates and plans (nothing written);
  * commit records and writes, with the reviewer's bytes in place of the plan's where the reviewer edited. Held by
- * `codespace.approvals.patches` (every patch, or those touching a sensitive path); after a commit, a direct call and
+ * `codespace.approvals.patches` (every patch, or those touching a sensitive path) and the workspace's
+ * `codespace.review.mode` (approvals/holdPolicy.ts); after a commit, a direct call and
  * a resumed hold alike hand what it wrote to the diagnostics feed.
  */
 export function patchOperation(services: CoreServices): OperationSpec<ApplyPatchArgs, ApplyPatchResult> {
   return {
     tool: 'apply_patch',
     hold: {
-      reason: (intent, policy) => (policy.patches === 'confirm' ? 'confirm' : policy.patches === 'sensitive' && intent.sensitive_paths.length > 0 ? 'sensitive' : undefined),
+      reason: (intent, policy, context) => holdReason({ acts: 'patch', sensitive_paths: intent.sensitive_paths }, policy, context),
       description: { reviews: 'every patch', nothing: 'written' },
       replan: (hold) => replanHold(services, hold),
     },
