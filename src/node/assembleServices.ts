@@ -12,6 +12,7 @@ import type { Limits } from '../core/policy/limits';
 import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
 import type { ReviewMode } from '../core/approvals/holdPolicy';
+import { AfterWriteReviews } from '../core/review/afterWriteReviews';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/tools/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
@@ -242,6 +243,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     },
     logger: o.logger,
   });
+  const afterWrite = new AfterWriteReviews({ workspaces: o.workspaces, fs: o.fs, patches, mode: o.reviewMode ?? (() => 'before'), logger: o.logger });
   const services: CoreServices = {
     workspaces: o.workspaces,
     fs: o.fs,
@@ -260,6 +262,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     language: o.language,
     diagnosticsSettleMs,
     diagnosticsFeed,
+    afterWrite,
     redactor,
     toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err))),
   };
@@ -279,6 +282,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     steering,
     async shutdown() {
       diagnosticsFeed.dispose();
+      afterWrite.dispose();
       // Processes in the process host are let go, not ended: the next extension host of this window takes them back.
       await supervisor.disposeAll(host ? { keep: (id) => host.hosted(id) } : {});
       host?.detach();

@@ -88,6 +88,8 @@ function reviewerChanges(intent: PatchIntent, reviewed: ReadonlyMap<string, Uint
 /** Commits a planned patch, with the reviewer's bytes in place of the plan's where the reviewer edited. */
 async function commitPatch(services: CoreServices, intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array> | undefined): Promise<ApplyPatchResult> {
   const result = await services.patches.commit(intent, reviewed);
+  // Review after the write: what it wrote joins the review of its work (or workspace).
+  services.afterWrite.recordCommit(intent, result);
   if (!reviewed || reviewed.size === 0) return result;
   const withChanges: ApplyPatchResult & { reviewer_changes: { path: string; diff: string }[] } = { ...result, reviewer_changes: reviewerChanges(intent, reviewed) };
   return withChanges;
@@ -135,7 +137,10 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
       replan: (hold) => replanHold(services, hold),
     },
     // The language servers see the workspace folders, not a work's worktree: no diagnostics are followed there.
-    afterCommit: (result, { workspace_id, session, work_id }) => (work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(services, workspace_id, result, session)),
+    afterCommit: (result, { workspace_id, session, work_id }) => {
+      services.afterWrite.attribute(result.operation_id, session);
+      return work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(services, workspace_id, result, session);
+    },
     async prepare(args) {
       // With a work_id: the work's worktree of the folder when it has one (the one resolution every tool shares).
       const ws = services.workspaces.get(args.workspace_id, args.work_id);
