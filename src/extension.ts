@@ -27,6 +27,7 @@ import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
 import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
 import { registerReviewComments } from './vscode/review/reviewComments';
+import { registerAfterWriteReview } from './vscode/review/afterWriteReview';
 import { registerWorkReview } from './vscode/review/workReview';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
@@ -198,6 +199,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
   });
   context.subscriptions.push(...reviewComments.disposables);
+  context.subscriptions.push(
+    ...registerAfterWriteReview({
+      reviews: core.services.afterWrite,
+      rootOf: (r) => {
+        try {
+          return workspaces.get(r.workspace_id, r.work_id).root;
+        } catch {
+          return undefined;
+        }
+      },
+      steering,
+      state: context.workspaceState,
+      log,
+    }),
+  );
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
