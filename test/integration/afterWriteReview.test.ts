@@ -49,7 +49,10 @@ describe('review after the write', function () {
 
   it('applies at once, opens nothing; undo of one hunk writes through the ledger and the agent is told; keep and mark reviewed', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const tabsBefore = allTabs().length;
+    const hello = vscode.Uri.file(path.join(root, 'after-write', 'focus.txt'));
+    fs.writeFileSync(hello.fsPath, 'the developer works here\n');
+    await vscode.window.showTextDocument(hello);
+    const activeBefore = hello.toString();
     const applied = await call<{ status: string }>(client, 'apply_patch', {
       workspace_id: wsId,
       patch: ['*** Begin Patch', `*** Update File: ${rel}`, '@@', ' line 1', '-line 2', '+LINE TWO', '@@', ' line 8', '-line 9', '+LINE NINE', '+line nine and a half', '*** End Patch'].join('\n'),
@@ -59,9 +62,10 @@ describe('review after the write', function () {
     assert.equal(applied.status, 'applied', 'confirm would hold it; the review after the write lets it apply');
     const agentText = fs.readFileSync(file(), 'utf8');
     assert.equal(agentText, LINES.replace('line 2\n', 'LINE TWO\n').replace('line 9\n', 'LINE NINE\nline nine and a half\n'));
-    // Nothing opened by itself (no tab, no focus taken).
+    // Nothing opened by itself (no review tab, no focus taken).
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal(allTabs().length, tabsBefore, 'a patch opens no tab');
+    assert.equal(allTabs().filter((t) => t.label.startsWith('CodeSpace review')).length, 0, 'a patch opens no review');
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), activeBefore, 'a patch takes no focus');
 
     // The developer opens the review: one multi-file diff with the file's two hunks.
     const opened = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());

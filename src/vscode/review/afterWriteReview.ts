@@ -246,9 +246,12 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
       if (typeof a.path !== 'string') return outcome({ ok: false, code: 'NOT_FOUND', message: 'name the file of the review.' });
       return { review, path: a.path, line: typeof a.line === 'number' ? a.line : -1 };
     }
-    const editor = vscode.window.activeTextEditor;
-    uri ??= editor?.document.uri;
-    if (line === undefined && editor && uri && editor.document.uri.toString() === uri.toString()) line = editor.selection.active.line;
+    const active = vscode.window.activeTextEditor;
+    uri ??= active?.document.uri;
+    // The cursor of the editor showing the file: the active one, else a visible one (a side of a multi-file diff).
+    const key = uri?.toString();
+    const editor = [...(active ? [active] : []), ...vscode.window.visibleTextEditors].find((e) => e.document.uri.toString() === key);
+    if (line === undefined && editor) line = editor.selection.active.line;
     if (!uri) return outcome({ ok: false, code: 'NOT_FOUND', message: 'put the cursor in a change of the review after the write first.' });
     if (uri.scheme === AFTER_SCHEME) {
       return outcome({ ok: false, code: 'NOT_FOUND', message: 'put the cursor on the right (the file) side of the diff: the left side is the accepted text.' });
