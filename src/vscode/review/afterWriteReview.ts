@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ToolError } from '../../core/errors';
 import type { Logger } from '../../core/ports/logger';
-import type { AfterWriteReviews, ReviewFileNow, ReviewState, ReviewUndone } from '../../core/review/afterWriteReviews';
+import type { AfterWriteReviews, AfterWriteSnapshot, ReviewFileNow, ReviewState, ReviewUndone } from '../../core/review/afterWriteReviews';
 import type { Steering } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
@@ -57,6 +57,24 @@ export interface AfterWriteDeps {
   readonly steering: Pick<Steering, 'work'>;
   readonly state: vscode.Memento;
   readonly log: Logger;
+}
+
+/** Most characters of accepted text kept in workspaceState; beyond, the largest files are not kept across a reload. */
+const MAX_PERSISTED_CHARS = 8 * 1024 * 1024;
+
+/** The snapshot as saved: within MAX_PERSISTED_CHARS of accepted text (the largest files left out, and logged). */
+function persisted(snapshot: AfterWriteSnapshot, log: Logger): AfterWriteSnapshot {
+  const sizes = snapshot.reviews.flatMap((r) => r.files.map((f) => ({ r: r.id, path: f.path, n: f.base?.length ?? 0 })));
+  let total = sizes.reduce((n, x) => n + x.n, 0);
+  if (total <= MAX_PERSISTED_CHARS) return snapshot;
+  const left = new Set<string>();
+  for (const x of sizes.sort((a, b) => b.n - a.n)) {
+    if (total <= MAX_PERSISTED_CHARS) break;
+    left.add(`${x.r}\0${x.path}`);
+    total -= x.n;
+    log.info(`[review] ${x.path} (${x.r}) is not kept across a reload: the accepted texts are over ${MAX_PERSISTED_CHARS} characters`);
+  }
+  return { ...snapshot, reviews: snapshot.reviews.map((r) => ({ ...r, files: r.files.filter((f) => !left.has(`${r.id}\0${f.path}`)) })) };
 }
 
 function describe(err: unknown): string {
@@ -188,7 +206,7 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
         if (files > 0) status.show();
         else status.hide();
         await vscode.commands.executeCommand('setContext', CONTEXT_KEY, files > 0);
-        await deps.state.update(STATE_KEY, reviews.snapshot());
+        await deps.state.update(STATE_KEY, persisted(reviews.snapshot(), log));
       })().catch((err: unknown) => log.error('[review] refreshing the review after the write failed', describe(err)));
     }, 150);
   };
