@@ -146,6 +146,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // Agents' processes run in a process host beside the window and outlive a reload (README: "Agent processes").
     processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
     workBaseline: workTree,
+    reviewBaseline: workTree,
     worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
     workIsolation: settings.workIsolation,

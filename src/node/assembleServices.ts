@@ -13,6 +13,7 @@ import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/appr
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
 import type { ReviewMode } from '../core/approvals/holdPolicy';
 import { AfterWriteReviews } from '../core/review/afterWriteReviews';
+import type { WorkTreeRepo } from '../core/ports/workTree';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/tools/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
@@ -57,6 +58,8 @@ export interface AssembleOptions {
   readonly approvalPolicy?: () => ApprovalPolicy;
   /** `codespace.review.mode` of a workspace, read fresh per patch (default: `before`, review before the write). */
   readonly reviewMode?: (workspaceId: string) => ReviewMode;
+  /** Reads a work's baseline, so a work's review after the write starts from it (absent: from the content before the first write). */
+  readonly reviewBaseline?: Pick<WorkTreeRepo, 'readable' | 'baselineContent'>;
   readonly lifetime: string;
   readonly faults?: PatchFaults;
   /** Where the default terminal backend looks for node-pty, in order (see nodePtyLoader.ts). Default: its own resolution. */
@@ -243,7 +246,23 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     },
     logger: o.logger,
   });
-  const afterWrite = new AfterWriteReviews({ workspaces: o.workspaces, fs: o.fs, patches, mode: o.reviewMode ?? (() => 'before'), logger: o.logger });
+  const reviewBaseline = o.reviewBaseline;
+  const afterWrite = new AfterWriteReviews({
+    workspaces: o.workspaces,
+    fs: o.fs,
+    patches,
+    mode: o.reviewMode ?? (() => 'before'),
+    logger: o.logger,
+    ...(reviewBaseline
+      ? {
+          baseline: async (workspaceId: string, workId: string, rel: string) => {
+            const captured = steering.work(workId)?.baseline;
+            if (!reviewBaseline.readable(captured)) return undefined;
+            return (await reviewBaseline.baselineContent(o.workspaces.get(workspaceId, workId).root, captured as string, rel)) ?? null;
+          },
+        }
+      : {}),
+  });
   const services: CoreServices = {
     workspaces: o.workspaces,
     fs: o.fs,

@@ -209,6 +209,33 @@ describe('review after the write', function () {
       assert.equal(ledger?.work_id, workId, 'the undo is recorded with the work');
     });
 
+    it("a work's file starts from the work's baseline: a change made after work_open is in the review too", async () => {
+      await w.dispose();
+      const baselineOf: Record<string, string> = { 'a.txt': BASE };
+      w = await openPatchWorld(
+        { 'a.txt': BASE },
+        {
+          profile: 'exec',
+          reviewMode: () => 'after',
+          reviewBaseline: {
+            readable: () => true,
+            baselineContent: (_root, _ref, rel) => Promise.resolve(baselineOf[rel] === undefined ? undefined : new TextEncoder().encode(baselineOf[rel])),
+          },
+        },
+      );
+      const opened = await call('s1', 'work_open', { workspace_id: WS_ID, title: 'from the baseline' });
+      const workId = opened.work_id as string;
+      // Changed after work_open, before the agent's first write.
+      const edited = BASE.replace('ten\n', 'ten (by hand)\n');
+      await fsp.writeFile(w.abs('a.txt'), edited);
+      await call('s1', 'apply_patch', { ...agentPatch(), expected_versions: { 'a.txt': sha256(edited) }, work_id: workId });
+      const file = await w.assembled.services.afterWrite.file(`work:${workId}`, 'a.txt');
+      assert.equal(file.base, BASE);
+      assert.deepEqual(file.hunks.map((h) => h.added), ['TWO\n', 'SEVEN\nseven and a half\n', 'ten (by hand)\n']);
+      const added = await w.assembled.services.afterWrite.file(`work:${workId}`, 'c.txt');
+      assert.equal(added.base, null, 'not in the baseline: added by the work');
+    });
+
     it('review before the write: nothing is followed', async () => {
       mode = 'before';
       await w.call('apply_patch', agentPatch());

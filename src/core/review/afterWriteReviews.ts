@@ -81,6 +81,11 @@ export interface AfterWriteOptions {
   readonly patches: PatchService;
   readonly mode: (workspaceId: string) => ReviewMode;
   readonly logger: Logger;
+  /**
+   * A file's content in a work's baseline (captured at work_open): its bytes, null when the baseline has no such
+   * file, undefined when the work has no baseline. Absent: every file starts from its content before the first write.
+   */
+  readonly baseline?: (workspaceId: string, workId: string, path: string) => Promise<Uint8Array | null | undefined>;
 }
 
 /** Largest file a review keeps the accepted text of (a larger one is not followed). */
@@ -136,16 +141,28 @@ export class AfterWriteReviews implements Disposable {
    * each text file it wrote joins the review of its work (or workspace), with the text it had before as its
    * accepted text when it is new to the review.
    */
-  recordCommit(intent: PatchIntent, result: ApplyPatchResult): void {
+  async recordCommit(intent: PatchIntent, result: ApplyPatchResult): Promise<void> {
     if (result.status !== 'applied' || intent.request.check_only === true) return;
     const workspaceId = intent.ws.id;
     if (this.options.mode(workspaceId) !== 'after') return;
     const workId = intent.request.work_id;
     const review = this.open(workspaceId, workId);
     const paths: string[] = [];
-    const enter = (path: string, before: Uint8Array | undefined): void => {
+    const fromBaseline = async (path: string): Promise<Uint8Array | null | undefined> => {
+      if (workId === undefined || !this.options.baseline) return undefined;
+      try {
+        return await this.options.baseline(workspaceId, workId, path);
+      } catch (err) {
+        this.options.logger.info(`[review] the baseline of ${path} could not be read (${err instanceof Error ? err.message : String(err)}): it starts from its content before the write`);
+        return undefined;
+      }
+    };
+    const enter = async (path: string, written: Uint8Array | undefined): Promise<void> => {
       paths.push(path);
       if (review.files.has(path)) return;
+      // A work's file starts from the work's baseline when it has one, else from its content before this write.
+      const known = await fromBaseline(path);
+      const before = known === undefined ? written : (known ?? undefined);
       if (before !== undefined && before.byteLength > MAX_REVIEW_FILE_BYTES) {
         this.options.logger.info(`[review] ${path} is over ${MAX_REVIEW_FILE_BYTES} bytes: not in the review after the write`);
         return;
@@ -159,9 +176,9 @@ export class AfterWriteReviews implements Disposable {
     };
     for (const f of intent.planned.files) {
       if (f.kind === 'move' && f.move_to !== undefined) {
-        enter(f.path, f.before);
-        enter(f.move_to, undefined);
-      } else enter(f.path, f.kind === 'add' ? undefined : f.before);
+        await enter(f.path, f.before);
+        await enter(f.move_to, undefined);
+      } else await enter(f.path, f.kind === 'add' ? undefined : f.before);
     }
     this.written.set(result.operation_id, { review: review.id, paths });
     if (this.written.size > 64) this.written.delete(this.written.keys().next().value as string);

@@ -89,7 +89,7 @@ function reviewerChanges(intent: PatchIntent, reviewed: ReadonlyMap<string, Uint
 async function commitPatch(services: CoreServices, intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array> | undefined): Promise<ApplyPatchResult> {
   const result = await services.patches.commit(intent, reviewed);
   // Review after the write: what it wrote joins the review of its work (or workspace).
-  services.afterWrite.recordCommit(intent, result);
+  await services.afterWrite.recordCommit(intent, result);
   if (!reviewed || reviewed.size === 0) return result;
   const withChanges: ApplyPatchResult & { reviewer_changes: { path: string; diff: string }[] } = { ...result, reviewer_changes: reviewerChanges(intent, reviewed) };
   return withChanges;
