@@ -26,7 +26,7 @@ export const CORE_LAYERS = [
   { name: 'ports', folders: ['ports'] },
   { name: 'policy and records', folders: ['policy', 'ledger'], apart: true },
   { name: 'services', folders: ['approvals', 'patch', 'process', 'language', 'steering'], apart: true },
-  { name: 'runner', folders: ['runner'] },
+  { name: 'runner', folders: ['runner', 'review'] },
   { name: 'tools', folders: ['tools'] },
 ];
 

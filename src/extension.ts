@@ -27,6 +27,7 @@ import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
 import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
 import { registerReviewComments } from './vscode/review/reviewComments';
+import { registerAfterWriteReview } from './vscode/review/afterWriteReview';
 import { registerWorkReview } from './vscode/review/workReview';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
@@ -128,6 +129,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     envChanges: settings.execEnv,
     timeoutMs: settings.execTimeoutMs,
     approvalPolicy: settings.approvals,
+    reviewMode: (id) => {
+      const root = workspaces.list().find((w) => w.id === id)?.root;
+      return settings.reviewMode(vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file' && f.uri.fsPath === root));
+    },
     isolation: {
       mode: settings.execIsolation,
       network: settings.execNetwork,
@@ -141,6 +146,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // Agents' processes run in a process host beside the window and outlive a reload (README: "Agent processes").
     processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
     workBaseline: workTree,
+    reviewBaseline: workTree,
     worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
     workIsolation: settings.workIsolation,
@@ -194,6 +200,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
   });
   context.subscriptions.push(...reviewComments.disposables);
+  context.subscriptions.push(
+    ...registerAfterWriteReview({
+      reviews: core.services.afterWrite,
+      rootOf: (r) => {
+        try {
+          return workspaces.get(r.workspace_id, r.work_id).root;
+        } catch {
+          return undefined;
+        }
+      },
+      steering,
+      state: context.workspaceState,
+      log,
+    }),
+  );
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);

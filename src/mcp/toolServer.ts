@@ -25,7 +25,8 @@ const INSTRUCTIONS =
   'root; lines and characters are 1-based (characters in UTF-16 code units, as editors count them). Read a file before ' +
   'patching it and pass the version you read as the expected version. Once a session has opened a work (work_open), every ' +
   'result carries coordination { work_id, queued_instructions }: above 0, call steer_claim_next. After an edit, any later ' +
-  'result may carry diagnostics_update: what the language servers reported on the files you edited; fix what you broke.';
+  'result may carry diagnostics_update: what the language servers reported on the files you edited; fix what you broke. ' +
+  'It may carry review_update: changes of yours the developer undid after the write (path, lines, text); do not redo them unasked.';
 
 /** Compact JSON: the text block repeats structuredContent for text-only clients, so keep it small. */
 function text(value: unknown): string {

@@ -11,6 +11,9 @@ import type { CoreServices } from '../core/tools/tool';
 import type { Limits } from '../core/policy/limits';
 import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
+import type { ReviewMode } from '../core/approvals/holdPolicy';
+import { AfterWriteReviews } from '../core/review/afterWriteReviews';
+import type { WorkTreeRepo } from '../core/ports/workTree';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/tools/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
@@ -53,6 +56,10 @@ export interface AssembleOptions {
   readonly timeoutMs: () => number;
   /** The approval settings, read fresh on every call (default: patches `sensitive`, commands `off`). */
   readonly approvalPolicy?: () => ApprovalPolicy;
+  /** `codespace.review.mode` of a workspace, read fresh per patch (default: `before`, review before the write). */
+  readonly reviewMode?: (workspaceId: string) => ReviewMode;
+  /** Reads a work's baseline, so a work's review after the write starts from it (absent: from the content before the first write). */
+  readonly reviewBaseline?: Pick<WorkTreeRepo, 'readable' | 'baselineContent'>;
   readonly lifetime: string;
   readonly faults?: PatchFaults;
   /** Where the default terminal backend looks for node-pty, in order (see nodePtyLoader.ts). Default: its own resolution. */
@@ -196,6 +203,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
         return occ ? { process_id: occ.process_id, command: occ.command } : undefined;
       }),
     processes: supervisor,
+    ...(o.reviewMode ? { reviewMode: o.reviewMode } : {}),
   });
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
   const execs = await execLog.open();
@@ -238,6 +246,23 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     },
     logger: o.logger,
   });
+  const reviewBaseline = o.reviewBaseline;
+  const afterWrite = new AfterWriteReviews({
+    workspaces: o.workspaces,
+    fs: o.fs,
+    patches,
+    mode: o.reviewMode ?? (() => 'before'),
+    logger: o.logger,
+    ...(reviewBaseline
+      ? {
+          baseline: async (workspaceId: string, workId: string, rel: string) => {
+            const captured = steering.work(workId)?.baseline;
+            if (!reviewBaseline.readable(captured)) return undefined;
+            return (await reviewBaseline.baselineContent(o.workspaces.get(workspaceId, workId).root, captured as string, rel)) ?? null;
+          },
+        }
+      : {}),
+  });
   const services: CoreServices = {
     workspaces: o.workspaces,
     fs: o.fs,
@@ -256,6 +281,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     language: o.language,
     diagnosticsSettleMs,
     diagnosticsFeed,
+    afterWrite,
     redactor,
     toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err))),
   };
@@ -275,6 +301,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     steering,
     async shutdown() {
       diagnosticsFeed.dispose();
+      afterWrite.dispose();
       // Processes in the process host are let go, not ended: the next extension host of this window takes them back.
       await supervisor.disposeAll(host ? { keep: (id) => host.hosted(id) } : {});
       host?.detach();

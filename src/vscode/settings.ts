@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
 import { DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
+import type { ReviewMode } from '../core/approvals/holdPolicy';
 import { PACKAGE_REGISTRY_DOMAINS } from '../core/policy/networkDomains';
 import type { Profile } from '../core/ports/workspaceSource';
 import type { Limits } from '../core/policy/limits';
@@ -170,6 +171,14 @@ export const settings = {
   /** Seconds after its process's exit at which an agent terminal closes by itself; 0: never. */
   terminalsCloseExitedAfterSeconds(): number {
     return terminalSlots.validCloseAfter(read<number>('terminals.closeExitedAfterSeconds', DEFAULT_CLOSE_EXITED_AFTER_SECONDS));
+  },
+  /**
+   * `codespace.review.mode` of a folder: `after` lets patches that `codespace.approvals.patches` would hold for
+   * review apply at once (sensitive paths keep their holds), so it is honoured from workspace settings only while
+   * the workspace is trusted.
+   */
+  reviewMode(folder: vscode.ConfigurationScope | undefined): ReviewMode {
+    return read<string>('review.mode', 'before', folder, true) === 'after' ? 'after' : 'before';
   },
   review(): { openOnHold: boolean; notify: boolean } {
     return { openOnHold: read<boolean>('review.openOnHold', true) !== false, notify: read<boolean>('review.notify', true) !== false };

@@ -211,6 +211,23 @@ function* myers(a: Int32Array, aLo: number, aHi: number, b: Int32Array, bLo: num
   return true;
 }
 
+/**
+ * The changed blocks from `before` to `after`, line by line, in order: lines [aStart, aEnd) of `before` became lines
+ * [bStart, bEnd) of `after` (0-based; an empty range is an insertion or a deletion at that line). Lines are compared
+ * as unifiedDiff compares them (a last line without a newline differs from the same text with one).
+ */
+export function lineChanges(before: string, after: string): { aStart: number; aEnd: number; bStart: number; bEnd: number }[] {
+  if (before === after) return [];
+  return runSync(
+    (function* () {
+      const intern = new Map<string, number>();
+      const a = yield* split(before, intern);
+      const b = yield* split(after, intern);
+      return (yield* diffLines(a.keys, b.keys)).map((c) => ({ ...c }));
+    })(),
+  );
+}
+
 function range(start: number, len: number): string {
   if (len === 0) return `${start},0`;
   if (len === 1) return `${start + 1}`;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ApprovalPolicy, ApprovalService, StoredHold } from '../approvals/approvalService';
+import type { HoldContext, ReviewMode } from '../approvals/holdPolicy';
 import type { HoldCommand, HoldFile, HoldReason, HoldView, ProposalFile } from '../approvals/hold';
 import type { Disposable } from '../disposable';
 import { ToolError } from '../errors';
@@ -79,8 +80,8 @@ export interface OperationSpec<A, R> {
   prepare(args: A, signal: AbortSignal): Promise<PrepareOutcome<R>>;
   /** Present for an operation that can be held for the developer's approval. */
   readonly hold?: {
-    /** Why the approval settings hold this prepared intent now, or undefined: it runs. */
-    reason(intent: IntentValue, policy: ApprovalPolicy): HoldReason | undefined;
+    /** Why the approval settings hold this prepared intent now, or undefined: it runs (see approvals/holdPolicy.ts). */
+    reason(intent: IntentValue, policy: ApprovalPolicy, context: HoldContext): HoldReason | undefined;
     readonly description: HoldDescription;
     /** Plans a hold's content again for the diff editor (after a reload); absent: the hold has no content. */
     replan?(hold: StoredHold): Promise<readonly ProposalFile[]>;
@@ -120,6 +121,8 @@ export interface OperationRunnerOptions {
     onDidExit(listener: (id: string, s: { workspace_id: string; termination?: string; exit_code?: number; signal?: string; ended_at?: string }) => void): Disposable;
   };
   readonly now?: () => number;
+  /** `codespace.review.mode` of a workspace (default: `before` everywhere). */
+  readonly reviewMode?: (workspaceId: string) => ReviewMode;
 }
 
 /** Longest operation_resume wait: below the 60 s a client (Codex's default) gives one tool call. */
@@ -233,7 +236,7 @@ export class OperationRunner implements Activity, Disposable {
     const quiet = !flags.destructive;
     try {
       if (!quiet) this.emit({ type: 'operation.prepared', operation: op });
-      const reason = flags.needsApproval && prepared.holdable ? spec.hold?.reason(prepared.intent, this.policy()) : undefined;
+      const reason = flags.needsApproval && prepared.holdable ? spec.hold?.reason(prepared.intent, this.policy(), { review: this.options.reviewMode?.(ws.id) ?? 'before' }) : undefined;
       if (spec.hold && reason) {
         const hold = await this.hold(spec.tool, ws, args, prepared.intent, reason);
         this.emit({ type: 'operation.held', operation: op, hold });

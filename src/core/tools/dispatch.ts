@@ -59,7 +59,7 @@ export class ToolDispatcher {
    * open work then carries `coordination` (results at the top level, errors in `details`), so the agent learns
    * at its next call, whatever the tool, that the developer has queued an instruction. In the same way an answer
    * carries `diagnostics_update`: what the language servers reported, since the last answer, about files this
-   * session edited.
+   * session edited, and `review_update`: the hunks of what it (or its work) wrote that the reviewer undid.
    */
   async call(name: string, args: unknown, signal: AbortSignal, context: CallContext = {}): Promise<ToolOutcome> {
     const outcome = await this.run(name, args, signal, context);
@@ -69,7 +69,13 @@ export class ToolDispatcher {
     const coordination = this.services.steering.coordination(context.session, typeof named === 'string' ? named : undefined);
     // What the language servers reported since about files this session edited (taken once: delivered now).
     const reports = this.services.diagnosticsFeed.take(context.session);
-    const notes = { ...(coordination ? { coordination } : {}), ...(reports.length > 0 ? { diagnostics_update: updateOf(reports) } : {}) };
+    // What the reviewer undid, after the write, of what this session (or its work) wrote (taken once: delivered now).
+    const undone = this.services.afterWrite.take(context.session, coordination?.work_id ?? (typeof named === 'string' ? named : undefined));
+    const notes = {
+      ...(coordination ? { coordination } : {}),
+      ...(reports.length > 0 ? { diagnostics_update: updateOf(reports) } : {}),
+      ...(undone.length > 0 ? { review_update: undone } : {}),
+    };
     if (Object.keys(notes).length === 0) return outcome;
     if (outcome.kind === 'result') return { kind: 'result', value: { ...outcome.value, ...notes } };
     return { kind: 'error', body: { ...outcome.body, details: { ...outcome.body.details, ...notes } } };

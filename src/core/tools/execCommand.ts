@@ -4,6 +4,7 @@ import { checkPath } from '../policy/paths';
 import type { CoreServices } from './tool';
 import { hashArguments } from '../ledger/canonicalJson';
 import { defineOperationTool } from './tool';
+import { holdReason } from '../approvals/holdPolicy';
 
 const argument = z.string().refine((s) => !s.includes('\0'), { message: 'Arguments must not contain NUL bytes.' });
 
@@ -61,7 +62,7 @@ export const execCommandTool = defineOperationTool({
     tool: 'exec_command',
     // Held by codespace.approvals.commands: every command, or none.
     hold: {
-      reason: (_intent, policy) => (policy.commands === 'confirm' ? 'confirm' : undefined),
+      reason: (intent, policy, context) => holdReason({ acts: 'command', sensitive_paths: intent.sensitive_paths }, policy, context),
       description: { reviews: 'every command', nothing: 'started' },
     },
     async prepare(args) {

@@ -1,6 +1,7 @@
 import { sensitivePaths } from '../approvals/sensitivePaths';
 import type { HoldFile, ProposalFile } from '../approvals/hold';
 import { isSensitivePath } from '../approvals/sensitivePaths';
+import { holdReason } from '../approvals/holdPolicy';
 import { occupancyScope } from '../policy/workspaces';
 import { hashArguments } from '../ledger/canonicalJson';
 import type { z } from 'zod';
@@ -87,6 +88,8 @@ function reviewerChanges(intent: PatchIntent, reviewed: ReadonlyMap<string, Uint
 /** Commits a planned patch, with the reviewer's bytes in place of the plan's where the reviewer edited. */
 async function commitPatch(services: CoreServices, intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array> | undefined): Promise<ApplyPatchResult> {
   const result = await services.patches.commit(intent, reviewed);
+  // Review after the write: what it wrote joins the review of its work (or workspace).
+  await services.afterWrite.recordCommit(intent, result);
   if (!reviewed || reviewed.size === 0) return result;
   const withChanges: ApplyPatchResult & { reviewer_changes: { path: string; diff: string }[] } = { ...result, reviewer_changes: reviewerChanges(intent, reviewed) };
   return withChanges;
@@ -121,19 +124,23 @@ async function replanHold(services: CoreServices, hold: StoredHold): Promise<Pro
 /**
  * apply_patch as an operation: prepare takes the workspace's patch turn, validates and plans (nothing written);
  * commit records and writes, with the reviewer's bytes in place of the plan's where the reviewer edited. Held by
- * `codespace.approvals.patches` (every patch, or those touching a sensitive path); after a commit, a direct call and
+ * `codespace.approvals.patches` (every patch, or those touching a sensitive path) and the workspace's
+ * `codespace.review.mode` (approvals/holdPolicy.ts); after a commit, a direct call and
  * a resumed hold alike hand what it wrote to the diagnostics feed.
  */
 export function patchOperation(services: CoreServices): OperationSpec<ApplyPatchArgs, ApplyPatchResult> {
   return {
     tool: 'apply_patch',
     hold: {
-      reason: (intent, policy) => (policy.patches === 'confirm' ? 'confirm' : policy.patches === 'sensitive' && intent.sensitive_paths.length > 0 ? 'sensitive' : undefined),
+      reason: (intent, policy, context) => holdReason({ acts: 'patch', sensitive_paths: intent.sensitive_paths }, policy, context),
       description: { reviews: 'every patch', nothing: 'written' },
       replan: (hold) => replanHold(services, hold),
     },
     // The language servers see the workspace folders, not a work's worktree: no diagnostics are followed there.
-    afterCommit: (result, { workspace_id, session, work_id }) => (work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(services, workspace_id, result, session)),
+    afterCommit: (result, { workspace_id, session, work_id }) => {
+      services.afterWrite.attribute(result.operation_id, session);
+      return work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(services, workspace_id, result, session);
+    },
     async prepare(args) {
       // With a work_id: the work's worktree of the folder when it has one (the one resolution every tool shares).
       const ws = services.workspaces.get(args.workspace_id, args.work_id);

@@ -17,6 +17,7 @@ import type { ToolKind } from '../toolKinds';
 import type { SecretRedactor } from '../secretRedactor';
 import type { ToolGroups } from './toolGroups';
 import type { Limits } from '../policy/limits';
+import type { AfterWriteReviews } from '../review/afterWriteReviews';
 
 /** What a tool may use: every service, always present. Adapters build it (src/node/assembleServices.ts). */
 export interface CoreServices {
@@ -56,6 +57,8 @@ export interface CoreServices {
   readonly toolGroups: ToolGroups;
   /** Follows what edits wrote, in the background, and hands each session the language servers' reports. */
   readonly diagnosticsFeed: DiagnosticsFeed;
+  /** The review after the write (`codespace.review.mode` `after`): what patches wrote, Keep and Undo per hunk. */
+  readonly afterWrite: AfterWriteReviews;
 }
 
 /** Operator settings for commands, read fresh on every call. */

@@ -17,8 +17,9 @@ import type { Profile } from '../../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
+import type { ReviewMode } from '../../../src/core/approvals/holdPolicy';
 import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
-import type { AssembledServices } from '../../../src/node/assembleServices';
+import type { AssembleOptions, AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
 import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
@@ -98,6 +99,10 @@ export interface WorldOptions {
   readonly occupant?: (workspaceId: string) => { process_id: string; command: readonly string[] } | undefined;
   /** Approval settings, read on every call (default: the extension's defaults). */
   readonly approvals?: () => ApprovalPolicy;
+  /** `codespace.review.mode` per workspace (default: `before`). */
+  readonly reviewMode?: (workspaceId: string) => ReviewMode;
+  /** A work's baseline for the review after the write (default: none). */
+  readonly reviewBaseline?: AssembleOptions['reviewBaseline'];
   /** Command sandbox settings (default: no sandbox). */
   readonly isolation?: IsolationSettings;
   /** Reuse these folders (a restart); otherwise fresh temp folders are made. */
@@ -186,6 +191,8 @@ export async function openPatchWorld(files: Record<string, string | Uint8Array> 
     ...(options.faults ? { faults: options.faults } : {}),
     ...(options.occupant ? { occupant: options.occupant } : {}),
     ...(options.approvals ? { approvalPolicy: options.approvals } : {}),
+    ...(options.reviewMode ? { reviewMode: options.reviewMode } : {}),
+    ...(options.reviewBaseline ? { reviewBaseline: options.reviewBaseline } : {}),
     ...(options.isolation ? { isolation: options.isolation } : {}),
     ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
   });

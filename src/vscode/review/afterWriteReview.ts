@@ -1,0 +1,359 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ToolError } from '../../core/errors';
+import type { Logger } from '../../core/ports/logger';
+import type { AfterWriteReviews, AfterWriteSnapshot, ReviewFileNow, ReviewState, ReviewUndone } from '../../core/review/afterWriteReviews';
+import type { Steering } from '../../core/steering/steering';
+import { visibleString } from '../../shared/visibleText';
+import { COMMANDS } from '../commandIds';
+import { decodeId, encodeId, validPath } from './proposalUri';
+
+/**
+ * The review after the write in the editor (`codespace.review.mode` `after`): one multi-file diff per review (a
+ * work's, or a folder's patches without a work). Left: the file's accepted text, a read-only `codespace-after:`
+ * document that changes in place when a hunk is kept; right: the file on disk, which an undo rewrites. Opened by
+ * the developer (the status bar item, the command), never by an agent's patch: nothing takes focus. Keep, Undo and
+ * Mark as Reviewed act on the hunk at the cursor of the diff's modified side (its context menu, or the commands with
+ * the cursor there). The state (accepted texts, marks, undo notices for works) is kept in workspaceState.
+ */
+export const AFTER_SCHEME = 'codespace-after';
+const STATE_KEY = 'codespace.afterWriteReviews';
+/** The context key of the menus: some review after the write has files to review. */
+const CONTEXT_KEY = 'codespace.afterWriteReview';
+
+type Side = 'base' | 'none';
+
+/** `codespace-after://<side>.<review id>/<path of the file on disk>`: both sides of a file share the path. */
+export function toAfterUri(reviewId: string, side: Side, root: string, file: string): vscode.Uri {
+  if (!validPath(file)) throw new Error(`after-write URI: invalid path ${JSON.stringify(file)}`);
+  return vscode.Uri.from({ scheme: AFTER_SCHEME, authority: `${side}.${encodeId(reviewId)}`, path: vscode.Uri.file(path.join(root, ...file.split('/'))).path });
+}
+
+function fromAfterUri(uri: vscode.Uri): { reviewId: string; side: Side; uriPath: string } | undefined {
+  if (uri.scheme !== AFTER_SCHEME) return undefined;
+  const m = /^(base|none)\.(.+)$/.exec(uri.authority);
+  const reviewId = m ? decodeId(m[2] as string) : undefined;
+  if (!m || reviewId === undefined) return undefined;
+  return { reviewId, side: m[1] as Side, uriPath: uri.path };
+}
+
+/** What the commands answer (to a test, or to a caller that wants to know). */
+export interface AfterWriteResult {
+  readonly ok: boolean;
+  /** NOT_FOUND, NO_CHANGES, NO_HUNK, CANCELLED, or the error code of the patch engine (VERSION_CONFLICT, …). */
+  readonly code?: string;
+  readonly message?: string;
+  readonly review?: string;
+  readonly path?: string;
+  readonly files?: readonly { readonly path: string; readonly hunks: readonly { start_line: number; end_line: number }[]; readonly left: string; readonly right: string }[];
+  readonly notice?: ReviewUndone;
+  readonly reviewed?: boolean;
+}
+
+export interface AfterWriteDeps {
+  readonly reviews: AfterWriteReviews;
+  /** Where a review's files are: its work's worktree of the folder, or the folder. */
+  readonly rootOf: (review: ReviewState) => string | undefined;
+  readonly steering: Pick<Steering, 'work'>;
+  readonly state: vscode.Memento;
+  readonly log: Logger;
+}
+
+/** Most characters of accepted text kept in workspaceState; beyond, the largest files are not kept across a reload. */
+const MAX_PERSISTED_CHARS = 8 * 1024 * 1024;
+
+/** The snapshot as saved: within MAX_PERSISTED_CHARS of accepted text (the largest files left out, and logged). */
+function persisted(snapshot: AfterWriteSnapshot, log: Logger): AfterWriteSnapshot {
+  const sizes = snapshot.reviews.flatMap((r) => r.files.map((f) => ({ r: r.id, path: f.path, n: f.base?.length ?? 0 })));
+  let total = sizes.reduce((n, x) => n + x.n, 0);
+  if (total <= MAX_PERSISTED_CHARS) return snapshot;
+  const left = new Set<string>();
+  for (const x of sizes.sort((a, b) => b.n - a.n)) {
+    if (total <= MAX_PERSISTED_CHARS) break;
+    left.add(`${x.r}\0${x.path}`);
+    total -= x.n;
+    log.info(`[review] ${x.path} (${x.r}) is not kept across a reload: the accepted texts are over ${MAX_PERSISTED_CHARS} characters`);
+  }
+  return { ...snapshot, reviews: snapshot.reviews.map((r) => ({ ...r, files: r.files.filter((f) => !left.has(`${r.id}\0${f.path}`)) })) };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function lines(f: ReviewFileNow): { start_line: number; end_line: number }[] {
+  return f.hunks.map((h) => ({ start_line: h.current.start + 1, end_line: h.current.end }));
+}
+
+/** Read-only `codespace-after:` documents: the accepted text of a file, and the empty side of a file that is not there. */
+class AcceptedTextFileSystem implements vscode.FileSystemProvider {
+  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.emitter.event;
+  private readonly started = Date.now();
+  private readonly stamps = new Map<string, number>();
+
+  constructor(private readonly deps: AfterWriteDeps) {}
+
+  /** The left sides of a review changed (a kept hunk): open diffs read them again. */
+  changed(review: ReviewState, root: string): void {
+    const now = Date.now();
+    const events: vscode.FileChangeEvent[] = [];
+    for (const f of review.files) {
+      const uri = toAfterUri(review.id, 'base', root, f.path);
+      this.stamps.set(uri.toString(), now);
+      events.push({ type: vscode.FileChangeType.Changed, uri });
+    }
+    if (events.length > 0) this.emitter.fire(events);
+  }
+
+  private content(uri: vscode.Uri): Uint8Array {
+    const ref = fromAfterUri(uri);
+    const review = ref && this.deps.reviews.get(ref.reviewId);
+    const root = review && this.deps.rootOf(review);
+    if (!ref || !review || root === undefined) throw vscode.FileSystemError.FileNotFound(uri);
+    if (ref.side === 'none') return new Uint8Array(0);
+    const base = vscode.Uri.file(root).path.replace(/\/$/, '');
+    const rel = ref.uriPath.startsWith(`${base}/`) ? ref.uriPath.slice(base.length + 1) : undefined;
+    const file = review.files.find((f) => f.path === rel);
+    if (!file) throw vscode.FileSystemError.FileNotFound(uri);
+    return new TextEncoder().encode(file.base ?? '');
+  }
+
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const bytes = this.content(uri);
+    const t = this.stamps.get(uri.toString()) ?? this.started;
+    return { type: vscode.FileType.File, ctime: this.started, mtime: t, size: bytes.byteLength, permissions: vscode.FilePermission.Readonly };
+  }
+
+  readFile(uri: vscode.Uri): Uint8Array {
+    return this.content(uri);
+  }
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  writeFile(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: the left side is the accepted text; use Keep or Undo on a change, or edit the file on the right.');
+  }
+
+  createDirectory(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: accepted texts are read-only.');
+  }
+
+  delete(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: accepted texts are read-only.');
+  }
+
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions('CodeSpace: accepted texts are read-only.');
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposable[] {
+  const { reviews, log } = deps;
+  try {
+    reviews.restore(deps.state.get(STATE_KEY));
+  } catch (err) {
+    log.error('[review] the review after the write could not be restored', describe(err));
+  }
+  const fs = new AcceptedTextFileSystem(deps);
+  const status = vscode.window.createStatusBarItem('codespace.afterWriteReview', vscode.StatusBarAlignment.Right, 99);
+  status.name = 'CodeSpace: Review After the Write';
+  status.command = COMMANDS.reviewAfterWrite;
+
+  const titleOf = (review: ReviewState): string => {
+    const work = review.work_id !== undefined ? deps.steering.work(review.work_id) : undefined;
+    return `CodeSpace review after the write: ${work ? visibleString(work.title).slice(0, 80) : review.workspace_id}`;
+  };
+  const tabsOf = (title: string): vscode.Tab[] => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.label === title);
+  const outcome = (r: AfterWriteResult): AfterWriteResult => {
+    if (!r.ok && r.code !== 'CANCELLED' && r.message !== undefined) void vscode.window.showErrorMessage(`CodeSpace: ${r.message}`);
+    return r;
+  };
+
+  /** The files to review now: with a change left, and not marked reviewed at this content. */
+  const pending = async (review: ReviewState): Promise<ReviewFileNow[]> => (await reviews.files(review.id)).filter((f) => f.hunks.length > 0 && !f.reviewed);
+
+  // The status bar and the menus' context key, and the saved state, follow every change (coalesced).
+  let refreshing: NodeJS.Timeout | undefined;
+  const refresh = (): void => {
+    if (refreshing) return;
+    refreshing = setTimeout(() => {
+      refreshing = undefined;
+      void (async () => {
+        let files = 0;
+        let first: ReviewState | undefined;
+        for (const r of reviews.list()) {
+          try {
+            const n = (await pending(r)).length;
+            files += n;
+            if (n > 0) first ??= r;
+          } catch (err) {
+            log.info(`[review] ${r.id}: ${describe(err)}`);
+          }
+        }
+        status.text = `$(diff) ${files}`;
+        status.tooltip = `CodeSpace: ${files} file${files === 1 ? '' : 's'} written by agents to review (Keep or Undo each change)`;
+        if (files > 0) status.show();
+        else status.hide();
+        await vscode.commands.executeCommand('setContext', CONTEXT_KEY, files > 0);
+        await deps.state.update(STATE_KEY, persisted(reviews.snapshot(), log));
+      })().catch((err: unknown) => log.error('[review] refreshing the review after the write failed', describe(err)));
+    }, 150);
+  };
+
+  const pickReview = async (arg: unknown): Promise<ReviewState | undefined> => {
+    if (typeof arg === 'string' && arg !== '') return reviews.get(arg);
+    const all = reviews.list().filter((r) => r.files.length > 0);
+    if (all.length <= 1) return all[0];
+    const pick = await vscode.window.showQuickPick(
+      all.map((r) => ({ label: titleOf(r).replace(/^CodeSpace review after the write: /, ''), description: `${r.files.length} file(s) · ${r.workspace_id}`, id: r.id })),
+      { title: 'CodeSpace: review which changes?' },
+    );
+    return pick ? reviews.get(pick.id) : undefined;
+  };
+
+  /** Opens (or, when the developer asks again, replaces in place) the review's multi-file diff. */
+  const open = async (arg?: unknown): Promise<AfterWriteResult> => {
+    const review = await pickReview(arg);
+    if (!review) {
+      if (typeof arg === 'string' && arg !== '') return outcome({ ok: false, code: 'NOT_FOUND', message: `there is no review after the write ${arg}.` });
+      void vscode.window.showInformationMessage('CodeSpace: nothing written by agents is waiting for review (set codespace.review.mode to "after" to review after the write).');
+      return { ok: false, code: 'NO_CHANGES' };
+    }
+    const root = deps.rootOf(review);
+    if (root === undefined) return outcome({ ok: false, code: 'NOT_FOUND', review: review.id, message: `the folder ${review.workspace_id} of this review is not open in this window.` });
+    const files = await pending(review);
+    const title = titleOf(review);
+    const old = tabsOf(title);
+    if (files.length === 0) {
+      if (old.length > 0) await vscode.window.tabGroups.close(old, true);
+      void vscode.window.showInformationMessage(`CodeSpace: every change of "${title.replace(/^CodeSpace review after the write: /, '')}" is kept, undone or reviewed.`);
+      return { ok: false, code: 'NO_CHANGES', review: review.id, files: [] };
+    }
+    const shown = files.map((f) => {
+      const right = f.current === null ? toAfterUri(review.id, 'none', root, f.path) : vscode.Uri.file(path.join(root, ...f.path.split('/')));
+      return { f, left: toAfterUri(review.id, 'base', root, f.path), right };
+    });
+    await vscode.commands.executeCommand('vscode.changes', title, shown.map((s) => [s.right, s.left, s.right]));
+    // One review per work: the tab it replaces goes (the new one is open first, so the group does not jump).
+    const stale = old.filter((t) => !t.isActive);
+    if (stale.length > 0) await vscode.window.tabGroups.close(stale, true);
+    log.info(`[review] ${review.id} opened after the write: ${files.length} file(s)`);
+    return { ok: true, review: review.id, files: shown.map((s) => ({ path: s.f.path, hunks: lines(s.f), left: s.left.toString(), right: s.right.toString() })) };
+  };
+
+  /** The review, file and line a hunk command acts on: its arguments, or the cursor of the active editor. */
+  const target = async (arg: unknown, lineArg: unknown): Promise<{ review: ReviewState; path: string; line: number } | AfterWriteResult> => {
+    let uri: vscode.Uri | undefined;
+    let line: number | undefined = typeof lineArg === 'number' ? lineArg : undefined;
+    if (arg instanceof vscode.Uri) uri = arg;
+    else if (typeof arg === 'object' && arg !== null && typeof (arg as { review?: unknown }).review === 'string') {
+      const a = arg as { review: string; path?: unknown; line?: unknown };
+      const review = reviews.get(a.review);
+      if (!review) return outcome({ ok: false, code: 'NOT_FOUND', message: `there is no review after the write ${a.review}.` });
+      if (typeof a.path !== 'string') return outcome({ ok: false, code: 'NOT_FOUND', message: 'name the file of the review.' });
+      return { review, path: a.path, line: typeof a.line === 'number' ? a.line : -1 };
+    }
+    const active = vscode.window.activeTextEditor;
+    uri ??= active?.document.uri;
+    // The cursor of the editor showing the file: the active one, else a visible one (a side of a multi-file diff).
+    const key = uri?.toString();
+    const editor = [...(active ? [active] : []), ...vscode.window.visibleTextEditors].find((e) => e.document.uri.toString() === key);
+    if (line === undefined && editor) line = editor.selection.active.line;
+    if (!uri) return outcome({ ok: false, code: 'NOT_FOUND', message: 'put the cursor in a change of the review after the write first.' });
+    if (uri.scheme === AFTER_SCHEME) {
+      return outcome({ ok: false, code: 'NOT_FOUND', message: 'put the cursor on the right (the file) side of the diff: the left side is the accepted text.' });
+    }
+    for (const review of reviews.list()) {
+      const root = deps.rootOf(review);
+      if (root === undefined || uri.scheme !== 'file') continue;
+      const rel = path.relative(root, uri.fsPath).split(path.sep).join('/');
+      if (review.files.some((f) => f.path === rel)) return { review, path: rel, line: line ?? -1 };
+    }
+    return outcome({ ok: false, code: 'NOT_FOUND', message: `${vscode.workspace.asRelativePath(uri)} is in no review after the write.` });
+  };
+
+  const failed = (err: unknown, review: string, file: string): AfterWriteResult => {
+    if (ToolError.is(err)) return outcome({ ok: false, code: err.code === 'INVALID_ARGUMENTS' ? 'NO_HUNK' : err.code, message: err.message, review, path: file });
+    log.error('[review] a review action failed', describe(err));
+    return outcome({ ok: false, code: 'INTERNAL', message: `the action failed: ${describe(err)}`, review, path: file });
+  };
+
+  const keep = async (arg?: unknown, line?: unknown): Promise<AfterWriteResult> => {
+    const t = await target(arg, line);
+    if ('ok' in t) return t;
+    try {
+      await reviews.keep(t.review.id, t.path, t.line);
+      return { ok: true, review: t.review.id, path: t.path };
+    } catch (err) {
+      return failed(err, t.review.id, t.path);
+    }
+  };
+
+  const undo = async (arg?: unknown, line?: unknown): Promise<AfterWriteResult> => {
+    const t = await target(arg, line);
+    if ('ok' in t) return t;
+    try {
+      const { notice } = await reviews.undo(t.review.id, t.path, t.line);
+      return { ok: true, review: t.review.id, path: t.path, notice };
+    } catch (err) {
+      return failed(err, t.review.id, t.path);
+    }
+  };
+
+  const markReviewed = async (arg?: unknown): Promise<AfterWriteResult> => {
+    const t = await target(arg, -1);
+    if ('ok' in t) return t;
+    try {
+      await reviews.markReviewed(t.review.id, t.path);
+      // The file leaves the review: the open review is shown again without it.
+      if (tabsOf(titleOf(t.review)).length > 0) await open(t.review.id);
+      return { ok: true, review: t.review.id, path: t.path, reviewed: true };
+    } catch (err) {
+      return failed(err, t.review.id, t.path);
+    }
+  };
+
+  const clear = async (arg?: unknown): Promise<AfterWriteResult> => {
+    const review = await pickReview(arg);
+    if (!review) return { ok: false, code: 'CANCELLED' };
+    const old = tabsOf(titleOf(review));
+    reviews.clear(review.id);
+    if (old.length > 0) await vscode.window.tabGroups.close(old, true);
+    return { ok: true, review: review.id };
+  };
+
+  const watching = reviews.onDidChange((id) => {
+    const review = reviews.get(id);
+    const root = review && deps.rootOf(review);
+    if (review && root !== undefined) fs.changed(review, root);
+    refresh();
+  });
+  // A file edited by hand changes its hunks (and may clear its mark): the count follows.
+  const saved = vscode.workspace.onDidSaveTextDocument(() => refresh());
+  refresh();
+
+  return [
+    fs,
+    status,
+    watching,
+    saved,
+    { dispose: () => refreshing && clearTimeout(refreshing) },
+    vscode.workspace.registerFileSystemProvider(AFTER_SCHEME, fs, { isCaseSensitive: true, isReadonly: true }),
+    vscode.commands.registerCommand(COMMANDS.reviewAfterWrite, open),
+    vscode.commands.registerCommand(COMMANDS.keepChange, keep),
+    vscode.commands.registerCommand(COMMANDS.undoChange, undo),
+    vscode.commands.registerCommand(COMMANDS.markFileReviewed, markReviewed),
+    vscode.commands.registerCommand(COMMANDS.clearAfterWriteReview, clear),
+  ];
+}

@@ -1,0 +1,131 @@
+// End to end: review after the write, the way a reviewer does it, in a real workbench (code-server + headless
+// Chromium) with `codespace.review.mode` = `after` (and `codespace.approvals.patches` = `confirm`, which would hold
+// the patch before the write). A real MCP client patches two places of a file: the patch applies at once. The browser
+// opens the review (one multi-file diff), clicks into the second change on the file's side, opens the editor's
+// context menu and clicks Undo Change. The file on disk and the ledger agree, and the agent's next tool result says
+// exactly what was undone (path, lines, text).
+//
+// Screenshot: test-results/review-after-write.png; with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1 also docs/review-after-write.png.
+import * as assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Locator } from 'playwright-core';
+import { REPO_ROOT, startWorkbench } from './index';
+import type { Workbench } from './index';
+import { call, connect, copyConnectionSettings } from './mcpClient';
+import { sleep } from './webview';
+
+const FILE = 'src/util/math.ts';
+const sha = (b: Uint8Array | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+describe('review after the write: undo one change from the diff editor, the agent is told', function () {
+  this.timeout(6 * 60_000);
+  let wb: Workbench;
+  let client: Client;
+  let wsId: string;
+
+  before(async () => {
+    wb = await startWorkbench({
+      workspace: 'workspace',
+      userSettings: {
+        'codespace.approvals.patches': 'confirm',
+        'codespace.review.mode': 'after',
+        'workbench.startupEditor': 'none',
+      },
+    });
+    await wb.waitForActivation();
+    const { url, token } = await copyConnectionSettings(wb);
+    client = await connect(url, token, 'e2e-review-after-write');
+    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
+    wsId = all.workspaces[0]?.id as string;
+  });
+
+  after(async () => {
+    await client?.close().catch(() => undefined);
+    if (wb) {
+      await wb.screenshot('e2e-review-after-write-final').catch(() => undefined);
+      await wb.stop();
+    }
+  });
+
+  const activeGroup = (): Locator => wb.page.locator('.editor-group-container.active');
+
+  it('applies at once; Undo Change in the context menu of the second change undoes it; disk, ledger and the agent agree', async () => {
+    const read = await call<{ content: string; version: string }>(client, 'read', { workspace_id: wsId, path: FILE });
+    const patch = [
+      '*** Begin Patch',
+      `*** Update File: ${FILE}`,
+      '@@',
+      ' export function add(a: number, b: number): number {',
+      '-  return a + b;',
+      '+  return a + b; // the sum',
+      ' }',
+      '@@',
+      ' export function multiply(a: number, b: number): number {',
+      '-  return a * b;',
+      '+  const product = a * b;',
+      '+  return product;',
+      ' }',
+      '*** End Patch',
+    ].join('\n');
+    const applied = await call<{ status: string }>(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: { [FILE]: read.version }, operation_key: 'e2e-after-write' });
+    assert.equal(applied.status, 'applied', 'applied at once: reviewed after the write');
+    const agentText = await fsp.readFile(path.join(wb.workspaceDir, FILE), 'utf8');
+    // No review opened by itself (the diagnostics feed may open the file in a background tab of its own).
+    await sleep(1000);
+    assert.equal(await wb.page.locator('.tabs-container .tab', { hasText: 'CodeSpace review' }).count(), 0, 'the patch opened no review');
+
+    // The status bar counts the file; the reviewer opens the review.
+    await wb.page.locator('.statusbar-item', { hasText: '1' }).filter({ has: wb.page.locator('.codicon-diff') }).first().waitFor({ timeout: 60_000 });
+    await wb.runCommand('CodeSpace: Review Changes After the Write');
+    const modified = activeGroup().locator('.monaco-diff-editor .editor.modified');
+    const line = modified.locator('.view-line', { hasText: 'const product = a * b;' }).first();
+    await line.waitFor({ timeout: 60_000 });
+    await activeGroup().locator('.monaco-diff-editor .editor.modified .view-line', { hasText: 'return a + b; // the sum' }).first().waitFor({ timeout: 60_000 });
+
+    // The cursor in the second change, then the context menu's Undo Change.
+    await wb.runCommand('Notifications: Clear All Notifications'); // the connection toast would cover the picture
+    await line.click();
+    await line.click({ button: 'right' });
+    const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
+    await item.waitFor({ timeout: 30_000 });
+    await item.hover();
+    await sleep(800); // let the last paint settle
+    const shot = await wb.screenshot('review-after-write');
+    if (process.env.CODESPACE_UPDATE_DOCS_SCREENSHOTS === '1') await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', 'review-after-write.png'));
+    await item.click();
+
+    // The disk: the second change undone, the first kept.
+    const expected = read.content.replace('  return a + b;', '  return a + b; // the sum');
+    const deadline = Date.now() + 60_000;
+    while ((await fsp.readFile(path.join(wb.workspaceDir, FILE), 'utf8')) !== expected) {
+      if (Date.now() > deadline) assert.fail(`the undo did not reach the disk: ${await fsp.readFile(path.join(wb.workspaceDir, FILE), 'utf8')}`);
+      await sleep(100);
+    }
+    const disk = await fsp.readFile(path.join(wb.workspaceDir, FILE));
+    // The left side of the diff still shows the kept change to review; the undone one is gone from the right.
+    await modified.locator('.view-line', { hasText: 'const product = a * b;' }).first().waitFor({ state: 'detached', timeout: 30_000 });
+
+    // The agent's next result, whatever the tool, says exactly what was undone; the ledger agrees with the disk.
+    const next = (await client.callTool({ name: 'workspace_info', arguments: {} })) as CallToolResult;
+    const update = (next.structuredContent as { review_update?: { path: string; range: unknown; undone: string; restored: string; version: string; operation_id: string }[] }).review_update;
+    assert.ok(update && update.length === 1, JSON.stringify(next.structuredContent));
+    const [notice] = update;
+    assert.deepEqual({ ...notice, operation_id: undefined }, {
+      action: 'undone',
+      workspace_id: wsId,
+      path: FILE,
+      range: { start_line: 6, end_line: 7 },
+      undone: '  const product = a * b;\n  return product;\n',
+      restored: '  return a * b;\n',
+      version: sha(disk),
+      operation_id: undefined,
+    });
+    const status = await call<{ status: string; files: { path: string; before_version?: string; after_version?: string }[] }>(client, 'operation_status', { operation_id: notice?.operation_id });
+    assert.equal(status.status, 'applied');
+    assert.deepEqual(status.files.map((f) => [f.path, f.before_version, f.after_version]), [[FILE, sha(agentText), sha(disk)]]);
+  });
+});

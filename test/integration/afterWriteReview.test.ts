@@ -1,0 +1,133 @@
+import * as assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import * as vscode from 'vscode';
+import type { AfterWriteResult } from '../../src/vscode/review/afterWriteReview';
+import { call, connectToFirstFolder, folder, pollFor } from './helpers';
+
+// Review after the write in the real editor: with codespace.review.mode "after" on the first folder (and patches
+// under "confirm", which would hold them before the write), an agent's patch applies at once without opening or
+// focusing anything; the developer opens the review (one multi-file diff: accepted text left, file right), undoes one
+// hunk (disk and ledger agree, the agent's next result says exactly what was undone), keeps the other from the
+// cursor of an editor, and marks a file reviewed until it changes again. The state survives in workspaceState.
+
+const sha = (b: Uint8Array | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const LINES = Array.from({ length: 12 }, (_, i) => `line ${i + 1}\n`).join('');
+
+function allTabs(): vscode.Tab[] {
+  return vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+}
+
+describe('review after the write', function () {
+  this.timeout(120_000);
+  let client: Client;
+  let wsId: string;
+  let root: string;
+  const rel = 'after-write/review.txt';
+  const file = (): string => path.join(root, ...rel.split('/'));
+  const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('codespace', folder(0).uri);
+  const reviewId = (): string => `workspace:${wsId}`;
+
+  before(async () => {
+    ({ client, wsId } = await connectToFirstFolder());
+    root = folder(0).uri.fsPath;
+    fs.mkdirSync(path.dirname(file()), { recursive: true });
+    fs.writeFileSync(file(), LINES);
+    await vscode.workspace.getConfiguration('codespace').update('approvals.patches', 'confirm', vscode.ConfigurationTarget.Global);
+    await config().update('review.mode', 'after', vscode.ConfigurationTarget.WorkspaceFolder);
+  });
+  after(async () => {
+    await vscode.commands.executeCommand('codespace.clearAfterWriteReview', `workspace:${wsId}`);
+    await vscode.workspace.getConfiguration('codespace').update('approvals.patches', undefined, vscode.ConfigurationTarget.Global);
+    await config().update('review.mode', undefined, vscode.ConfigurationTarget.WorkspaceFolder);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    fs.rmSync(path.dirname(file()), { recursive: true, force: true });
+    await client?.close();
+  });
+
+  it('applies at once, opens nothing; undo of one hunk writes through the ledger and the agent is told; keep and mark reviewed', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const hello = vscode.Uri.file(path.join(root, 'after-write', 'focus.txt'));
+    fs.writeFileSync(hello.fsPath, 'the developer works here\n');
+    await vscode.window.showTextDocument(hello);
+    const activeBefore = hello.toString();
+    const applied = await call<{ status: string }>(client, 'apply_patch', {
+      workspace_id: wsId,
+      patch: ['*** Begin Patch', `*** Update File: ${rel}`, '@@', ' line 1', '-line 2', '+LINE TWO', '@@', ' line 8', '-line 9', '+LINE NINE', '+line nine and a half', '*** End Patch'].join('\n'),
+      expected_versions: { [rel]: sha(LINES) },
+      operation_key: `after-write-${Date.now()}`,
+    });
+    assert.equal(applied.status, 'applied', 'confirm would hold it; the review after the write lets it apply');
+    const agentText = fs.readFileSync(file(), 'utf8');
+    assert.equal(agentText, LINES.replace('line 2\n', 'LINE TWO\n').replace('line 9\n', 'LINE NINE\nline nine and a half\n'));
+    // Nothing opened by itself (no review tab, no focus taken).
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(allTabs().filter((t) => t.label.startsWith('CodeSpace review')).length, 0, 'a patch opens no review');
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), activeBefore, 'a patch takes no focus');
+
+    // The developer opens the review: one multi-file diff with the file's two hunks.
+    const opened = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+    assert.equal(opened.ok, true, opened.message);
+    const entry = opened.files?.find((f) => f.path === rel);
+    assert.deepEqual(entry?.hunks, [{ start_line: 2, end_line: 2 }, { start_line: 9, end_line: 10 }]);
+    assert.equal(entry?.right, vscode.Uri.file(file()).toString());
+    const tab = await pollFor('the review tab', () => allTabs().find((t) => t.label.startsWith('CodeSpace review after the write')));
+    const left = await vscode.workspace.openTextDocument(vscode.Uri.parse(entry?.left as string));
+    assert.equal(left.getText(), LINES, 'the left side is the file before the agent wrote it');
+
+    // Undo the second hunk (cursor on line 10 of the file, 0-based 9).
+    const undone = await vscode.commands.executeCommand<AfterWriteResult>('codespace.undoChange', vscode.Uri.file(file()), 9);
+    assert.equal(undone.ok, true, undone.message);
+    const disk = fs.readFileSync(file());
+    assert.equal(disk.toString('utf8'), LINES.replace('line 2\n', 'LINE TWO\n'), 'the hunk is undone on disk, the other kept');
+    const notice = undone.notice;
+    assert.ok(notice);
+    assert.deepEqual({ ...notice, operation_id: undefined }, {
+      action: 'undone',
+      workspace_id: wsId,
+      path: rel,
+      range: { start_line: 9, end_line: 10 },
+      undone: 'LINE NINE\nline nine and a half\n',
+      restored: 'line 9\n',
+      version: sha(disk),
+      operation_id: undefined,
+    });
+    // The ledger agrees with the disk.
+    const statusCall = (await client.callTool({ name: 'operation_status', arguments: { operation_id: notice.operation_id } })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+    assert.equal(statusCall.isError, undefined);
+    const status = statusCall.structuredContent as { status: string; files: { path: string; before_version?: string; after_version?: string }[]; review_update?: unknown };
+    assert.equal(status.status, 'applied');
+    assert.deepEqual(status.files.map((f) => [f.path, f.before_version, f.after_version]), [[rel, sha(agentText), sha(disk)]]);
+    // operation_status was the agent's next call: it carried the notice, and only that call.
+    assert.deepEqual(status.review_update, [notice]);
+    const raw = (await client.callTool({ name: 'workspace_info', arguments: {} })) as { structuredContent?: Record<string, unknown> };
+    assert.equal(raw.structuredContent?.review_update, undefined, 'delivered once');
+
+    // Keep the first hunk from the cursor of an editor on the file.
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file()));
+    const editor = await vscode.window.showTextDocument(doc, { preview: false });
+    editor.selection = new vscode.Selection(1, 3, 1, 3);
+    const kept = await vscode.commands.executeCommand<AfterWriteResult>('codespace.keepChange');
+    assert.equal(kept.ok, true, kept.message);
+    assert.equal(fs.readFileSync(file(), 'utf8'), LINES.replace('line 2\n', 'LINE TWO\n'), 'keep writes nothing');
+    await pollFor('the left side to take the kept hunk', () => (left.getText() === LINES.replace('line 2\n', 'LINE TWO\n') ? true : undefined));
+    const none = await vscode.commands.executeCommand<AfterWriteResult>('codespace.undoChange', vscode.Uri.file(file()), 1);
+    assert.equal(none.ok, false);
+    assert.equal(none.code, 'NO_HUNK');
+
+    // A new change to the file, marked reviewed, leaves the review until the file changes again.
+    fs.writeFileSync(file(), `${fs.readFileSync(file(), 'utf8')}appended by hand\n`);
+    const again = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+    assert.deepEqual(again.files?.find((f) => f.path === rel)?.hunks, [{ start_line: 13, end_line: 13 }]);
+    const marked = await vscode.commands.executeCommand<AfterWriteResult>('codespace.markFileReviewed', { review: reviewId(), path: rel });
+    assert.equal(marked.ok, true, marked.message);
+    const empty = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+    assert.equal(empty.code, 'NO_CHANGES');
+    fs.writeFileSync(file(), `${fs.readFileSync(file(), 'utf8')}and more\n`);
+    const back = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+    assert.deepEqual(back.files?.find((f) => f.path === rel)?.hunks, [{ start_line: 13, end_line: 14 }], 'changed again: back in the review');
+    assert.ok(tab);
+  });
+});
