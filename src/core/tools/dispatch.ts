@@ -7,6 +7,7 @@ import { EXTRA_CONTENT, operationsOf } from './tool';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { TOOL_GROUPS_SETTING } from './toolGroups';
 import { updateOf } from './diagnostics';
+import { kindFlags } from '../toolKinds';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
@@ -117,6 +118,9 @@ export class ToolDispatcher {
       this.logger.debug(`[tools] ${name} refused: INVALID_ARGUMENTS (${String(body.details?.field)})`);
       return { kind: 'error', body };
     }
+    // A session that writes or runs a command in a work is one of its authors: it cannot review it (work_review).
+    const named = (parsed.data as { work_id?: unknown }).work_id;
+    if (typeof named === 'string' && kindFlags(entry.tool.kind).requires !== 'read') this.services.steering.noteEditor(named, context.session);
     const started = Date.now();
     try {
       const value = (await entry.tool.handler(parsed.data, {
