@@ -28,6 +28,8 @@ import { registerReview } from './vscode/review/registerReview';
 import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
 import { registerReviewComments } from './vscode/review/reviewComments';
 import { registerWorkReview } from './vscode/review/workReview';
+import { registerFrozenReview } from './vscode/review/frozenReview';
+import { FreezeGit } from './node/works/freezeGit';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { cacheSettings, settings } from './vscode/settings';
@@ -115,6 +117,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
+  const checkpoints = new FreezeGit({ log });
   const language = new VsCodeLanguageFeatures();
   context.subscriptions.push(language, new DocumentWatchers());
   const core = await assembleServices({
@@ -141,6 +144,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // Agents' processes run in a process host beside the window and outlive a reload (README: "Agent processes").
     processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
     workBaseline: workTree,
+    checkpoints,
     worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
     workIsolation: settings.workIsolation,
@@ -195,6 +199,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   context.subscriptions.push(...reviewComments.disposables);
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
+  context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {
