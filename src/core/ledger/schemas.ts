@@ -148,6 +148,10 @@ export const workRecordSchema = z.object({
   reviews: z.array(z.object({ digest: z.string(), approved: z.boolean(), by: z.string(), at: z.string(), findings: z.string().optional() })).optional(),
   /** The reviewed commit of a frozen digest: the commit made (or found) per workspace. */
   committed: z.object({ digest: z.string(), at: z.string(), commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })) }).optional(),
+  /** The delivery of the reviewed commit: per repository, the pushed task branch and its pull request (or compare URL). */
+  delivered: z
+    .array(z.object({ workspace_id: z.string(), remote: z.string(), branch: z.string(), commit: z.string(), at: z.string(), pr_url: z.string().optional(), compare_url: z.string().optional() }))
+    .optional(),
 });
 
 /** A developer's instruction to a work (steering); `deleted_at` marks a deleted draft kept for its idempotency key. */
