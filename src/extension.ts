@@ -30,6 +30,7 @@ import { registerReviewComments } from './vscode/review/reviewComments';
 import { registerWorkReview } from './vscode/review/workReview';
 import { registerFrozenReview } from './vscode/review/frozenReview';
 import { FreezeGit } from './node/works/freezeGit';
+import { WorkDelivery, deliverReviewedWork } from './node/works/deliver';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { cacheSettings, settings } from './vscode/settings';
@@ -199,7 +200,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   context.subscriptions.push(...reviewComments.disposables);
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
-  context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, log }));
+  const delivery = new WorkDelivery({ log });
+  context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {

@@ -27,6 +27,7 @@ export const COMMANDS = {
   approveFrozenWork: 'codespace.approveFrozenWork',
   rejectFrozenWork: 'codespace.rejectFrozenWork',
   commitFrozenWork: 'codespace.commitFrozenWork',
+  deliverWork: 'codespace.deliverWork',
   connectAgent: 'codespace.connectAgent',
   copyInboxToken: 'codespace.copyInboxToken',
   rotateInboxToken: 'codespace.rotateInboxToken',

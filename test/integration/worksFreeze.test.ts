@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
@@ -13,6 +14,18 @@ import { call, callError, connectClient, connectToFirstFolder, connectionFromCom
 // one commit per repository with the digest's trailer, the folders' own branches untouched, a repeat commits nothing
 // new. Another agent session cannot approve what it did not see, and the author session cannot approve at all.
 // (Named to run after works.test.ts, which leaves both folders repositories.)
+
+/** A gh that is authenticated, finds a pull request once it has opened one (per repository folder), and logs its calls. */
+const FAKE_GH = `#!/bin/sh
+echo "$*" >> "$FAKE_GH_LOG"
+state="$(git rev-parse --git-common-dir)/fake-gh-pr"
+case "$1 $2" in
+  "auth status") exit 0;;
+  "pr list") if [ -f "$state" ]; then printf '[{"url":"%s"}]\\n' "$(cat "$state")"; else echo '[]'; fi;;
+  "pr create") n=$(wc -l < "$FAKE_GH_LOG"); echo "https://github.example/o/r/pull/$n" > "$state"; cat "$state";;
+  *) exit 2;;
+esac
+`;
 
 interface FrozenReviewResult {
   ok: boolean;
@@ -128,5 +141,41 @@ describe('frozen works: freeze, review in the editor, reviewed commit (two git f
 
     // Another session's review of the committed work: its checkpoint is no longer what is on disk.
     assert.equal((await callError(reviewer, 'work_review', { work_id: w.work_id, action: 'approve', digest })).code, 'REVIEW_STALE');
+
+    // Delivery: a local bare remote per repository and a fake gh on PATH (this test runs in the extension host's
+    // process, whose environment the delivery's git and gh inherit).
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-deliver-'));
+    const bin = path.join(scratch, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'gh'), FAKE_GH, { mode: 0o755 });
+    const saved = { PATH: process.env.PATH, FAKE_GH_LOG: process.env.FAKE_GH_LOG };
+    const bares = roots.map((_, i) => path.join(scratch, `remote-${i}.git`));
+    try {
+      for (const [i, root] of roots.entries()) {
+        git(scratch, 'init', '-q', '--bare', '-b', 'main', bares[i] as string);
+        if (git(root, 'remote').split('\n').includes('origin')) git(root, 'remote', 'set-url', 'origin', bares[i] as string);
+        else git(root, 'remote', 'add', 'origin', bares[i] as string);
+      }
+      Object.assign(process.env, { PATH: `${bin}:${process.env.PATH ?? ''}`, FAKE_GH_LOG: path.join(scratch, 'gh.log') });
+      const delivered = await vscode.commands.executeCommand<FrozenReviewResult & { delivered?: { workspace_id: string; branch: string; push: string; pr_url?: string }[] }>('codespace.deliverWork', w.work_id);
+      assert.ok(delivered.ok, JSON.stringify(delivered));
+      assert.deepEqual(delivered.delivered?.map((d) => [d.branch, d.push]), [[w.branch, 'pushed'], [w.branch, 'pushed']]);
+      for (const [i, bare] of bares.entries()) {
+        const c: { commit: string } | undefined = committed.commits?.find((x) => x.workspace_id === ids[i]);
+        assert.equal(git(bare, 'rev-parse', `refs/heads/${w.branch}`).trim(), c?.commit, 'the reviewed commit is on the remote task branch');
+        assert.equal(git(bare, 'for-each-ref', '--format=%(refname)', 'refs/heads').trim().split('\n').length, 1, 'only the task branch');
+      }
+      assert.ok(delivered.delivered?.every((d) => d.pr_url?.startsWith('https://github.example/')), JSON.stringify(delivered.delivered));
+      const again = await vscode.commands.executeCommand<FrozenReviewResult & { delivered?: { push: string; pr_url?: string }[] }>('codespace.deliverWork', w.work_id);
+      assert.deepEqual(again.delivered?.map((d) => d.push), ['already', 'already'], 'a repeat pushes nothing');
+      assert.equal(fs.readFileSync(path.join(scratch, 'gh.log'), 'utf8').split('\n').filter((l) => l.startsWith('pr create')).length, 2, 'one pull request per repository, not opened again');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      for (const root of roots) git(root, 'remote', 'remove', 'origin');
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

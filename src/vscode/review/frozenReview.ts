@@ -13,7 +13,8 @@ import { COMMANDS } from '../commandIds';
  * it started from (a worktree's base, or HEAD when it was frozen), in one multi-file diff, left side read-only from
  * git (`codespace-frozen:`), right side the file on disk. The review is bound to the work's digest: Approve and
  * Reject record the developer's review of the digest the review opened with, refused (REVIEW_STALE) when the work
- * changed since. Commit Frozen Work then commits exactly that content in each changed repository.
+ * changed since. Commit Frozen Work then commits exactly that content in each changed repository, and Deliver
+ * Reviewed Work pushes the task branches and opens their pull requests.
  */
 export const FROZEN_SCHEME = 'codespace-frozen';
 
@@ -21,6 +22,8 @@ export interface FrozenReviewDeps {
   readonly steering: Pick<Steering, 'work' | 'works'>;
   readonly freezer: WorkFreezer;
   readonly checkpoints: WorkCheckpoints;
+  /** Pushes a work's reviewed commit and opens its pull requests (src/node/works/deliver.ts). */
+  readonly deliver: (workId: string) => Promise<readonly { readonly workspace_id: string; readonly branch: string; readonly push: string; readonly pr_url?: string; readonly compare_url?: string; readonly pr_note?: string }[]>;
   readonly log: Logger;
 }
 
@@ -34,6 +37,7 @@ export interface FrozenReviewResult {
   readonly digest?: string;
   readonly files?: readonly { readonly workspace_id: string; readonly path: string; readonly kind: 'add' | 'update' | 'delete' }[];
   readonly commits?: readonly { readonly workspace_id: string; readonly commit: string }[];
+  readonly delivered?: readonly { readonly workspace_id: string; readonly branch: string; readonly push: string; readonly pr_url?: string; readonly compare_url?: string; readonly pr_note?: string }[];
 }
 
 /** `codespace-frozen://<side>/<top as a path>/<file>?<commit>`: the file at a commit of a repository (side `base`), or nothing (`empty`). */
@@ -186,8 +190,28 @@ export function registerFrozenReview(deps: FrozenReviewDeps): vscode.Disposable[
     }
   };
 
+  const deliver = async (arg?: unknown): Promise<FrozenReviewResult> => {
+    const workId = await pick(arg, 'CodeSpace: deliver which committed work?');
+    if (workId === undefined) return { ok: false, code: 'CANCELLED' };
+    try {
+      const out = await deps.deliver(workId);
+      for (const d of out) log.info(`[frozen-review] ${workId} ${d.workspace_id}: ${d.branch} ${d.push}; ${d.pr_url ?? d.compare_url ?? d.pr_note ?? ''}`);
+      const links = out.map((d) => `${d.workspace_id}: ${d.pr_url ?? d.compare_url ?? `${d.branch} pushed (${d.pr_note ?? 'no pull request'})`}`).join('; ');
+      const first = out.find((d) => d.pr_url !== undefined || d.compare_url !== undefined);
+      const open = first?.pr_url !== undefined ? 'Open Pull Request' : first?.compare_url !== undefined ? 'Open Compare Page' : undefined;
+      void (open ? vscode.window.showInformationMessage(`CodeSpace: delivered. ${links}`, open) : vscode.window.showInformationMessage(`CodeSpace: delivered. ${links}`)).then((answer) => {
+        const url = first?.pr_url ?? first?.compare_url;
+        if (answer !== undefined && url !== undefined) void vscode.env.openExternal(vscode.Uri.parse(url));
+      });
+      return { ok: true, work_id: workId, delivered: out.map((d) => ({ ...d })) };
+    } catch (err) {
+      return fail(err, workId);
+    }
+  };
+
   return [
     fs,
+    vscode.commands.registerCommand(COMMANDS.deliverWork, deliver),
     vscode.workspace.registerFileSystemProvider(FROZEN_SCHEME, fs, { isCaseSensitive: true, isReadonly: true }),
     vscode.commands.registerCommand(COMMANDS.reviewFrozenWork, review),
     vscode.commands.registerCommand(COMMANDS.approveFrozenWork, (arg?: unknown, findings?: unknown) => decide(arg, true, findings)),
