@@ -188,6 +188,8 @@ describe('work_review: freeze, bound review, reviewed commit (two git folders, r
     await patch(workId, 'alpha', 'src/app.ts', rootA, 'export const a = 1;', 'export const a = 2;', 'p1');
     await patch(workId, 'beta', 'lib.txt', rootB, 'beta one', 'beta two', 'p2');
 
+    // A session that only asked for a hold of an edit in the work is one of its authors too.
+    await ok('helper', 'approval_create', { workspace_id: 'alpha', tool: 'apply_patch', request: { workspace_id: 'alpha', work_id: workId, operation_key: 'h1', expected_versions: {}, patch: '*** Begin Patch\n*** Add File: held.txt\n+h\n*** End Patch\n' } });
     await fails('reviewer', 'work_review', { work_id: workId, action: 'approve', digest: 'sha256:x' }, 'INVALID_ARGUMENTS', 'not_frozen');
     const frozen = await ok('author', 'work_review', { work_id: workId, action: 'freeze' });
     const digest = String(frozen.digest);
@@ -204,6 +206,7 @@ describe('work_review: freeze, bound review, reviewed commit (two git folders, r
 
     // Self-review refused: the session that edited (and opened) the work.
     await fails('author', 'work_review', { work_id: workId, action: 'approve', digest }, 'PERMISSION_DENIED', 'self_review');
+    await fails('helper', 'work_review', { work_id: workId, action: 'approve', digest }, 'PERMISSION_DENIED', 'self_review');
     // A wrong digest, then a change on disk behind the freeze: stale.
     await fails('reviewer', 'work_review', { work_id: workId, action: 'approve', digest: `sha256:${'0'.repeat(64)}` }, 'REVIEW_STALE', 'digest_mismatch');
     fs.writeFileSync(path.join(rootB, 'lib.txt'), 'changed behind the freeze\n');
