@@ -158,7 +158,11 @@ describe('work_review: freeze, bound review, reviewed commit (two git folders, r
       fs.writeFileSync(path.join(r, '.git/hooks/pre-commit'), '#!/bin/sh\necho hook ran >&2\nexit 1\n', { mode: 0o755 });
       fs.writeFileSync(path.join(r, '.git/hooks/commit-msg'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
     }
-    a = await assembleServices({
+    a = await assemble();
+  });
+
+  const assemble = (): Promise<AssembledServices> =>
+    assembleServices({
       workspaces: new WorkspaceRegistry(
         new InMemoryWorkspaceSource([
           { root: repoA, name: 'alpha', preferredId: 'alpha', profile: 'exec' },
@@ -174,7 +178,6 @@ describe('work_review: freeze, bound review, reviewed commit (two git folders, r
       lifetime: 'unit-test',
       worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
     });
-  });
 
   afterEach(async () => {
     await a.shutdown();
@@ -303,6 +306,21 @@ describe('work_review: freeze, bound review, reviewed commit (two git folders, r
     assert.equal(commits.find((c) => c.workspace_id === 'alpha')?.commit, alphaHead, 'alpha is recognised by its trailer, not committed again');
     assert.equal(git(rootA, 'rev-list', '--count', 'HEAD').trim(), '2');
     assert.equal(git(rootB, 'rev-list', '--count', 'HEAD').trim(), '2');
+  });
+
+  it('a frozen work stays frozen, with its reviews, across a reload', async () => {
+    const workId = String((await ok('author', 'work_open', { workspace_id: 'alpha', title: 'Reload', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    await patch(workId, 'alpha', 'src/app.ts', rootA, 'export const a = 1;', 'export const a = 2;', 'p1');
+    const digest = String((await ok('author', 'work_review', { work_id: workId, action: 'freeze' })).digest);
+    await ok('reviewer', 'work_review', { work_id: workId, action: 'approve', digest });
+    await a.shutdown();
+    a = await assemble();
+    assert.equal(a.steering.work(workId)?.frozen?.digest, digest);
+    await fails('author2', 'apply_patch', { workspace_id: 'alpha', work_id: workId, operation_key: 'p2', expected_versions: {}, patch: '*** Begin Patch\n*** Add File: r.txt\n+r\n*** End Patch\n' }, 'WORK_FROZEN');
+    await fails('author', 'work_review', { work_id: workId, action: 'approve', digest }, 'PERMISSION_DENIED', 'self_review');
+    const out = await ok('reviewer', 'work_review', { work_id: workId, action: 'commit' });
+    assert.equal((out.commits as unknown[]).length, 1, 'only alpha changed');
   });
 
   it('freezes a shared work in its folder; refuses to freeze while one of its commands runs', async () => {
