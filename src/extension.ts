@@ -29,6 +29,9 @@ import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
 import { registerReviewComments } from './vscode/review/reviewComments';
 import { registerAfterWriteReview } from './vscode/review/afterWriteReview';
 import { registerWorkReview } from './vscode/review/workReview';
+import { registerFrozenReview } from './vscode/review/frozenReview';
+import { FreezeGit } from './node/works/freezeGit';
+import { WorkDelivery, deliverReviewedWork } from './node/works/deliver';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
 import { cacheSettings, settings } from './vscode/settings';
@@ -116,6 +119,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
+  const checkpoints = new FreezeGit({ log });
   const language = new VsCodeLanguageFeatures();
   context.subscriptions.push(language, new DocumentWatchers());
   const core = await assembleServices({
@@ -147,6 +151,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
     workBaseline: workTree,
     reviewBaseline: workTree,
+    checkpoints,
     worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
     workIsolation: settings.workIsolation,
@@ -216,6 +221,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     }),
   );
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
+  const delivery = new WorkDelivery({ log });
+  context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {

@@ -34,6 +34,9 @@ import { ProcessHostBackends } from './processHost/hostBackends';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
 import type { WorkBaseline } from '../core/steering/steering';
 import { SteeringService } from '../core/steering/steeringService';
+import { WorkFreezer } from '../core/steering/freeze';
+import type { WorkCheckpoints } from '../core/ports/workCheckpoint';
+import { FreezeGit } from './works/freezeGit';
 import type { WorkIsolation } from '../core/steering/steering';
 import type { WorktreeFactory } from '../core/ports/workTree';
 import type { ContentSearch } from '../core/ports/contentSearch';
@@ -88,6 +91,8 @@ export interface AssembleOptions {
   readonly occupant?: (workspaceId: string, workId?: string) => { process_id: string; command: readonly string[] } | undefined;
   /** Captures a workspace at work_open for the work review (absent in plain-Node hosts: works carry no baseline). */
   readonly workBaseline?: WorkBaseline;
+  /** Checkpoints and reviewed commits of frozen works (default: git on PATH). */
+  readonly checkpoints?: WorkCheckpoints;
   /** Creates the git worktrees of works with isolation "worktree" (absent: only shared works). */
   readonly worktrees?: WorktreeFactory;
   /** `codespace.works.maxWorktrees`, read at every work_open. */
@@ -236,6 +241,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   // Settled once works resolve: a patch a crash cut off in a work's worktree is checked there, not in the folder.
   if (summary.pending > 0) await patches.reconcile();
   o.logger.info(`[steering] ${steer.works} work(s) loaded, ${steer.open} open, ${steer.queued} instruction(s) queued, ${steer.claimed} claimed`);
+  const freezer = new WorkFreezer({ steering, checkpoints: o.checkpoints ?? new FreezeGit({ log: o.logger }), workspaces: o.workspaces, logger: o.logger });
   const diagnosticsSettleMs = o.diagnosticsSettleMs ?? (() => 0);
   const diagnosticsFeed = new DiagnosticsFeed({
     language: o.language,
@@ -277,6 +283,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     execLog,
     runner,
     steering,
+    freezer,
     search: o.contentSearch ?? NO_CONTENT_SEARCH,
     language: o.language,
     diagnosticsSettleMs,

@@ -75,6 +75,7 @@ describe('every tool with hostile arguments', function () {
       steer_status: { work_id: work.id },
       steer_claim_next: { work_id: work.id },
       steer_complete: { instruction_id: 'ins_0000000000000000', status: 'done', note: 'n' },
+      work_review: { work_id: work.id, action: 'reopen' },
       work_finish: { work_id: work.id },
       // The editor tools: without an editor in this host they answer UNAVAILABLE once the arguments pass.
       diagnostics: { workspace_id: WS_ID, paths: ['src/b.ts'] },

@@ -134,6 +134,24 @@ export const workRecordSchema = z.object({
   worktrees: z
     .array(z.object({ workspace_id: z.string(), root: z.string(), top: z.string(), branch: z.string(), base: z.string(), removed_at: z.string().optional() }))
     .optional(),
+  /** MCP sessions whose write or command calls named the work (they cannot review it). */
+  editors: z.array(z.string()).optional(),
+  /** Set while the work is frozen: its checkpoint, one digest per repository and the work's digest over them. */
+  frozen: z
+    .object({
+      digest: z.string(),
+      at: z.string(),
+      repos: z.array(z.object({ workspace_ids: z.array(z.string()), top: z.string(), head: z.string(), digest: z.string(), changed: z.boolean() })),
+    })
+    .optional(),
+  /** Reviews of the work's checkpoints, oldest first: each bound to the digest it reviewed. */
+  reviews: z.array(z.object({ digest: z.string(), approved: z.boolean(), by: z.string(), at: z.string(), findings: z.string().optional() })).optional(),
+  /** The reviewed commit of a frozen digest: the commit made (or found) per workspace. */
+  committed: z.object({ digest: z.string(), at: z.string(), commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })) }).optional(),
+  /** The delivery of the reviewed commit: per repository, the pushed task branch and its pull request (or compare URL). */
+  delivered: z
+    .array(z.object({ workspace_id: z.string(), remote: z.string(), branch: z.string(), commit: z.string(), at: z.string(), pr_url: z.string().optional(), compare_url: z.string().optional() }))
+    .optional(),
 });
 
 /** A developer's instruction to a work (steering); `deleted_at` marks a deleted draft kept for its idempotency key. */

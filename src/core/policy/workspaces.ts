@@ -17,6 +17,8 @@ export interface Workspace {
    * folder, and the work's processes occupy it apart from the folder itself and other works.
    */
   readonly work_id?: string;
+  /** Set when the call names a frozen work (any isolation): writes and commands are refused (WORK_FROZEN). */
+  readonly frozen_work?: string;
 }
 
 /**
@@ -29,6 +31,8 @@ export interface WorkRoots {
    * itself. Throws WORK_NOT_FOUND for an unknown work, INVALID_ARGUMENTS for a workspace the work cannot act in.
    */
   rootFor(workId: string, workspaceId: string): string | undefined;
+  /** The checkpoint digest of a frozen work, undefined when it is not frozen. */
+  frozenDigest?(workId: string): string | undefined;
 }
 
 /** What occupies apart: a workspace folder, or one work's worktree of it. */
@@ -97,7 +101,8 @@ export class WorkspaceRegistry extends DisposableBase {
     const ws = this.find(id);
     if (workId === undefined || this.workRoots === undefined) return ws;
     const root = this.workRoots.rootFor(workId, ws.id);
-    return root === undefined ? ws : { ...ws, root, work_id: workId };
+    const frozen = this.workRoots.frozenDigest?.(workId) !== undefined ? { frozen_work: workId } : {};
+    return root === undefined ? { ...ws, ...frozen } : { ...ws, root, work_id: workId, ...frozen };
   }
 
   private find(id: string): Workspace {
@@ -112,8 +117,17 @@ export class WorkspaceRegistry extends DisposableBase {
     return ws;
   }
 
-  /** Throws READ_ONLY / EXEC_DISABLED when the workspace's profile or trust forbids the action. */
+  /**
+   * Throws READ_ONLY / EXEC_DISABLED when the workspace's profile or trust forbids the action, WORK_FROZEN when it
+   * writes or runs a command in a frozen work: the one check every writing tool goes through.
+   */
   require(ws: Workspace, need: 'read' | 'write' | 'exec'): void {
+    if (need !== 'read' && ws.frozen_work !== undefined) {
+      throw new ToolError('WORK_FROZEN', `Work ${ws.frozen_work} is frozen for review: it takes no ${need === 'write' ? 'edit' : 'command'} until it is reopened.`, {
+        hint: 'Reading still works. To change the work, reopen it (work_review action "reopen"); its reviews then go stale at the first change.',
+        details: { reason: 'frozen', work_id: ws.frozen_work, workspace_id: ws.id },
+      });
+    }
     if (need === 'write' && !ws.canWrite) {
       throw new ToolError('READ_ONLY', ws.trusted ? `Workspace ${ws.id} is read-only (profile ${ws.profile}).` : `Workspace ${ws.id} is in Restricted Mode: agents may only read.`, {
         hint: ws.trusted ? 'Ask the developer to set codespace.profile to "write" or "exec".' : 'Ask the developer to trust the workspace.',

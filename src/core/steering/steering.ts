@@ -26,6 +26,12 @@ export interface WorkView {
   readonly baseline?: string;
   /** A work with isolation "worktree": its worktree of each git folder, on its task branch (removed_at: gone since work_finish). */
   readonly worktrees?: readonly { readonly workspace_id: string; readonly root: string; readonly top: string; readonly branch: string; readonly base: string; readonly removed_at?: string }[];
+  /** Set while the work is frozen for review: the checkpoint's digest and when it was taken. */
+  readonly frozen?: { readonly digest: string; readonly at: string };
+  /** The latest review, bound to the digest it reviewed. */
+  readonly review?: { readonly digest: string; readonly approved: boolean; readonly by: string; readonly at: string; readonly findings?: string };
+  /** The reviewed commit of a frozen digest, per workspace. */
+  readonly committed?: { readonly digest: string; readonly commits: readonly { readonly workspace_id: string; readonly commit: string }[] };
 }
 
 /** Where a work edits: the workspace folders themselves, or its own git worktrees. */

@@ -53,7 +53,7 @@ export interface SteeringServiceOptions {
   /** The operations recorded with a work_id, for operations(). */
   readonly sources?: {
     readonly patches: () => readonly { readonly work_id?: string; readonly operation_key: string }[];
-    readonly execs: () => readonly { readonly work_id?: string; readonly process_id: string }[];
+    readonly execs: () => readonly { readonly work_id?: string; readonly process_id: string; readonly state?: string }[];
   };
   readonly maxFinishedWorks?: number;
   readonly now?: () => Date;
@@ -483,6 +483,33 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     return { patches, processes };
   }
 
+  /** The process ids of the work's commands still running. */
+  runningProcesses(workId: string): readonly string[] {
+    return (this.options.sources?.execs() ?? []).filter((e) => e.work_id === workId && e.state === 'running').map((e) => e.process_id);
+  }
+
+  /** WorkRoots: the checkpoint digest of a frozen work (its edits are refused), undefined otherwise. */
+  frozenDigest(workId: string): string | undefined {
+    return this.workMap.get(workId)?.frozen?.digest;
+  }
+
+  /** A session named the work in a call that writes or runs a command: it is one of the work's authors from now on. */
+  noteEditor(workId: string, session: string | undefined): void {
+    const w = this.workMap.get(workId);
+    if (session === undefined || !w || w.editors?.includes(session)) return;
+    void this.updateWork(workId, (cur) => ({ ...cur, editors: [...(cur.editors ?? []), session].slice(-100) })).catch(() => undefined);
+  }
+
+  /** Changes a work's record (synchronously, then durably); used by freezing and reviews. */
+  async updateWork(workId: string, change: (w: WorkRecord) => WorkRecord): Promise<WorkRecord> {
+    this.assertOpen();
+    const next = change(this.requireWork(workId));
+    this.workMap.set(workId, next);
+    this.events.emit({ kind: 'work', work: workView(next) });
+    await this.persistWork(next);
+    return next;
+  }
+
   /** An operation names its work: it must exist and act in a workspace of the work (see rootFor). */
   checkOperationWork(workId: string, workspaceId: string): void {
     this.rootFor(workId, workspaceId);
@@ -708,6 +735,9 @@ function workView(w: WorkRecord): WorkView {
     ...(w.worktrees !== undefined
       ? { worktrees: w.worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base, ...(t.removed_at !== undefined ? { removed_at: t.removed_at } : {}) })) }
       : {}),
+    ...(w.frozen !== undefined ? { frozen: { digest: w.frozen.digest, at: w.frozen.at } } : {}),
+    ...(w.reviews !== undefined && w.reviews.length > 0 ? { review: { ...(w.reviews[w.reviews.length - 1] as NonNullable<WorkRecord['reviews']>[number]) } } : {}),
+    ...(w.committed !== undefined ? { committed: { digest: w.committed.digest, commits: w.committed.commits.map((c) => ({ ...c })) } } : {}),
   };
 }
 

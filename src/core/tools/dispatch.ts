@@ -7,6 +7,7 @@ import { EXTRA_CONTENT, operationsOf } from './tool';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { TOOL_GROUPS_SETTING } from './toolGroups';
 import { updateOf } from './diagnostics';
+import { kindFlags } from '../toolKinds';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
@@ -99,6 +100,26 @@ export class ToolDispatcher {
     };
   }
 
+  /**
+   * The work a call writes in or runs a command in: its own work_id (a tool that writes or runs), the work_id of the
+   * request it holds (approval_create), or of the hold it resumes (operation_resume).
+   */
+  private editedWork(kind: AnyTool['kind'], args: Record<string, unknown>): string | undefined {
+    const flags = kindFlags(kind);
+    if (typeof args.work_id === 'string' && flags.requires !== 'read') return args.work_id;
+    const request = args.request as { work_id?: unknown } | undefined;
+    if (kind === 'approval' && typeof request?.work_id === 'string') return request.work_id;
+    if (kind === 'resume' && typeof args.approval_id === 'string') {
+      try {
+        const held = (this.services.approvals.stored(args.approval_id).request as { work_id?: unknown }).work_id;
+        return typeof held === 'string' ? held : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
   private async run(name: string, args: unknown, signal: AbortSignal, context: CallContext): Promise<ToolOutcome> {
     const entry = this.byName.get(name);
     if (!entry) {
@@ -123,6 +144,9 @@ export class ToolDispatcher {
       this.logger.debug(`[tools] ${name} refused: INVALID_ARGUMENTS (${String(body.details?.field)})`);
       return { kind: 'error', body };
     }
+    // A session that writes or runs a command in a work is one of its authors: it cannot review it (work_review).
+    const edited = this.editedWork(entry.tool.kind, parsed.data as Record<string, unknown>);
+    if (edited !== undefined) this.services.steering.noteEditor(edited, context.session);
     const started = Date.now();
     try {
       const value = (await entry.tool.handler(parsed.data, {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { reviewCommentSchema } from '../ledger/schemas';
 import { MAX_NOTE_BYTES, MAX_TITLE_CHARS } from '../steering/steering';
 import { defineTool } from './tool';
+import { workReviewTool } from './workReview';
 
 const countsShape = {
   draft: z.number().int().nonnegative(),
@@ -17,9 +18,8 @@ export const workOpenTool = defineTool({
   name: 'work_open',
   title: 'Open a work',
   description:
-    'Opens a work: a task the developer follows and steers in VS Code. Later results carry coordination { work_id, ' +
-    'queued_instructions }: above 0, call steer_claim_next. Pass work_id to every tool taking it. isolation ' +
-    '\'worktree\': own git worktrees on a new branch. End with work_finish.',
+    'Steered by the developer: coordination.queued_instructions >0: call steer_claim_next. ' +
+    'Pass work_id to tools. isolation worktree: own git worktrees.',
   kind: 'steer',
   input: {
     workspace_id: z.string().min(1),
@@ -134,8 +134,8 @@ export const workFinishTool = defineTool({
   name: 'work_finish',
   title: 'Finish a work',
   description:
-    'Closes the work. While instructions are queued or claimed it answers closed: false with counts: handle them, then call again. ' +
-    'Removes its worktrees and branches unless work would be lost (worktrees[].reason); call again once committed and merged or pushed.',
+    'Closes the work; removes its worktrees and branches unless work would be lost (worktrees[].reason). ' +
+    'closed: false: handle pending instructions.',
   kind: 'steer',
   input: { work_id: workId },
   output: {
@@ -161,4 +161,4 @@ export const workFinishTool = defineTool({
 });
 
 /** The agent's side of steering, in the order tools/list shows them. */
-export const steeringTools = [workOpenTool, steerStatusTool, steerClaimNextTool, steerCompleteTool, workFinishTool];
+export const steeringTools = [workOpenTool, steerStatusTool, steerClaimNextTool, steerCompleteTool, workReviewTool, workFinishTool];

@@ -8,6 +8,7 @@ import type { DiagnosticsFeed } from '../language/diagnosticsFeed';
 import type { PatchService } from '../patch/patchService';
 import type { ProcessSupervisor } from '../process/supervisor';
 import type { SteeringService } from '../steering/steeringService';
+import type { WorkFreezer } from '../steering/freeze';
 import type { OperationRunner, OperationSpec, RegisteredOperation } from '../runner/operationRunner';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
@@ -42,6 +43,8 @@ export interface CoreServices {
   readonly runner: OperationRunner;
   /** Works and the developer's instructions to them (steering). */
   readonly steering: SteeringService;
+  /** Freezing, bound reviews and reviewed commits of works (work_review). */
+  readonly freezer: WorkFreezer;
   /** Content search (the `search` tool): ripgrep and the editor's search settings. */
   readonly search: ContentSearch;
   /** The editor's language features; undefined in a host without an editor (the editor tools answer UNAVAILABLE). */
