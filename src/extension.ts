@@ -27,7 +27,7 @@ import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
 import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
 import { registerReviewComments } from './vscode/review/reviewComments';
-import { registerAfterWriteReview } from './vscode/review/afterWriteReview';
+import { locateAfterWriteComment, registerAfterWriteReview } from './vscode/review/afterWriteReview';
 import { registerWorkReview } from './vscode/review/workReview';
 import { registerFrozenReview } from './vscode/review/frozenReview';
 import { FreezeGit } from './node/works/freezeGit';
@@ -194,12 +194,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...registerReview({ approvals, activity, log, workspaceRoot: holdRoot }));
   const steering = core.steering;
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
+  // The reviews after the write, and where each one's files are: its work's worktree of the folder, or the folder.
+  const afterWrite = {
+    reviews: core.services.afterWrite,
+    rootOf: (r: { workspace_id: string; work_id?: string }): string | undefined => {
+      try {
+        return workspaces.get(r.workspace_id, r.work_id).root;
+      } catch {
+        return undefined;
+      }
+    },
+  };
   const reviewComments = registerReviewComments({
     approvals,
     log,
     state: context.workspaceState,
+    // A work review's files, and the files of a work's review after the write.
     locateWork: (uri) => {
-      const at = workReview.locate(uri);
+      const at = workReview.locate(uri) ?? locateAfterWriteComment(afterWrite, uri);
       return at ? { target: `work:${at.workId}`, path: at.path } : undefined;
     },
     sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
@@ -207,14 +219,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...reviewComments.disposables);
   context.subscriptions.push(
     ...registerAfterWriteReview({
-      reviews: core.services.afterWrite,
-      rootOf: (r) => {
-        try {
-          return workspaces.get(r.workspace_id, r.work_id).root;
-        } catch {
-          return undefined;
-        }
-      },
+      ...afterWrite,
       steering,
       state: context.workspaceState,
       log,

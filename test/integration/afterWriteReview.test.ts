@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
 import type { AfterWriteResult } from '../../src/vscode/review/afterWriteReview';
-import { call, connectToFirstFolder, folder, pollFor } from './helpers';
+import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
+import { activateExtension, call, connectToFirstFolder, folder, pollFor } from './helpers';
 
 // Review after the write in the real editor: with codespace.review.mode "after" on the first folder (and patches
 // under "confirm", which would hold them before the write), an agent's patch applies at once without opening or
@@ -129,5 +130,42 @@ describe('review after the write', function () {
     const back = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
     assert.deepEqual(back.files?.find((f) => f.path === rel)?.hunks, [{ start_line: 13, end_line: 14 }], 'changed again: back in the review');
     assert.ok(tab);
+  });
+
+  it("line comments on a work's file in its review after the write reach the agent as one review_comments instruction; a folder's review takes none", async () => {
+    const comments = ((await activateExtension()) as unknown as { reviewCommentsForTests: ReviewCommentsForTests }).reviewCommentsForTests;
+    const workRel = 'after-write/work.txt';
+    const workFile = path.join(root, ...workRel.split('/'));
+    fs.writeFileSync(workFile, 'one\ntwo\nthree\n');
+    const { work_id: workId } = await call<{ work_id: string }>(client, 'work_open', { workspace_id: wsId, title: 'after-write comments' });
+    const applied = await call<{ status: string }>(client, 'apply_patch', {
+      workspace_id: wsId,
+      work_id: workId,
+      patch: ['*** Begin Patch', `*** Update File: ${workRel}`, '@@', ' one', '-two', '+TWO', '*** End Patch'].join('\n'),
+      expected_versions: { [workRel]: sha('one\ntwo\nthree\n') },
+      operation_key: `after-write-comments-${Date.now()}`,
+    });
+    assert.equal(applied.status, 'applied');
+    const opened = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', `work:${workId}`);
+    assert.equal(opened.ok, true, opened.message);
+    const right = vscode.Uri.file(workFile);
+    await comments.add(right, 2, 2, 'Why upper case here?');
+    // The folder's own review (no work) has no agent queue: its file takes no comment.
+    await comments.add(vscode.Uri.file(file()), 1, 1, 'not sent anywhere');
+    const target = `work:${workId}` as const;
+    const expected = [{ path: workRel, range: { start_line: 2, end_line: 2 }, quoted: 'TWO', body: 'Why upper case here?' }];
+    assert.deepEqual(comments.drafts(target), expected);
+    assert.equal(comments.threads().filter((t) => t.uri === vscode.Uri.file(file()).toString()).length, 0, 'no thread on a file of a review without a work');
+
+    const sent = await vscode.commands.executeCommand<{ ok: boolean; instruction_id?: string; comments?: number }>('codespace.sendReviewComments', workId);
+    assert.equal(sent.ok, true, JSON.stringify(sent));
+    const claimed = await call<{ instruction?: { id: string; kind?: string; comments?: unknown } }>(client, 'steer_claim_next', { work_id: workId });
+    assert.equal(claimed.instruction?.id, sent.instruction_id);
+    assert.equal(claimed.instruction?.kind, 'review_comments');
+    assert.deepEqual(claimed.instruction?.comments, expected);
+    await call(client, 'steer_complete', { instruction_id: claimed.instruction?.id, status: 'done', note: 'kept lower case' });
+    await call(client, 'work_finish', { work_id: workId });
+    await vscode.commands.executeCommand('codespace.clearAfterWriteReview', target);
+    fs.rmSync(workFile, { force: true });
   });
 });

@@ -59,6 +59,31 @@ export interface AfterWriteDeps {
   readonly log: Logger;
 }
 
+/**
+ * The review after the write that lists the file of `uri` (the file side of its diff), and the file's path in it.
+ * One lookup for the hunk commands and for line comments (`locateAfterWriteComment`).
+ */
+export function reviewOfFile(deps: Pick<AfterWriteDeps, 'reviews' | 'rootOf'>, uri: vscode.Uri): { review: ReviewState; path: string } | undefined {
+  if (uri.scheme !== 'file') return undefined;
+  for (const review of deps.reviews.list()) {
+    const root = deps.rootOf(review);
+    if (root === undefined) continue;
+    const rel = path.relative(root, uri.fsPath).split(path.sep).join('/');
+    if (review.files.some((f) => f.path === rel)) return { review, path: rel };
+  }
+  return undefined;
+}
+
+/**
+ * Where a line comment on a file of a work's review after the write goes: to that work, as a work review's comments
+ * do (one review_comments instruction on Send Comments to the Agent). A folder's review without a work has no agent
+ * queue to send to, so its files take no comments.
+ */
+export function locateAfterWriteComment(deps: Pick<AfterWriteDeps, 'reviews' | 'rootOf'>, uri: vscode.Uri): { workId: string; path: string } | undefined {
+  const at = reviewOfFile(deps, uri);
+  return at?.review.work_id !== undefined ? { workId: at.review.work_id, path: at.path } : undefined;
+}
+
 /** Most characters of accepted text kept in workspaceState; beyond, the largest files are not kept across a reload. */
 const MAX_PERSISTED_CHARS = 8 * 1024 * 1024;
 
@@ -274,12 +299,8 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
     if (uri.scheme === AFTER_SCHEME) {
       return outcome({ ok: false, code: 'NOT_FOUND', message: 'put the cursor on the right (the file) side of the diff: the left side is the accepted text.' });
     }
-    for (const review of reviews.list()) {
-      const root = deps.rootOf(review);
-      if (root === undefined || uri.scheme !== 'file') continue;
-      const rel = path.relative(root, uri.fsPath).split(path.sep).join('/');
-      if (review.files.some((f) => f.path === rel)) return { review, path: rel, line: line ?? -1 };
-    }
+    const at = reviewOfFile(deps, uri);
+    if (at) return { ...at, line: line ?? -1 };
     return outcome({ ok: false, code: 'NOT_FOUND', message: `${vscode.workspace.asRelativePath(uri)} is in no review after the write.` });
   };
 
