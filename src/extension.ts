@@ -27,6 +27,8 @@ import type { PanelForTests } from './vscode/panel/panelView';
 import { registerReview } from './vscode/review/registerReview';
 import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
 import { registerReviewComments } from './vscode/review/reviewComments';
+import { registerCheckpointCommands } from './vscode/review/checkpoints';
+import type { CheckpointsForTests } from './vscode/review/checkpoints';
 import { registerWorkReview } from './vscode/review/workReview';
 import type { WorkReviewForTests } from './vscode/review/workReview';
 import { ProcessTerminals } from './vscode/processTerminals';
@@ -54,6 +56,8 @@ export interface CodeSpaceApi {
   readonly panelForTests: PanelForTests;
   /** Read only by the in-editor tests (test/integration/workReview.test.ts): the open work review sessions. */
   readonly workReviewForTests: WorkReviewForTests;
+  /** Read only by the in-editor tests (test/integration/checkpoints.test.ts): the labels of the open checkpoint pick. */
+  readonly checkpointsForTests: CheckpointsForTests;
   /** Read only by the in-editor tests (test/integration/reviewComments.test.ts): comments as the widget adds them, a reload's restore. */
   readonly reviewCommentsForTests: ReviewCommentsForTests;
   /**
@@ -195,6 +199,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   context.subscriptions.push(...reviewComments.disposables);
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
+  const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
+  context.subscriptions.push(...checkpointCommands.disposables);
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {
@@ -305,6 +311,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     panelForTests: panel.forTests,
     workReviewForTests: workReview.forTests,
     reviewCommentsForTests: reviewComments.forTests,
+    checkpointsForTests: checkpointCommands.forTests,
     ...(context.extensionMode === vscode.ExtensionMode.Test ? { networkTestHostsForTests: testNetworkHosts } : {}),
   };
 }

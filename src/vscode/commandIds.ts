@@ -23,6 +23,8 @@ export const COMMANDS = {
   reviewWork: 'codespace.reviewWork',
   commitReviewedWork: 'codespace.commitReviewedWork',
   openWorkWorktree: 'codespace.openWorkWorktree',
+  rewindWork: 'codespace.rewindWork',
+  redoRewind: 'codespace.redoRewind',
   connectAgent: 'codespace.connectAgent',
   copyInboxToken: 'codespace.copyInboxToken',
   rotateInboxToken: 'codespace.rotateInboxToken',

@@ -9,6 +9,9 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ToolError } from '../../src/core/errors';
+import type { RunnerEvent } from '../../src/core/runner/events';
+import { parsePageMessage } from '../../src/shared/panelProtocol';
+import { buildPanelState } from '../../src/vscode/panel/panelModel';
 import type { PatchFaults } from '../../src/core/patch/patchService';
 import { contentVersion } from '../../src/core/patch/version';
 import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
@@ -237,5 +240,35 @@ describe('FileBlobStore: bounded, content-addressed checkpoint content', () => {
     // A new store finds what is on disk.
     const again = new FileBlobStore({ directory: dir, maxBytes: 10, maxBlobBytes: 6 });
     assert.equal(await again.has(version('ijkl')), true);
+  });
+});
+
+describe('checkpoints in the panel: Rewind to Here on a work\'s applied patch', () => {
+  const at = '2026-12-01T12:00:00.000Z';
+  const committed = (run_id: string, status: string, work_id: string | undefined, operation_id: string | undefined): RunnerEvent => ({
+    type: 'operation.committed',
+    operation: { run_id, tool: 'apply_patch', workspace_id: 'ws', title: `apply_patch ${run_id}`, at, ...(work_id ? { work_id } : {}) },
+    status,
+    ...(operation_id ? { operation_id } : {}),
+  });
+
+  it('offers it on a patch applied under a work only (not a preview, a failure, or a patch without a work)', () => {
+    const s = buildPanelState({
+      pending: [],
+      holds: [],
+      events: [committed('r1', 'applied', 'work_1', 'op_1'), committed('r2', 'checked', 'work_1', 'op_2'), committed('r3', 'failed', 'work_1', 'op_3'), committed('r4', 'applied', undefined, 'op_4')],
+    });
+    const byRun = new Map(s.activity.map((a) => [a.runId, a.checkpoint]));
+    assert.deepEqual(byRun.get('r1'), { workId: 'work_1', operationId: 'op_1' });
+    for (const r of ['r2', 'r3', 'r4']) assert.equal(byRun.get(r), undefined, r);
+  });
+
+  it('the page\'s rewindWork message is checked like every other: ids, and nothing else', () => {
+    const good = parsePageMessage({ type: 'rewindWork', requestId: 'q1', workId: 'work_1', operationId: 'op_1' });
+    assert.deepEqual(good, { ok: true, message: { type: 'rewindWork', requestId: 'q1', workId: 'work_1', operationId: 'op_1' } });
+    const missing = parsePageMessage({ type: 'rewindWork', requestId: 'q2', workId: 'work_1' });
+    assert.equal(missing.ok, false);
+    const extra = parsePageMessage({ type: 'rewindWork', requestId: 'q3', workId: 'work_1', operationId: 'op_1', checkpoint: 0 });
+    assert.equal(extra.ok, false);
   });
 });
