@@ -135,6 +135,10 @@ describe('checkpoints: rewind a work to one of its operations, and redo', functi
     const second = ok<{ instruction: { kind: string; rewind: { action: string } } }>(await agent.call('steer_claim_next', { work_id: workId }));
     assert.equal(second.instruction.rewind.action, 'redo');
 
+    // After the redo the files are as at checkpoint 3 again: rewinding there has nothing to write, and records nothing.
+    const count = assembled.ledger.list().length;
+    await assert.rejects(assembled.checkpoints.rewind(workId, 3), (e: unknown) => ToolError.is(e, 'INVALID_ARGUMENTS') && /already as at checkpoint 3: nothing to write/.test(e.message));
+    assert.equal(assembled.ledger.list().length, count);
     // Back to before the first operation, then the agent writes on from there with the versions it is told.
     const start = await assembled.checkpoints.rewind(workId, 0);
     assert.equal(await read('a.txt'), 'one\n');

@@ -159,6 +159,11 @@ export class CheckpointService {
     const work = steering.work(workId);
     if (!work) throw new ToolError('WORK_NOT_FOUND', `No work ${workId}.`, { details: { work_id: workId } });
     const changing = targets.filter((t) => t.expected !== t.target);
+    if (changing.length === 0) {
+      // A later operation put every file back already (a redo after a rewind, say): there is nothing to write.
+      const probe = noticeOf([]);
+      throw new ToolError('INVALID_ARGUMENTS', `The files of work ${workId} are already as at checkpoint ${probe.checkpoint}: nothing to write.`, { details: { work_id: workId, checkpoint: probe.checkpoint } });
+    }
     // Every kept content first: nothing is written unless all of it is there.
     const contents = new Map<string, Uint8Array>();
     const missing: string[] = [];
