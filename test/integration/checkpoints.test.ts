@@ -108,8 +108,9 @@ describe('checkpoints: rewind a work and redo, from the panel and the commands',
     const again = await vscode.commands.executeCommand<CommandResult>('codespace.redoRewind', workId);
     assert.equal(again.ok, false);
     assert.equal(again.code, 'NOTHING_TO_REDO');
-    const told = await call<{ instruction: { kind: string; rewind: { action: string } } }>(client, 'steer_claim_next', { work_id: workId });
+    const told = await call<{ instruction: { id: string; kind: string; rewind: { action: string } } }>(client, 'steer_claim_next', { work_id: workId });
     assert.equal(told.instruction.rewind.action, 'redo');
+    await call(client, 'steer_complete', { instruction_id: told.instruction.id, status: 'done' });
   });
 
   it('refuses a rewind over a file the developer changed since, naming it; nothing is written', async () => {
@@ -147,5 +148,10 @@ describe('checkpoints: rewind a work and redo, from the panel and the commands',
     assert.equal(disk('checkpoints/a.txt'), 'two\n');
     assert.equal(disk('checkpoints/b.txt'), 'B\n');
     assert.equal(disk('checkpoints/c.txt'), 'new file\n');
+    // The agent takes the news and finishes: nothing of this work is left waiting for the suites after this one.
+    const told = await call<{ instruction: { id: string; rewind: { action: string; checkpoint: number } } }>(client, 'steer_claim_next', { work_id: workId });
+    assert.deepEqual([told.instruction.rewind.action, told.instruction.rewind.checkpoint], ['rewind', 2]);
+    await call(client, 'steer_complete', { instruction_id: told.instruction.id, status: 'done' });
+    assert.equal((await call<{ closed: boolean }>(client, 'work_finish', { work_id: workId })).closed, true);
   });
 });
