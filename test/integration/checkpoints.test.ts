@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -153,5 +154,44 @@ describe('checkpoints: rewind a work and redo, from the panel and the commands',
     assert.deepEqual([told.instruction.rewind.action, told.instruction.rewind.checkpoint], ['rewind', 2]);
     await call(client, 'steer_complete', { instruction_id: told.instruction.id, status: 'done' });
     assert.equal((await call<{ closed: boolean }>(client, 'work_finish', { work_id: workId })).closed, true);
+  });
+
+  it('from a work review, Rewind Work to Checkpoint… rewinds the reviewed work (the review\'s title bar offers it)', async () => {
+    const second = folder(1).uri.fsPath;
+    const info = await call<{ workspaces: { id: string; name: string }[] }>(client, 'workspace_info', {});
+    const ws2 = info.workspaces.find((w) => w.name === folder(1).name)?.id as string;
+    assert.ok(!fs.existsSync(path.join(second, '.git')), 'the second folder is no git repository before this test');
+    const git = (...args: string[]): void => void execFileSync('git', args, { cwd: second, stdio: 'ignore', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
+    git('init', '-q');
+    git('config', 'user.email', 'reviewer@example.invalid');
+    git('config', 'user.name', 'Reviewer');
+    git('add', '-A');
+    git('commit', '-q', '--no-verify', '-m', 'fixture');
+    let reviewWorkId: string | undefined;
+    try {
+      ({ work_id: reviewWorkId } = await call<{ work_id: string }>(client, 'work_open', { workspace_id: ws2, title: 'rewind from the review' }));
+      await call(client, 'apply_patch', { workspace_id: ws2, patch: '*** Begin Patch\n*** Add File: cp-review.txt\n+reviewed\n*** End Patch', expected_versions: {}, operation_key: `cp-review-${Date.now().toString(36)}`, work_id: reviewWorkId });
+      const review = await vscode.commands.executeCommand<{ ok: boolean; message?: string }>('codespace.reviewWork', reviewWorkId);
+      assert.equal(review.ok, true, review.message);
+      await pollFor('the work review is the active tab', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.startsWith('CodeSpace work review: rewind from the review') || undefined);
+      // Two works have checkpoints now; the command goes straight to the reviewed one's checkpoints.
+      const api = vscode.extensions.getExtension<{ checkpointsForTests?: { openPick(): readonly string[] | undefined } }>(EXTENSION_ID)?.exports;
+      const running = vscode.commands.executeCommand<CommandResult>('codespace.rewindWork');
+      const labels = await pollFor('the checkpoint pick of the reviewed work is open', () => api?.checkpointsForTests?.openPick());
+      assert.deepEqual(labels, ['#1  add cp-review.txt', '#0  Before the first operation']);
+      await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      const result = await running;
+      assert.equal(result.ok, true, result.message);
+      assert.equal(result.checkpoint, 0);
+      assert.equal(fs.existsSync(path.join(second, 'cp-review.txt')), false);
+      const told = await call<{ instruction: { id: string } }>(client, 'steer_claim_next', { work_id: reviewWorkId });
+      await call(client, 'steer_complete', { instruction_id: told.instruction.id, status: 'done' });
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      if (reviewWorkId) await call(client, 'work_finish', { work_id: reviewWorkId }).catch(() => undefined);
+      fs.rmSync(path.join(second, '.git'), { recursive: true, force: true });
+      fs.rmSync(path.join(second, 'cp-review.txt'), { force: true });
+    }
   });
 });

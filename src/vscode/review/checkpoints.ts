@@ -51,7 +51,8 @@ export function registerCheckpointCommands(deps: CheckpointCommandsDeps): { disp
     const located = uri ? deps.locateWork(uri) : undefined;
     if (located) return steering.work(located.workId);
     const label = vscode.window.tabGroups.activeTabGroup.activeTab?.label;
-    const matches = label === undefined ? [] : steering.works().filter((w) => workReviewLabel(w) === label);
+    // The tab shows the title given to the multi-file diff, and the workbench may add a file count in brackets.
+    const matches = label === undefined ? [] : steering.works().filter((w) => label === workReviewLabel(w) || label.startsWith(`${workReviewLabel(w)} (`));
     return matches.length === 1 ? matches[0] : undefined;
   };
 
