@@ -208,6 +208,10 @@ describe('checkpoints: rewind a work to one of its operations, and redo', functi
     await assembled.shutdown();
     await open();
     assert.equal(assembled.checkpoints.canRedo(workId), true);
+    // What the agent is told survives the reload too, with its structure.
+    const told = ok<{ instruction: { kind: string; rewind: { action: string; checkpoint: number; files: { path: string }[] } } }>(await agent.call('steer_claim_next', { work_id: workId }));
+    assert.equal(told.instruction.kind, 'rewind');
+    assert.deepEqual([told.instruction.rewind.action, told.instruction.rewind.checkpoint, told.instruction.rewind.files.map((f) => f.path)], ['rewind', 2, ['a.txt', 'b.txt']]);
     await assembled.checkpoints.redo(workId);
     assert.equal(await read('a.txt'), 'three\n');
     assert.equal(await read('b.txt'), 'BB\n');
