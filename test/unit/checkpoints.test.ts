@@ -15,6 +15,7 @@ import { buildPanelState } from '../../src/vscode/panel/panelModel';
 import type { PatchFaults } from '../../src/core/patch/patchService';
 import { contentVersion } from '../../src/core/patch/version';
 import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
+import { occupancyScope } from '../../src/core/policy/workspaces';
 import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
@@ -186,6 +187,23 @@ describe('checkpoints: rewind a work to one of its operations, and redo', functi
     assert.equal(assembled.checkpoints.canRedo(workId), false);
     const claimed = ok<{ instruction?: unknown }>(await agent.call('steer_claim_next', { work_id: workId }));
     assert.equal(claimed.instruction, undefined, 'the agent is told nothing');
+  });
+
+  it('refuses when the work wrote again while the rewind waited for its turn of the folder (the plan is stale)', async () => {
+    await open();
+    await threeOperations();
+    const ws = assembled.services.workspaces.get('proj', workId);
+    const release = await assembled.patches.lock(occupancyScope(ws));
+    // The agent's patch waits first, then the rewind (planned from three operations) behind it.
+    // (apply takes its place in the folder's queue as it is called, so the order is certain.)
+    const patched = assembled.patches.apply(ws, { workspace_id: 'proj', patch: '*** Begin Patch\n*** Update File: b.txt\n@@\n-BB\n+BBB\n*** End Patch', expected_versions: { 'b.txt': version('BB\n') }, operation_key: 'op-4', work_id: workId });
+    const rewinding = assembled.checkpoints.rewind(workId, 0);
+    release();
+    assert.equal((await patched).status, 'applied');
+    await assert.rejects(rewinding, (e: unknown) => ToolError.is(e, 'VERSION_CONFLICT') && /wrote again while the rewind waited for its turn; nothing was written/.test(e.message));
+    assert.equal(await read('b.txt'), 'BBB\n');
+    assert.equal(await read('a.txt'), 'three\n');
+    assert.equal(assembled.checkpoints.list(workId).length, 4);
   });
 
   it('refuses with UNAVAILABLE, naming the file, when content it needs was not kept (over the per-file bound)', async () => {

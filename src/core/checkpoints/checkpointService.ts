@@ -120,7 +120,7 @@ export class CheckpointService {
       }
     }
     const at = index === 0 ? undefined : ops[index - 1];
-    return this.restore(workId, [...targets.values()], `${REWIND_KEY_PREFIX}${index}:${this.newKey()}`, (files) => ({
+    return this.restore(workId, ops, [...targets.values()], `${REWIND_KEY_PREFIX}${index}:${this.newKey()}`, (files) => ({
       action: 'rewind',
       checkpoint: index,
       ...(at ? { operation_id: at.operation_id } : {}),
@@ -141,7 +141,7 @@ export class CheckpointService {
     const targets = last.changes.map((c): Target => ({ workspace_id: last.workspace_id, path: c.path, expected: c.after_hash, target: c.before_hash }));
     const back = ops.length - 1;
     const at = back === 0 ? undefined : ops[back - 1];
-    return this.restore(workId, targets, `${REDO_KEY_PREFIX}${this.newKey()}`, (files) => ({
+    return this.restore(workId, ops, targets, `${REDO_KEY_PREFIX}${this.newKey()}`, (files) => ({
       action: 'redo',
       checkpoint: back,
       ...(at ? { operation_id: at.operation_id } : {}),
@@ -154,7 +154,7 @@ export class CheckpointService {
     return this.options.ledger.list().filter((r) => r.work_id === workId && r.status === 'applied' && r.changes.length > 0);
   }
 
-  private async restore(workId: string, targets: readonly Target[], key: string, noticeOf: (files: RewindNotice['files']) => RewindNotice): Promise<CheckpointOutcome> {
+  private async restore(workId: string, planned: readonly OperationRecord[], targets: readonly Target[], key: string, noticeOf: (files: RewindNotice['files']) => RewindNotice): Promise<CheckpointOutcome> {
     const { patches, workspaces, steering } = this.options;
     const work = steering.work(workId);
     if (!work) throw new ToolError('WORK_NOT_FOUND', `No work ${workId}.`, { details: { work_id: workId } });
@@ -195,6 +195,14 @@ export class CheckpointService {
     const releases: (() => void)[] = [];
     try {
       for (const ws of spaces) releases.push(await patches.lock(occupancyScope(ws)));
+      // The plan was made from the work's operations before its turn came: if the work wrote meanwhile, it is stale.
+      const now = this.operations(workId);
+      if (now.length !== planned.length || now[now.length - 1]?.operation_id !== planned[planned.length - 1]?.operation_id) {
+        throw new ToolError('VERSION_CONFLICT', `Work ${workId} wrote again while the ${key.startsWith(REDO_KEY_PREFIX) ? 'redo' : 'rewind'} waited for its turn; nothing was written.`, {
+          hint: 'Try again: the checkpoints now include that operation.',
+          details: { work_id: workId },
+        });
+      }
       const intents: PatchIntent[] = [];
       const conflicts: unknown[] = [];
       for (const ws of spaces) {
