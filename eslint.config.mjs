@@ -26,6 +26,7 @@ export const CORE_LAYERS = [
   { name: 'ports', folders: ['ports'] },
   { name: 'policy and records', folders: ['policy', 'ledger'], apart: true },
   { name: 'services', folders: ['approvals', 'patch', 'process', 'language', 'steering'], apart: true },
+  { name: 'work history', folders: ['checkpoints'] },
   { name: 'runner', folders: ['runner', 'review'] },
   { name: 'tools', folders: ['tools'] },
 ];

@@ -28,6 +28,8 @@ import { registerReview } from './vscode/review/registerReview';
 import type { ReviewCommentsForTests } from './vscode/review/reviewComments';
 import { registerReviewComments } from './vscode/review/reviewComments';
 import { locateAfterWriteComment, registerAfterWriteReview } from './vscode/review/afterWriteReview';
+import { registerCheckpointCommands } from './vscode/review/checkpoints';
+import type { CheckpointsForTests } from './vscode/review/checkpoints';
 import { registerWorkReview } from './vscode/review/workReview';
 import { registerFrozenReview } from './vscode/review/frozenReview';
 import { FreezeGit } from './node/works/freezeGit';
@@ -58,6 +60,8 @@ export interface CodeSpaceApi {
   readonly panelForTests: PanelForTests;
   /** Read only by the in-editor tests (test/integration/workReview.test.ts): the open work review sessions. */
   readonly workReviewForTests: WorkReviewForTests;
+  /** Read only by the in-editor tests (test/integration/checkpoints.test.ts): the labels of the open checkpoint pick. */
+  readonly checkpointsForTests: CheckpointsForTests;
   /** Read only by the in-editor tests (test/integration/reviewComments.test.ts): comments as the widget adds them, a reload's restore. */
   readonly reviewCommentsForTests: ReviewCommentsForTests;
   /**
@@ -228,6 +232,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
   const delivery = new WorkDelivery({ log });
   context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
+  const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
+  context.subscriptions.push(...checkpointCommands.disposables);
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {
@@ -338,6 +344,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     panelForTests: panel.forTests,
     workReviewForTests: workReview.forTests,
     reviewCommentsForTests: reviewComments.forTests,
+    checkpointsForTests: checkpointCommands.forTests,
     ...(context.extensionMode === vscode.ExtensionMode.Test ? { networkTestHostsForTests: testNetworkHosts } : {}),
   };
 }

@@ -43,6 +43,8 @@ import type { ContentSearch } from '../core/ports/contentSearch';
 import { NO_CONTENT_SEARCH } from '../core/ports/contentSearch';
 import type { LanguageFeatures } from '../core/ports/languageFeatures';
 import { DiagnosticsFeed } from '../core/language/diagnosticsFeed';
+import { CheckpointService } from '../core/checkpoints/checkpointService';
+import { FileBlobStore } from './fileBlobStore';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -109,6 +111,8 @@ export interface AssembleOptions {
   readonly redaction?: { readonly enabled: () => boolean; readonly values: () => readonly string[] };
   /** `codespace.tools.disabledGroups`, read fresh (default: every group served). */
   readonly disabledToolGroups?: () => readonly unknown[];
+  /** Bounds of the content kept for checkpoints (default: fileBlobStore.ts). */
+  readonly checkpointStore?: { readonly maxBytes?: number; readonly maxBlobBytes?: number };
 }
 
 export interface AssembledServices {
@@ -124,6 +128,8 @@ export interface AssembledServices {
   readonly patches: PatchService;
   /** Works and instructions (steering). */
   readonly steering: SteeringService;
+  /** Works' checkpoints: rewind and redo. */
+  readonly checkpoints: CheckpointService;
   /** Ends every process (graceful first), then closes the ledger. */
   shutdown(): Promise<void>;
 }
@@ -140,7 +146,8 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const ledger = new OperationLedger({ journal: shared.section([LINE_TYPES.patch.type]), logger: o.logger, ...(o.ledger ?? {}) });
   const summary = await ledger.open();
   o.logger.info(`[ledger] ${summary.loaded} operation(s) loaded, ${summary.pending} pending, ${summary.rolled_off} rolled off`);
-  const patches = new PatchService({ fs: o.fs, workspaces: o.workspaces, ledger, logger: o.logger, ...(o.faults ? { faults: o.faults } : {}) });
+  const checkpointContent = new FileBlobStore({ directory: path.join(o.storageDir, 'checkpoints'), logger: o.logger, ...(o.checkpointStore ?? {}) });
+  const patches = new PatchService({ fs: o.fs, workspaces: o.workspaces, ledger, logger: o.logger, checkpointContent, ...(o.faults ? { faults: o.faults } : {}) });
 
   // Children an earlier extension host left running (it crashed before ending them) go before any new one starts.
   const survivorsDir = path.join(o.storageDir, 'survivors');
@@ -242,6 +249,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   if (summary.pending > 0) await patches.reconcile();
   o.logger.info(`[steering] ${steer.works} work(s) loaded, ${steer.open} open, ${steer.queued} instruction(s) queued, ${steer.claimed} claimed`);
   const freezer = new WorkFreezer({ steering, checkpoints: o.checkpoints ?? new FreezeGit({ log: o.logger }), workspaces: o.workspaces, logger: o.logger });
+  const checkpoints = new CheckpointService({ ledger, patches, workspaces: o.workspaces, blobs: checkpointContent, steering, logger: o.logger });
   const diagnosticsSettleMs = o.diagnosticsSettleMs ?? (() => 0);
   const diagnosticsFeed = new DiagnosticsFeed({
     language: o.language,
@@ -306,6 +314,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     runner,
     dispatcher,
     steering,
+    checkpoints,
     async shutdown() {
       diagnosticsFeed.dispose();
       afterWrite.dispose();

@@ -76,6 +76,8 @@ export interface PanelActivity {
   readonly runId?: string;
   /** Set on a committed apply_patch `check_only` preview whose content is still kept: the page offers Open Preview. */
   readonly previewRunId?: string;
+  /** Set on a patch applied under a work: the page offers Rewind to Here (the work's files as right after it). */
+  readonly checkpoint?: { readonly workId: string; readonly operationId: string };
 }
 
 /** An agent process, as the runner's process.started / process.exited events report it. */
@@ -182,7 +184,8 @@ export type PageMessage =
   | { readonly type: 'deleteDraft'; readonly requestId: string; readonly instructionId: string }
   | { readonly type: 'queueDraft'; readonly requestId: string; readonly instructionId: string }
   | { readonly type: 'requeueInstruction'; readonly requestId: string; readonly instructionId: string }
-  | { readonly type: 'reviewWork'; readonly requestId: string; readonly workId: string };
+  | { readonly type: 'reviewWork'; readonly requestId: string; readonly workId: string }
+  | { readonly type: 'rewindWork'; readonly requestId: string; readonly workId: string; readonly operationId: string };
 
 export type PageMessageType = PageMessage['type'];
 export type PageRequest = Exclude<PageMessage, { type: 'ready' }>;
@@ -222,6 +225,7 @@ const FIELDS: { readonly [K in PageMessageType]: readonly (readonly [string, Fie
   queueDraft: [['requestId', 'requestId'], ['instructionId', 'id']],
   requeueInstruction: [['requestId', 'requestId'], ['instructionId', 'id']],
   reviewWork: [['requestId', 'requestId'], ['workId', 'id']],
+  rewindWork: [['requestId', 'requestId'], ['workId', 'id'], ['operationId', 'id']],
 };
 
 /** UTF-8 length of a string (TextEncoder exists in the page and in Node alike). */

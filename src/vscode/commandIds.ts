@@ -33,6 +33,8 @@ export const COMMANDS = {
   rejectFrozenWork: 'codespace.rejectFrozenWork',
   commitFrozenWork: 'codespace.commitFrozenWork',
   deliverWork: 'codespace.deliverWork',
+  rewindWork: 'codespace.rewindWork',
+  redoRewind: 'codespace.redoRewind',
   connectAgent: 'codespace.connectAgent',
   copyInboxToken: 'codespace.copyInboxToken',
   rotateInboxToken: 'codespace.rotateInboxToken',

@@ -280,6 +280,14 @@ function renderActivity(container: HTMLElement, items: readonly PanelActivity[])
       b.addEventListener('click', () => request(`preview:${runId}`, 'activity', 'openPreview', (requestId) => ({ type: 'openPreview', requestId, runId })));
       li.append(b);
     }
+    const cp = a.checkpoint;
+    if (cp !== undefined) {
+      const key = `rewind:${cp.operationId}`;
+      const b = el('button', { className: 'secondary small', attrs: { type: 'button', 'data-action': 'rewind-work', 'data-operation-id': cp.operationId, title: "Put the work's files back to how they were right after this operation (Redo Rewind undoes it)" }, text: 'Rewind to Here' });
+      b.disabled = busy(key);
+      b.addEventListener('click', () => request(key, 'activity', 'rewindWork', (requestId) => ({ type: 'rewindWork', requestId, workId: cp.workId, operationId: cp.operationId })));
+      li.append(b);
+    }
     list.append(li);
   }
   container.replaceChildren(list);

@@ -50,6 +50,14 @@ export const reviewCommentSchema = z.object({
   body: z.string(),
 });
 
+/** A rewind of a work's files told to its agent (src/core/checkpoints; the steer_claim_next output uses this short form). */
+export const rewindNoticeSchema = z.object({
+  action: z.enum(['rewind', 'redo']),
+  checkpoint: z.number(),
+  operation_id: z.string().optional(),
+  files: z.array(z.object({ path: z.string(), version: z.string().nullable() })),
+});
+
 /** A hold as the editor and the approval tools show it. */
 export const holdViewSchema = z.object({
   approval_id: z.string().min(1),
@@ -172,8 +180,9 @@ export const instructionRecordSchema = z.object({
   idempotency_key: z.string().optional(),
   request_hash: z.string().optional(),
   deleted_at: z.string().optional(),
-  kind: z.literal('review_comments').optional(),
+  kind: z.enum(['review_comments', 'rewind']).optional(),
   comments: z.array(reviewCommentSchema).optional(),
+  rewind: rewindNoticeSchema.optional(),
 });
 
 /** Journal line types and versions, one per record kind. */

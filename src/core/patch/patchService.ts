@@ -3,6 +3,7 @@ import { ToolError } from '../errors';
 import type { OperationLedger } from '../ledger/operationLedger';
 import type { OperationChange, OperationFile, OperationRecord } from '../ledger/operationRecord';
 import { hashArguments } from '../ledger/canonicalJson';
+import type { BlobStore } from '../ports/blobStore';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
 import { RealFolders, confine, failureCode, fileError, realRootOf } from '../policy/paths';
@@ -63,6 +64,26 @@ export interface PatchServiceOptions {
   readonly ledger: OperationLedger;
   readonly logger: Logger;
   readonly faults?: PatchFaults;
+  /**
+   * Where the bytes before and after each file of a work's applied operation are kept, so the work can be rewound to
+   * any of its operations (src/core/checkpoints). Absent: nothing is kept and checkpoints cannot be restored.
+   */
+  readonly checkpointContent?: BlobStore;
+}
+
+/** One file of a restore: the version it must have now (null: no file) and the bytes to put there (null: none). */
+export interface RestoreFile {
+  readonly path: string;
+  readonly expected: string | null;
+  readonly content: Uint8Array | null;
+}
+
+/** Puts files back to given contents through the patch transaction (a checkpoint's rewind or redo). */
+export interface RestoreRequest {
+  readonly workspace_id: string;
+  readonly operation_key: string;
+  readonly work_id?: string;
+  readonly files: readonly RestoreFile[];
 }
 
 /** Files a patch may read: larger ones are refused with TOO_LARGE before a byte is read. */
@@ -191,10 +212,95 @@ export class PatchService {
       await this.options.ledger.finish(record.operation_id, { status: 'checked', result, reason: 'preview' });
       return result;
     }
+    if (request.work_id !== undefined) await this.keepContent(planned);
     const outcome = await this.write(ws, realRoot, [...steps], record.operation_id, files);
     await this.options.faults?.beforeFinish?.();
     await this.options.ledger.finish(record.operation_id, { status: outcome.status, result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
     return outcome;
+  }
+
+  /**
+   * Keeps the bytes before and after every file of a work's operation (by version) before anything is written, so a
+   * checkpoint never names content that was not kept first. Content over the store's bounds is skipped (the
+   * checkpoint then cannot be restored, and says so); a failing store never stops the patch.
+   */
+  private async keepContent(planned: PlannedPatch): Promise<void> {
+    const store = this.options.checkpointContent;
+    if (!store) return;
+    const blobs = new Map<string, Uint8Array>();
+    for (const f of planned.files) {
+      if (f.before && f.beforeVersion) blobs.set(f.beforeVersion, f.before);
+      if (f.after && f.afterVersion) blobs.set(f.afterVersion, f.after);
+    }
+    try {
+      for (const [version, bytes] of blobs) await store.put(version, bytes);
+    } catch (err) {
+      this.options.logger.warn(`[patch] checkpoint content not kept: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /**
+   * Plans a restore: each file back to the given bytes (or removed), refused with VERSION_CONFLICT naming every file
+   * that is not at its expected version now. Writes nothing; `commit` the intent in the same exclusive turn, like a
+   * patch: it is minted, written all-or-nothing and recorded in the ledger like any operation.
+   */
+  async prepareRestore(ws: Workspace, request: RestoreRequest): Promise<PatchIntent> {
+    const { fs } = this.options;
+    const realRoot = await realRootOf(fs, ws.root);
+    const folders = new RealFolders();
+    const absOf = new Map<string, string>();
+    const resolve = async (rel: string): Promise<string> => {
+      const known = absOf.get(rel);
+      if (known) return known;
+      const { abs } = await confine(fs, ws.root, rel, { realRoot, folders });
+      absOf.set(rel, abs);
+      return abs;
+    };
+    const conflicts: { path: string; expected: string | null; found: string | null }[] = [];
+    const files: PlannedFile[] = [];
+    for (const f of request.files) {
+      const abs = await resolve(f.path);
+      let found: FileFound;
+      try {
+        const { bytes, mode } = await fs.readFile(abs, { within: realRoot, maxBytes: MAX_PATCH_FILE_BYTES });
+        found = { bytes, ...(mode !== undefined ? { mode } : {}) };
+      } catch (err) {
+        const code = failureCode(err);
+        if (code === 'ENOENT' || code === 'ENOTDIR') found = undefined;
+        else if (code === 'EISDIR') found = 'directory';
+        else throw fileError(err, f.path, 'max_update_file_bytes') ?? err;
+      }
+      const version = found === undefined ? null : found === 'directory' ? 'directory' : contentVersion(found.bytes);
+      if (version !== f.expected) {
+        conflicts.push({ path: f.path, expected: f.expected, found: version });
+        continue;
+      }
+      const current = found === undefined || found === 'directory' ? undefined : found;
+      const afterVersion = f.content === null ? undefined : contentVersion(f.content);
+      if ((current === undefined && f.content === null) || afterVersion === f.expected) continue;
+      const mode = current?.mode !== undefined ? { mode: current.mode } : {};
+      if (current === undefined) files.push({ path: f.path, kind: 'add', after: f.content as Uint8Array, afterVersion: afterVersion as string, diff: '' });
+      else if (f.content === null) files.push({ path: f.path, kind: 'delete', before: current.bytes, beforeVersion: f.expected as string, ...mode, diff: '' });
+      else files.push({ path: f.path, kind: 'update', before: current.bytes, beforeVersion: f.expected as string, after: f.content, afterVersion: afterVersion as string, ...mode, diff: '' });
+    }
+    if (conflicts.length > 0) {
+      const names = conflicts.map((c) => c.path).join(', ');
+      throw new ToolError('VERSION_CONFLICT', `${names} changed since the work last wrote ${conflicts.length === 1 ? 'it' : 'them'}; nothing was written.`, {
+        hint: 'Those changes were made outside the work. Keep them, or undo them yourself, before restoring.',
+        details: { files: conflicts },
+      });
+    }
+    const planned: PlannedPatch = { files };
+    const steps = await this.stepsOf(ws, planned, resolve, new Map(), realRoot);
+    const applyRequest: ApplyPatchRequest = {
+      workspace_id: ws.id,
+      patch: '',
+      expected_versions: {},
+      operation_key: request.operation_key,
+      ...(request.work_id !== undefined ? { work_id: request.work_id } : {}),
+    };
+    const argsHash = hashArguments({ workspace_id: ws.id, restore: request.files.map((f) => ({ path: f.path, expected: f.expected, content: f.content === null ? null : contentVersion(f.content) })) });
+    return { ws, request: applyRequest, argsHash, planned, steps, realRoot, counts: new Map() };
   }
 
   private replay(record: OperationRecord): ApplyPatchResult {
@@ -257,6 +363,13 @@ export class PatchService {
     await mapLimit(named, 16, (rel) => lookup(rel).then(() => undefined, () => undefined));
     // Versions are checked inside the plan, before any hunk is matched (preconditions first).
     const planned = await planPatch(parsed, lookup, { diffs: request.check_only === true, pacer, expected: request.expected_versions });
+    const steps = await this.stepsOf(ws, planned, resolve, realOf, realRoot);
+    return { planned, steps, realRoot, parsed };
+  }
+
+  /** Where each planned file is written, refusing files with unsaved editor changes and two sections on one file. */
+  private async stepsOf(ws: Workspace, planned: PlannedPatch, resolve: (rel: string) => Promise<string>, realOf: ReadonlyMap<string, string>, realRoot: string): Promise<PatchStep[]> {
+    const { fs } = this.options;
     const steps: PatchStep[] = [];
     /** What each section changes on disk (see diskIdentity) → the patch path that names it. */
     const claimed = new Map<string, string>();
@@ -305,7 +418,7 @@ export class PatchService {
       }
       steps.push({ file, abs, newFolders, ...(absTarget ? { absTarget } : {}), ...(linkTarget !== undefined ? { linkTarget } : {}) });
     }
-    return { planned, steps, realRoot, parsed };
+    return steps;
   }
 
   private async write(ws: Workspace, realRoot: string, steps: PatchStep[], operationId: string, files: PatchFileResult[]): Promise<ApplyPatchResult> {

@@ -50,9 +50,25 @@ export interface InstructionView {
   readonly note?: string;
   /** Starts at 1; every change of the instruction adds one (optimistic concurrency for editDraft). */
   readonly revision: number;
-  /** `review_comments`: the developer's line comments from a review (in `comments`), not text the developer typed. */
-  readonly kind?: 'review_comments';
+  /**
+   * `review_comments`: the developer's line comments from a review (in `comments`), not text the developer typed.
+   * `rewind`: the developer rewound the work's files to a checkpoint or redid a rewind (in `rewind`).
+   */
+  readonly kind?: 'review_comments' | 'rewind';
   readonly comments?: readonly ReviewComment[];
+  readonly rewind?: RewindNotice;
+}
+
+/** What a `rewind` instruction tells the agent: the developer put the work's files back to one of its checkpoints. */
+export interface RewindNotice {
+  /** `rewind`: back to a checkpoint; `redo`: the state before the last rewind again. */
+  readonly action: 'rewind' | 'redo';
+  /** The checkpoint the files are at now: how many of the work's operations they follow (0: before the first). */
+  readonly checkpoint: number;
+  /** The operation of that checkpoint (absent for 0). */
+  readonly operation_id?: string;
+  /** Every file written, with its version now (null: no file there). */
+  readonly files: readonly { readonly path: string; readonly version: string | null }[];
 }
 
 export interface SteeringCounts {
@@ -78,6 +94,8 @@ export interface Steering {
    * text a plain summary of them. The comments go through checkReviewComments (INVALID_ARGUMENTS otherwise).
    */
   queueReviewComments(workId: string, comments: readonly ReviewComment[]): Promise<InstructionView>;
+  /** Tells the work's agent that its files were rewound (one queued instruction, `kind: rewind`, its text a summary). */
+  queueRewindNotice(workId: string, notice: RewindNotice): Promise<InstructionView>;
   /** Puts a claimed (its agent went away) or blocked instruction back in the queue, behind the ones queued now. */
   requeue(instructionId: string): Promise<InstructionView>;
   /** Fires after every change (work opened/finished, instruction created/edited/deleted/queued/claimed/completed). */

@@ -17,6 +17,7 @@ import type {
   InstructionView,
   Steering,
   SteeringChange,
+  RewindNotice,
   SteeringCounts,
   WorkBaseline,
   WorkIsolation,
@@ -249,6 +250,23 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       kind: 'review_comments',
       comments: checked.map((c) => ({ ...c, range: { ...c.range } })),
     };
+    this.index(r);
+    this.instructionMap.set(r.id, r);
+    this.events.emit({ kind: 'instruction', instruction: instructionView(r) });
+    await this.persistInstruction(r);
+    return instructionView(r);
+  }
+
+  async queueRewindNotice(workId: string, notice: RewindNotice): Promise<InstructionView> {
+    this.assertOpen();
+    const work = this.requireWork(workId);
+    assertWorkOpen(work);
+    if ((this.byWork.get(workId)?.length ?? 0) >= MAX_INSTRUCTIONS_PER_WORK) {
+      throw new InvalidArgumentsError(`Work ${workId} already has ${MAX_INSTRUCTIONS_PER_WORK} instructions, the most one work keeps.`, { details: { reason: 'too_many_instructions' } });
+    }
+    const at = this.timestamp();
+    const rewind = { ...notice, files: notice.files.map((f) => ({ ...f })) };
+    const r: InstructionRecord = { id: this.newId('ins'), work_id: workId, text: rewindText(rewind), status: 'queued', created_at: at, queued_at: at, seq: this.seq++, revision: 1, kind: 'rewind', rewind };
     this.index(r);
     this.instructionMap.set(r.id, r);
     this.events.emit({ kind: 'instruction', instruction: instructionView(r) });
@@ -766,7 +784,24 @@ function instructionView(r: InstructionRecord): InstructionView {
     revision: r.revision,
     ...(r.kind !== undefined ? { kind: r.kind } : {}),
     ...(r.comments !== undefined ? { comments: r.comments } : {}),
+    ...(r.rewind !== undefined ? { rewind: r.rewind } : {}),
   };
+}
+
+/** The text of a rewind instruction: what the developer did and which files now hold other content, cut to the size limit. */
+export function rewindText(n: RewindNotice): string {
+  const where = n.checkpoint === 0 ? 'before its first operation' : `checkpoint ${n.checkpoint} (right after operation ${n.operation_id ?? '?'})`;
+  const head =
+    n.action === 'rewind'
+      ? `The developer rewound this work's files to ${where}. Your later changes to these files are gone from disk; read them again before editing (versions in "rewind"):`
+      : `The developer redid the rewind: this work's files are back as they were before it, at ${where}. Read them again before editing (versions in "rewind"):`;
+  let text = [head, ...n.files.map((f) => `- ${f.path}${f.version === null ? ' (no file)' : ''}`)].join('\n');
+  const enc = new TextEncoder();
+  if (enc.encode(text).length > MAX_INSTRUCTION_BYTES) {
+    while (enc.encode(text).length > MAX_INSTRUCTION_BYTES - 64) text = text.slice(0, Math.floor(text.length * 0.9));
+    text += '\n… (cut; every file is in "rewind")';
+  }
+  return text;
 }
 
 /**

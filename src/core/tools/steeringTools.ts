@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { reviewCommentSchema } from '../ledger/schemas';
+import { reviewCommentSchema, rewindNoticeSchema } from '../ledger/schemas';
 import { MAX_NOTE_BYTES, MAX_TITLE_CHARS } from '../steering/steering';
 import { defineTool } from './tool';
 import { workReviewTool } from './workReview';
@@ -81,7 +81,7 @@ export const steerClaimNextTool = defineTool({
   output: {
     work_id: z.string(),
     instruction: z
-      .object({ id: z.string(), text: z.string(), queued_at: z.string().optional(), claimed_at: z.string().optional(), kind: z.literal('review_comments').optional(), comments: z.array(reviewCommentSchema).optional() })
+      .object({ id: z.string(), text: z.string(), queued_at: z.string().optional(), claimed_at: z.string().optional(), kind: z.enum(['review_comments', 'rewind']).optional(), comments: z.array(reviewCommentSchema).optional(), rewind: rewindNoticeSchema.optional() })
       .optional(),
     queued_remaining: z.number().int().nonnegative(),
   },
@@ -99,6 +99,7 @@ export const steerClaimNextTool = defineTool({
               ...(r.claimed_at !== undefined ? { claimed_at: r.claimed_at } : {}),
               ...(r.kind !== undefined ? { kind: r.kind } : {}),
               ...(r.comments !== undefined ? { comments: r.comments.map((c) => ({ ...c, range: { ...c.range } })) } : {}),
+              ...(r.rewind !== undefined ? { rewind: { ...r.rewind, files: r.rewind.files.map((f) => ({ ...f })) } } : {}),
             },
           }
         : {}),

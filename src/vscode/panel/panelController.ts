@@ -216,6 +216,11 @@ export class PanelController implements Disposable {
         await this.deps.executeCommand(COMMANDS.reviewWork, m.workId);
         return undefined;
       }
+      case 'rewindWork': {
+        if (!this.deps.steering?.work(m.workId)) return `no work ${m.workId}`;
+        const r = (await this.deps.executeCommand(COMMANDS.rewindWork, m.workId, m.operationId)) as { ok?: boolean; code?: string; message?: string } | undefined;
+        return r?.ok || r?.code === 'CURRENT' ? undefined : (r?.message ?? 'the work could not be rewound');
+      }
       default: {
         const never: never = m;
         return `unhandled message ${JSON.stringify(never)}`;

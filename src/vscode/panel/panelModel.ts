@@ -133,6 +133,9 @@ function activityLine(event: RunnerEvent, key: string, titles: ReadonlyMap<strin
         runId: event.operation.run_id,
         ...(event.approval_id ? { approvalId: event.approval_id } : {}),
         ...(isPreview && previewAvailable(event.operation.run_id) ? { previewRunId: event.operation.run_id } : {}),
+        ...(event.operation.tool === 'apply_patch' && event.status === 'applied' && event.operation.work_id !== undefined && event.operation_id !== undefined
+          ? { checkpoint: { workId: event.operation.work_id, operationId: event.operation_id } }
+          : {}),
       };
     }
     case 'operation.failed':

@@ -268,7 +268,7 @@ export function registerWorkReview(deps: WorkReviewDeps): {
     }
     const session: WorkReviewSession = { workId: work.id, title: work.title, root, openedAt: new Date().toISOString(), files };
     sessions.set(work.id, session);
-    const label = `CodeSpace work review: ${visibleString(work.title).slice(0, 80)}`;
+    const label = workReviewLabel(work);
     await vscode.commands.executeCommand(
       'vscode.changes',
       label,
@@ -407,6 +407,11 @@ export function registerWorkReview(deps: WorkReviewDeps): {
       return undefined;
     },
   };
+}
+
+/** The title of a work's review tab. */
+export function workReviewLabel(work: Pick<WorkView, 'title'>): string {
+  return `CodeSpace work review: ${visibleString(work.title).slice(0, 80)}`;
 }
 
 /** Where a work's changes are: its own worktree of its workspace, or the workspace folder itself. */
