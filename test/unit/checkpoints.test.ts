@@ -14,15 +14,13 @@ import { parsePageMessage } from '../../src/shared/panelProtocol';
 import { buildPanelState } from '../../src/vscode/panel/panelModel';
 import type { PatchFaults } from '../../src/core/patch/patchService';
 import { contentVersion } from '../../src/core/patch/version';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { occupancyScope } from '../../src/core/policy/workspaces';
-import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import { FileBlobStore } from '../../src/node/fileBlobStore';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, ok, removeTree } from './helpers/workspaceFixture';
 
@@ -43,18 +41,12 @@ describe('checkpoints: rewind a work to one of its operations, and redo', functi
   async function open(store?: { maxBytes?: number; maxBlobBytes?: number }): Promise<void> {
     const folders = [{ root, name: 'proj', profile: 'write' as const }];
     const faults: PatchFaults = { failWrite: (i, p) => failAt?.(i, p) ?? false };
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource(folders)),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      faults,
-      ...(store ? { checkpointStore: store } : {}),
-    });
+    assembled = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource(folders)), storage, {
+        faults,
+        ...(store ? { checkpointStore: store } : {}),
+      }),
+    );
     agent = await connectHarness(folders, { assembled });
   }
 

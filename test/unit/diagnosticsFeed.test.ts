@@ -11,14 +11,12 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { EditorDiagnostic, FileDiagnostics, SettleOptions } from '../../src/core/ports/languageFeatures';
-import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import type { AssembleOptions, AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
 import { InertLanguage } from './helpers/reportingLanguage';
 import { MAX_FOLLOWED_FILE_BYTES } from '../../src/core/language/diagnosticsFeed';
@@ -106,19 +104,13 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
 
   /** The services over the test folder, with the held language port; `extra` adds or overrides options. */
   function assemble(extra: Partial<AssembleOptions> = {}): Promise<AssembledServices> {
-    return assembleServices({
-      workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      language: lang,
-      diagnosticsSettleMs: () => 5000,
-      ...extra,
-    });
+    return assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])), storage, {
+        language: lang,
+        diagnosticsSettleMs: () => 5000,
+        ...extra,
+      }),
+    );
   }
 
   beforeEach(async () => {

@@ -5,14 +5,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DocumentSymbolNode, TextRange } from '../../src/core/ports/languageFeatures';
 import { FakeLanguage } from './helpers/fakeLanguage';
-import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { FolderInfo } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { LANGUAGE_LIMITS } from '../../src/core/tools/language';
 import type { AssembleOptions, AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import type { Harness } from './helpers/workspaceFixture';
 import { SpyWorkspaceFs, connectHarness, makeTree, ok, removeTree, toolError } from './helpers/workspaceFixture';
 
@@ -32,19 +31,14 @@ describe('editor tools (language features port)', () => {
   let source: InMemoryWorkspaceSource;
   /** The services of these tests: the fake language port, the settle of `settleMs`, and what a test adds. */
   const assembleWith = (fs: SpyWorkspaceFs, extra: Partial<AssembleOptions> = {}): Promise<AssembledServices> =>
-    assembleServices({
-      workspaces: new WorkspaceRegistry(source),
-      fs,
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      language: fake,
-      diagnosticsSettleMs: () => settleMs,
-      ...extra,
-    });
+    assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(source), storage, {
+        fs,
+        language: fake,
+        diagnosticsSettleMs: () => settleMs,
+        ...extra,
+      }),
+    );
   const folders = (): FolderInfo[] => [
     { root, name: 'proj', profile: 'exec' },
     { root: root2, name: 'other', profile: 'read-only' },

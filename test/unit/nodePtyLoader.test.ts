@@ -13,11 +13,10 @@ import { ToolError } from '../../src/core/errors';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { AnyTool, CoreServices } from '../../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { assembleServices } from '../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import type { NodePtyCandidate } from '../../src/node/nodePtyLoader';
 
 const realPtyDir = path.dirname(require.resolve('node-pty/package.json'));
@@ -142,17 +141,13 @@ describe('node-pty loader', () => {
     async function assemble(candidates: NodePtyCandidate[]) {
       const root = path.join(tmp, 'proj');
       fs.mkdirSync(root, { recursive: true });
-      return assembleServices({
-        workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
-        fs: new NodeWorkspaceFs(),
-        logger: new InMemoryLogger(),
-        limits: () => DEFAULT_LIMITS,
-        storageDir: path.join(tmp, 'storage'),
-        env: () => baseEnv,
-        timeoutMs: () => 0,
-        lifetime: 'unit-test',
-        nodePty: candidates,
-      });
+      return assembleServices(
+        unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])), path.join(tmp, 'storage'), {
+          logger: new InMemoryLogger(),
+          env: () => baseEnv,
+          nodePty: candidates,
+        }),
+      );
     }
     async function call(tool: AnyTool, args: Record<string, unknown>, services: CoreServices): Promise<Record<string, unknown>> {
       const result = (await tool.handler(z.object(tool.input).strict().parse(args), { services, signal: new AbortController().signal })) as Record<string, unknown>;

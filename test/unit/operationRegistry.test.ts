@@ -12,7 +12,6 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { ApprovalPolicy } from '../../src/core/approvals/approvalService';
 import { hashArguments } from '../../src/core/ledger/canonicalJson';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
@@ -23,7 +22,7 @@ import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import { defineOperationTool } from '../../src/core/tools/tool';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
 
 /** How often the test tool committed and ran its after-commit work (across reloads: module state). */
@@ -75,17 +74,11 @@ describe('the operation registry: a holdable tool from one definition', () => {
   let policy: ApprovalPolicy = { patches: 'off', commands: 'confirm', agentMayResolve: true };
 
   async function open(): Promise<void> {
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      approvalPolicy: () => policy,
-    });
+    assembled = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])), storage, {
+        approvalPolicy: () => policy,
+      }),
+    );
     // The only change a new tool needs: its line in the catalogue.
     dispatcher = new ToolDispatcher([...toolCatalogue(), stampNoteTool], assembled.services, silentLogger);
   }

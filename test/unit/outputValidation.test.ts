@@ -15,7 +15,6 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { InMemoryLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
@@ -24,7 +23,7 @@ import { ToolDispatcher } from '../../src/core/tools/dispatch';
 import { defineTool } from '../../src/core/tools/tool';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import { createModernToolServer, createToolServer } from '../../src/mcp/toolServer';
 import { makeTree, removeTree, toolError } from './helpers/workspaceFixture';
 
@@ -64,16 +63,11 @@ describe(`output validation (tools/call checks every result against its output s
     root = await makeTree({ 'a.txt': 'alpha\n' });
     storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-output-'));
     logger = new InMemoryLogger();
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])),
-      fs: new NodeWorkspaceFs(),
-      logger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-    });
+    assembled = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: 'proj', profile: 'exec' }])), storage, {
+        logger,
+      }),
+    );
     const dispatcher = new ToolDispatcher([...toolCatalogue(), wrongTypeTool, wrongItemTool], assembled.services, logger);
     if (era === '2026-07-28') {
       const handler = createMcpHandler(() => createModernToolServer({ dispatcher, version: '0.0.0-test' }), { legacy: 'reject' });

@@ -10,12 +10,11 @@ import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import { FakeLanguage } from './helpers/fakeLanguage';
 import { HOSTILE_PATHS, argsFor, makeHostilePaths, pathTools } from './helpers/pathToolArgs';
 import type { Harness } from './helpers/workspaceFixture';
@@ -44,18 +43,13 @@ describe('one path check for every path-taking tool', function () {
     const folders = [{ root, name: WS, profile: 'exec' as const }];
     const source = new InMemoryWorkspaceSource(folders);
     const fs = new SpyWorkspaceFs();
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(source),
-      fs,
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      language: fake,
-      diagnosticsSettleMs: () => 100,
-    });
+    assembled = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(source), storage, {
+        fs,
+        language: fake,
+        diagnosticsSettleMs: () => 100,
+      }),
+    );
     h = await connectHarness(folders, { assembled, source, fs });
   });
   after(async () => {

@@ -5,11 +5,11 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../../src/core/errors';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { silentLogger } from '../../src/core/ports/logger';
 import type { Profile } from '../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import type { ProcessSupervisor } from '../../src/core/process/supervisor';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { processResizeTool } from '../../src/core/tools/processResize';
@@ -18,12 +18,10 @@ import { processTools } from '../../src/core/tools/processTools';
 import { readProcessTool } from '../../src/core/tools/readProcess';
 import { terminateProcessTool } from '../../src/core/tools/terminateProcess';
 import type { AnyTool, CoreServices, ToolContext } from '../../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { writeStdinTool } from '../../src/core/tools/writeStdin';
 import { ChildProcessBackend } from '../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../src/node/nodePtyBackend';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 
 
 describe('process tools', function () {
@@ -52,17 +50,12 @@ describe('process tools', function () {
     const pty = new NodePtyBackend({ graceMs: 500 });
     const pipes = new ChildProcessBackend({ graceMs: 500 });
     envSetting = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(source),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: path.join(tmp, 'storage'),
-      env: () => envSetting,
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      backends: { tty: () => pty, pipes: () => pipes },
-    });
+    assembled = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(source), path.join(tmp, 'storage'), {
+        env: () => envSetting,
+        backends: { tty: () => pty, pipes: () => pipes },
+      }),
+    );
     services = assembled.services;
     supervisor = assembled.supervisor;
   });
@@ -144,24 +137,19 @@ describe('process tools', function () {
   });
 
   it('answers EXEC_DISABLED when no process backend can load, and starts nothing', async () => {
-    const broken = await assembleServices({
-      workspaces: new WorkspaceRegistry(source),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: path.join(tmp, 'storage-broken'),
-      env: () => envSetting,
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      backends: {
-        tty: () => {
-          throw new Error('node-pty could not load');
+    const broken = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(source), path.join(tmp, 'storage-broken'), {
+        env: () => envSetting,
+        backends: {
+          tty: () => {
+            throw new Error('node-pty could not load');
+          },
+          pipes: () => {
+            throw new Error('no pipes either');
+          },
         },
-        pipes: () => {
-          throw new Error('no pipes either');
-        },
-      },
-    });
+      }),
+    );
     try {
       await rejectsWith(call(execCommandTool, { workspace_id: 'proj', command: ['true'] }, broken.services), 'EXEC_DISABLED');
       assert.deepEqual(broken.supervisor.list(), []);

@@ -11,17 +11,15 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../src/core/ports/logger';
 import type { CheckpointEntry } from '../../src/core/ports/workCheckpoint';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { contentVersion } from '../../src/core/patch/version';
 import { REVIEW_TRAILER, canonicalListing, repoDigest, workDigest } from '../../src/core/steering/freeze';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import { GitWorktrees } from '../../src/node/gitWorktrees';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { FreezeGit } from '../../src/node/works/freezeGit';
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
@@ -162,22 +160,16 @@ describe('work_review: freeze, bound review, reviewed commit (two git folders, r
   });
 
   const assemble = (): Promise<AssembledServices> =>
-    assembleServices({
-      workspaces: new WorkspaceRegistry(
+    assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(
         new InMemoryWorkspaceSource([
           { root: repoA, name: 'alpha', preferredId: 'alpha', profile: 'exec' },
           { root: repoB, name: 'beta', preferredId: 'beta', profile: 'exec' },
         ]),
-      ),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
-    });
+      ), storage, {
+        worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
+      }),
+    );
 
   afterEach(async () => {
     await a.shutdown();

@@ -10,16 +10,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { contentVersion } from '../../src/core/patch/version';
 import { branchSlug } from '../../src/core/steering/steeringService';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
+import { unitAssembleOptions } from './helpers/assembleOptions';
 import { GitWorktrees } from '../../src/node/gitWorktrees';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
@@ -74,28 +72,22 @@ describe('works with their own worktrees (two git folders, real assembly)', func
   let confirmPatches = false;
 
   async function assemble(): Promise<AssembledServices> {
-    const a = await assembleServices({
-      workspaces: new WorkspaceRegistry(
+    const a = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(
         new InMemoryWorkspaceSource([
           { root: repoA, name: 'alpha', preferredId: 'alpha', profile: 'exec' },
           { root: repoB, name: 'beta', preferredId: 'beta', profile: 'exec' },
           { root: plain, name: 'plain', preferredId: 'plain', profile: 'exec' },
         ]),
-      ),
-      fs: new NodeWorkspaceFs(),
-      logger: silentLogger,
-      limits: () => DEFAULT_LIMITS,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
-      maxWorktreeWorks: () => maxWorktrees,
-      contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
-      ...(confirmPatches ? { approvalPolicy: () => ({ patches: 'confirm' as const, commands: 'off' as const, agentMayResolve: false }) } : {}),
-      ...(hangBeforeFinish ? { faults: { beforeFinish: () => new Promise<void>(() => undefined) } } : {}),
-      ...(sandboxed ? { isolation: { mode: () => 'required' as const, network: () => 'block' as const, gitWrites: () => 'commit' as const, maxProcesses: () => 512 } } : {}),
-    });
+      ), storage, {
+        worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
+        maxWorktreeWorks: () => maxWorktrees,
+        contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
+        ...(confirmPatches ? { approvalPolicy: () => ({ patches: 'confirm' as const, commands: 'off' as const, agentMayResolve: false }) } : {}),
+        ...(hangBeforeFinish ? { faults: { beforeFinish: () => new Promise<void>(() => undefined) } } : {}),
+        ...(sandboxed ? { isolation: { mode: () => 'required' as const, network: () => 'block' as const, gitWrites: () => 'commit' as const, maxProcesses: () => 512 } } : {}),
+      }),
+    );
     assembled = a;
     return a;
   }

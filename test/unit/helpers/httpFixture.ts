@@ -6,11 +6,10 @@ import { silentLogger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import type { CoreServices } from '../../../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import { McpHttpHost } from '../../../src/mcp/httpHost';
 import { bothEras } from '../../../src/mcp/toolServer';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import { assembleServices } from '../../../src/node/assembleServices';
+import { unitAssembleOptions } from './assembleOptions';
 import type { ContentSearch } from '../../../src/core/ports/contentSearch';
 import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
 import type { LanguageFeatures } from '../../../src/core/ports/languageFeatures';
@@ -62,19 +61,13 @@ export async function startHost(root: string, preferredPort = 0, options: { cont
   const token = { value: 'T'.repeat(43) };
   const inboxToken = { value: 'I'.repeat(43) };
   const storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
-  const assembled = await assembleServices({
-    workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: 'demo', profile: 'exec' }])),
-    fs: new NodeWorkspaceFs(),
-    logger: silentLogger,
-    limits: () => DEFAULT_LIMITS,
-    storageDir: storage,
-    env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-    timeoutMs: () => 0,
-    lifetime: 'unit-test',
-    ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
-    ...(options.approvalPolicy ? { approvalPolicy: options.approvalPolicy } : {}),
-    ...(options.language ? { language: options.language, diagnosticsSettleMs: () => options.diagnosticsSettleMs ?? 5000 } : {}),
-  });
+  const assembled = await assembleServices(
+    unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: 'demo', profile: 'exec' }])), storage, {
+      ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
+      ...(options.approvalPolicy ? { approvalPolicy: options.approvalPolicy } : {}),
+      ...(options.language ? { language: options.language, diagnosticsSettleMs: () => options.diagnosticsSettleMs ?? 5000 } : {}),
+    }),
+  );
   const services = assembled.services;
   const host = new McpHttpHost({
     ...bothEras({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),

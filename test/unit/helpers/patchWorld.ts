@@ -11,16 +11,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PatchFaults } from '../../../src/core/patch/patchService';
-import { silentLogger } from '../../../src/core/ports/logger';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
 import type { Profile } from '../../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
 import type { ReviewMode } from '../../../src/core/approvals/holdPolicy';
-import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import type { AssembleOptions, AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
+import { unitAssembleOptions } from './assembleOptions';
 import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import type { Harness } from './workspaceFixture';
@@ -179,23 +178,18 @@ export async function openPatchWorld(files: Record<string, string | Uint8Array> 
   const workspaces = new WorkspaceRegistry(source);
   const breakable = new BreakableFs();
   const spy = new SpyWorkspaceFs(breakable);
-  const assembled = await assembleServices({
-    workspaces,
-    fs: spy,
-    logger: silentLogger,
-    limits: () => DEFAULT_LIMITS,
-    storageDir: storage,
-    env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-    timeoutMs: () => 0,
-    lifetime: 'unit-test',
-    ...(options.faults ? { faults: options.faults } : {}),
-    ...(options.occupant ? { occupant: options.occupant } : {}),
-    ...(options.approvals ? { approvalPolicy: options.approvals } : {}),
-    ...(options.reviewMode ? { reviewMode: options.reviewMode } : {}),
-    ...(options.reviewBaseline ? { reviewBaseline: options.reviewBaseline } : {}),
-    ...(options.isolation ? { isolation: options.isolation } : {}),
-    ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
-  });
+  const assembled = await assembleServices(
+    unitAssembleOptions(workspaces, storage, {
+      fs: spy,
+      ...(options.faults ? { faults: options.faults } : {}),
+      ...(options.occupant ? { occupant: options.occupant } : {}),
+      ...(options.approvals ? { approvalPolicy: options.approvals } : {}),
+      ...(options.reviewMode ? { reviewMode: options.reviewMode } : {}),
+      ...(options.reviewBaseline ? { reviewBaseline: options.reviewBaseline } : {}),
+      ...(options.isolation ? { isolation: options.isolation } : {}),
+      ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
+    }),
+  );
   const harness = await connectHarness([], { assembled, source, fs: spy });
   let closed = false;
   const world: PatchWorld = {

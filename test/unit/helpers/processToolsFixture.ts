@@ -9,13 +9,12 @@ import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource
 import type { CoreServices } from '../../../src/core/tools/tool';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
+import { unitAssembleOptions } from './assembleOptions';
 import type { ProcessSupervisor } from '../../../src/core/process/supervisor';
 import { readProcessTool } from '../../../src/core/tools/readProcess';
 import type { AnyTool, ToolContext } from '../../../src/core/tools/tool';
-import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import { ChildProcessBackend } from '../../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../../src/node/nodePtyBackend';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
 
 /** A workspace `proj` (exec profile) in a fresh temporary folder, with the real backends behind the process tools. */
@@ -51,26 +50,22 @@ export async function processToolsFixture(options: ProcessToolsFixtureOptions = 
   const pipes = new ChildProcessBackend({ graceMs: 500 });
   let assembled: AssembledServices | undefined;
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
-  assembled = await assembleServices({
-    workspaces: new WorkspaceRegistry(source),
-    fs: new NodeWorkspaceFs(),
-    logger: options.logger ?? silentLogger,
-    limits: () => DEFAULT_LIMITS,
-    storageDir: path.join(tmp, 'storage'),
-    env: () => fixture.env,
-    timeoutMs: () => 0,
-    lifetime: 'unit-test',
-    ...(options.isolation
-      ? {
-          isolation: options.isolation,
-          sandboxedBackends: (sandbox) => {
-            const spty = new NodePtyBackend({ graceMs: 500, sandbox });
-            const spipes = new ChildProcessBackend({ graceMs: 500, sandbox });
-            return { tty: () => spty, pipes: () => spipes };
-          },
-        }
-      : { backends: { tty: () => pty, pipes: () => pipes } }),
-  });
+  assembled = await assembleServices(
+    unitAssembleOptions(new WorkspaceRegistry(source), path.join(tmp, 'storage'), {
+      logger: options.logger ?? silentLogger,
+      env: () => fixture.env,
+      ...(options.isolation
+        ? {
+            isolation: options.isolation,
+            sandboxedBackends: (sandbox) => {
+              const spty = new NodePtyBackend({ graceMs: 500, sandbox });
+              const spipes = new ChildProcessBackend({ graceMs: 500, sandbox });
+              return { tty: () => spty, pipes: () => spipes };
+            },
+          }
+        : { backends: { tty: () => pty, pipes: () => pipes } }),
+    }),
+  );
   const supervisor = assembled.supervisor;
   const fixture: ProcessToolsFixture = {
     tmp,

@@ -17,6 +17,7 @@ import { ToolDispatcher } from '../../../src/core/tools/dispatch';
 import { createToolServer } from '../../../src/mcp/toolServer';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
+import { unitAssembleOptions } from './assembleOptions';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 
 /** Makes a temp folder holding `files` (path → content); returns its real absolute path. */
@@ -80,18 +81,14 @@ export async function connectHarness(
   let assembled = options.assembled;
   if (!assembled) {
     storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
-    assembled = await assembleServices({
-      workspaces: new WorkspaceRegistry(source),
-      fs,
-      logger: silentLogger,
-      limits: () => limits.current,
-      storageDir: storage,
-      env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
-      timeoutMs: () => 0,
-      lifetime: 'unit-test',
-      ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
-      ...(options.disabledToolGroups ? { disabledToolGroups: options.disabledToolGroups } : {}),
-    });
+    assembled = await assembleServices(
+      unitAssembleOptions(new WorkspaceRegistry(source), storage, {
+        fs,
+        limits: () => limits.current,
+        ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
+        ...(options.disabledToolGroups ? { disabledToolGroups: options.disabledToolGroups } : {}),
+      }),
+    );
   }
   const services = assembled.services;
   const dispatcher = options.tools ? new ToolDispatcher(options.tools, services, silentLogger) : assembled.dispatcher;

@@ -1,0 +1,24 @@
+import { silentLogger } from '../../../src/core/ports/logger';
+import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
+import type { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
+import type { AssembleOptions } from '../../../src/node/assembleServices';
+import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+
+/**
+ * What a plain-Node test assembles the services with, unless it says otherwise: the real file system, no log, the
+ * default limits, a PATH of its own and nothing else in the environment, no command timeout. `overrides` adds to
+ * these or replaces them (a spying file system, a fake language, fault injection...).
+ */
+export function unitAssembleOptions(workspaces: WorkspaceRegistry, storageDir: string, overrides: Partial<AssembleOptions> = {}): AssembleOptions {
+  return {
+    workspaces,
+    fs: new NodeWorkspaceFs(),
+    logger: silentLogger,
+    limits: () => DEFAULT_LIMITS,
+    storageDir,
+    env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    timeoutMs: () => 0,
+    lifetime: 'unit-test',
+    ...overrides,
+  };
+}
