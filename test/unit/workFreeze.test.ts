@@ -7,7 +7,6 @@
  * once.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,26 +20,7 @@ import { assembleServices } from '../../src/node/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
 import { GitWorktrees } from '../../src/node/gitWorktrees';
 import { FreezeGit } from '../../src/node/works/freezeGit';
-
-const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: GIT_ENV });
-}
-
-function makeRepo(dir: string, files: Record<string, string>): string {
-  fs.mkdirSync(dir, { recursive: true });
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'config', 'user.email', 'dev@example.invalid');
-  git(dir, 'config', 'user.name', 'Dev');
-  for (const [rel, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), text);
-  }
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'init');
-  return dir;
-}
+import { git, makeRepo } from './helpers/gitRepo';
 
 type Outcome = { kind: string; value?: Record<string, unknown>; body?: { code: string; message: string; details?: Record<string, unknown> } };
 

@@ -6,7 +6,7 @@
  * refuses one work too many; a reload (a new assembly on the same storage) keeps the work's worktrees.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -19,26 +19,7 @@ import { assembleServices } from '../../src/node/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
 import { GitWorktrees } from '../../src/node/gitWorktrees';
 import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
-
-const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: GIT_ENV });
-}
-
-function makeRepo(dir: string, files: Record<string, string>): string {
-  fs.mkdirSync(dir, { recursive: true });
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'config', 'user.email', 'dev@example.invalid');
-  git(dir, 'config', 'user.name', 'Dev');
-  for (const [rel, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), text);
-  }
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'init');
-  return dir;
-}
+import { GIT_ENV, git, makeRepo } from './helpers/gitRepo';
 
 /** Everything the developer's folder is: HEAD, branch, status and every file's bytes. */
 function snapshot(repo: string): string {

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ReadOnlyDocuments } from './readOnlyDocuments';
 import { ToolError } from '../../core/errors';
 import type { Logger } from '../../core/ports/logger';
 import type { AfterWriteReviews, AfterWriteSnapshot, ReviewFileNow, ReviewState, ReviewUndone } from '../../core/review/afterWriteReviews';
@@ -111,13 +112,13 @@ function lines(f: ReviewFileNow): { start_line: number; end_line: number }[] {
 }
 
 /** Read-only `codespace-after:` documents: the accepted text of a file, and the empty side of a file that is not there. */
-class AcceptedTextFileSystem implements vscode.FileSystemProvider {
-  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
-  readonly onDidChangeFile = this.emitter.event;
+class AcceptedTextFileSystem extends ReadOnlyDocuments {
   private readonly started = Date.now();
   private readonly stamps = new Map<string, number>();
 
-  constructor(private readonly deps: AfterWriteDeps) {}
+  constructor(private readonly deps: AfterWriteDeps) {
+    super('CodeSpace: the left side is the accepted text; use Keep or Undo on a change, or edit the file on the right.');
+  }
 
   /** The left sides of a review changed (a kept hunk): open diffs read them again. */
   changed(review: ReviewState, root: string): void {
@@ -131,7 +132,7 @@ class AcceptedTextFileSystem implements vscode.FileSystemProvider {
     if (events.length > 0) this.emitter.fire(events);
   }
 
-  private content(uri: vscode.Uri): Uint8Array {
+  protected content(uri: vscode.Uri): Uint8Array {
     const ref = fromAfterUri(uri);
     const review = ref && this.deps.reviews.get(ref.reviewId);
     const root = review && this.deps.rootOf(review);
@@ -144,42 +145,8 @@ class AcceptedTextFileSystem implements vscode.FileSystemProvider {
     return new TextEncoder().encode(file.base ?? '');
   }
 
-  stat(uri: vscode.Uri): vscode.FileStat {
-    const bytes = this.content(uri);
-    const t = this.stamps.get(uri.toString()) ?? this.started;
-    return { type: vscode.FileType.File, ctime: this.started, mtime: t, size: bytes.byteLength, permissions: vscode.FilePermission.Readonly };
-  }
-
-  readFile(uri: vscode.Uri): Uint8Array {
-    return this.content(uri);
-  }
-
-  watch(): vscode.Disposable {
-    return new vscode.Disposable(() => undefined);
-  }
-
-  readDirectory(): [string, vscode.FileType][] {
-    return [];
-  }
-
-  writeFile(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: the left side is the accepted text; use Keep or Undo on a change, or edit the file on the right.');
-  }
-
-  createDirectory(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: accepted texts are read-only.');
-  }
-
-  delete(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: accepted texts are read-only.');
-  }
-
-  rename(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: accepted texts are read-only.');
-  }
-
-  dispose(): void {
-    this.emitter.dispose();
+  protected override times(uri: vscode.Uri): { ctime: number; mtime: number } {
+    return { ctime: this.started, mtime: this.stamps.get(uri.toString()) ?? this.started };
   }
 }
 

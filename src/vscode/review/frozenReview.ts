@@ -7,6 +7,7 @@ import type { WorkFreezer } from '../../core/steering/freeze';
 import type { Steering } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
+import { ReadOnlyDocuments } from './readOnlyDocuments';
 
 /**
  * The developer's review of a frozen work: every file of every repository of the work that differs from the commit
@@ -45,49 +46,20 @@ function frozenUri(side: 'base' | 'empty', top: string, rel: string, commit: str
   return vscode.Uri.from({ scheme: FROZEN_SCHEME, authority: side, path: vscode.Uri.file(path.join(top, ...rel.split('/'))).path, query: commit });
 }
 
-class FrozenFileSystem implements vscode.FileSystemProvider {
-  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
-  readonly onDidChangeFile = this.emitter.event;
+class FrozenFileSystem extends ReadOnlyDocuments {
   /** uri path → the repository top it is in (known from the reviews opened). */
   readonly tops = new Map<string, string>();
 
-  constructor(private readonly checkpoints: WorkCheckpoints) {}
+  constructor(private readonly checkpoints: WorkCheckpoints) {
+    super('CodeSpace: the left side is the file before the work; the work is frozen for review.');
+  }
 
-  private async content(uri: vscode.Uri): Promise<Uint8Array> {
+  protected async content(uri: vscode.Uri): Promise<Uint8Array> {
     if (uri.authority === 'empty') return new Uint8Array(0);
     const top = this.tops.get(uri.path);
     if (top === undefined || !/^[0-9a-f]{40,64}$/.test(uri.query)) throw vscode.FileSystemError.FileNotFound(uri);
     const rel = path.relative(top, vscode.Uri.file(uri.path).fsPath).split(path.sep).join('/');
     return (await this.checkpoints.show(top, uri.query, rel)) ?? new Uint8Array(0);
-  }
-
-  async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
-    const bytes = await this.content(uri);
-    return { type: vscode.FileType.File, ctime: 0, mtime: 0, size: bytes.byteLength, permissions: vscode.FilePermission.Readonly };
-  }
-  readFile(uri: vscode.Uri): Promise<Uint8Array> {
-    return this.content(uri);
-  }
-  watch(): vscode.Disposable {
-    return new vscode.Disposable(() => undefined);
-  }
-  readDirectory(): [string, vscode.FileType][] {
-    return [];
-  }
-  writeFile(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: the left side is the file before the work; the work is frozen for review.');
-  }
-  createDirectory(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: read-only.');
-  }
-  delete(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: read-only.');
-  }
-  rename(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: read-only.');
-  }
-  dispose(): void {
-    this.emitter.dispose();
   }
 }
 

@@ -9,6 +9,7 @@ import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
 import { gitApi, gitRepository } from '../gitApi';
 import { decodeId, encodeId, validPath } from './proposalUri';
+import { ReadOnlyDocuments } from './readOnlyDocuments';
 
 /**
  * The review of a whole work: every file that differs between the baseline captured at work_open (a git tree)
@@ -121,13 +122,12 @@ async function readDisk(root: string, file: string): Promise<Uint8Array | null> 
 }
 
 /** Read-only `codespace-work:` documents: a work's baseline content, and the empty right side of a deleted file. */
-class WorkBaselineFileSystem implements vscode.FileSystemProvider {
-  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
-  readonly onDidChangeFile = this.emitter.event;
+class WorkBaselineFileSystem extends ReadOnlyDocuments {
+  constructor(private readonly deps: WorkReviewDeps) {
+    super('CodeSpace: the left side shows the file as it was when the work opened; edit the file itself on the right.');
+  }
 
-  constructor(private readonly deps: WorkReviewDeps) {}
-
-  private async content(uri: vscode.Uri): Promise<Uint8Array> {
+  protected async content(uri: vscode.Uri): Promise<Uint8Array> {
     const ref = fromWorkUri(uri);
     if (!ref) throw vscode.FileSystemError.FileNotFound(uri);
     const work = this.deps.steering.work(ref.workId);
@@ -143,43 +143,11 @@ class WorkBaselineFileSystem implements vscode.FileSystemProvider {
     }
   }
 
-  async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
-    const bytes = await this.content(uri);
+  /** The work's opening time: the baseline is the files as they were then. */
+  protected override times(uri: vscode.Uri): { ctime: number; mtime: number } {
     const opened = Date.parse(this.deps.steering.work(fromWorkUri(uri)?.workId ?? '')?.opened_at ?? '');
     const t = Number.isFinite(opened) ? opened : 0;
-    return { type: vscode.FileType.File, ctime: t, mtime: t, size: bytes.byteLength, permissions: vscode.FilePermission.Readonly };
-  }
-
-  readFile(uri: vscode.Uri): Promise<Uint8Array> {
-    return this.content(uri);
-  }
-
-  watch(): vscode.Disposable {
-    return new vscode.Disposable(() => undefined);
-  }
-
-  readDirectory(): [string, vscode.FileType][] {
-    return [];
-  }
-
-  writeFile(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: the left side shows the file as it was when the work opened; edit the file itself on the right.');
-  }
-
-  createDirectory(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: baseline documents are read-only.');
-  }
-
-  delete(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: baseline documents are read-only.');
-  }
-
-  rename(): void {
-    throw vscode.FileSystemError.NoPermissions('CodeSpace: baseline documents are read-only.');
-  }
-
-  dispose(): void {
-    this.emitter.dispose();
+    return { ctime: t, mtime: t };
   }
 }
 
