@@ -13,9 +13,10 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Locator } from 'playwright-core';
-import { REPO_ROOT, startWorkbench } from './index';
+import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { call, connect, copyConnectionSettings } from './mcpClient';
+import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { call } from './mcpClient';
 import { sleep } from './webview';
 
 const FILE = 'src/util/math.ts';
@@ -28,28 +29,17 @@ describe('review after the write: undo one change from the diff editor, the agen
   let wsId: string;
 
   before(async () => {
-    wb = await startWorkbench({
+    ({ wb, client, wsId } = await startWorkbenchWithAgent({
       workspace: 'workspace',
       userSettings: {
         'codespace.approvals.patches': 'confirm',
         'codespace.review.mode': 'after',
         'workbench.startupEditor': 'none',
       },
-    });
-    await wb.waitForActivation();
-    const { url, token } = await copyConnectionSettings(wb);
-    client = await connect(url, token, 'e2e-review-after-write');
-    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
-    wsId = all.workspaces[0]?.id as string;
+    }, 'e2e-review-after-write'));
   });
 
-  after(async () => {
-    await client?.close().catch(() => undefined);
-    if (wb) {
-      await wb.screenshot('e2e-review-after-write-final').catch(() => undefined);
-      await wb.stop();
-    }
-  });
+  after(() => stopWorkbenchWithAgent(wb, client, 'e2e-review-after-write-final'));
 
   const activeGroup = (): Locator => wb.page.locator('.editor-group-container.active');
 

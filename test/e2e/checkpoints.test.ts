@@ -7,9 +7,10 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { REPO_ROOT, startWorkbench } from './index';
+import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { call, connect, copyConnectionSettings } from './mcpClient';
+import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { call } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
 interface RewindInstruction {
@@ -26,21 +27,10 @@ describe('checkpoints: rewind a work two checkpoints back from the panel, and re
   let wsId: string;
 
   before(async () => {
-    wb = await startWorkbench({ workspace: 'workspace' });
-    await wb.waitForActivation();
-    const { url, token } = await copyConnectionSettings(wb);
-    client = await connect(url, token, 'e2e-checkpoints');
-    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
-    wsId = all.workspaces[0]?.id as string;
+    ({ wb, client, wsId } = await startWorkbenchWithAgent({ workspace: 'workspace' }, 'e2e-checkpoints'));
   });
 
-  after(async () => {
-    await client?.close().catch(() => undefined);
-    if (wb) {
-      await wb.screenshot('e2e-checkpoints-final').catch(() => undefined);
-      await wb.stop();
-    }
-  });
+  after(() => stopWorkbenchWithAgent(wb, client, 'e2e-checkpoints-final'));
 
   const disk = async (rel: string): Promise<string | null> => fsp.readFile(path.join(wb.workspaceDir, rel), 'utf8').catch(() => null);
   async function waitForDisk(rel: string, want: string | null): Promise<void> {

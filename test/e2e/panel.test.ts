@@ -6,9 +6,9 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Locator } from 'playwright-core';
-import { startWorkbench } from './index';
 import type { Workbench } from './index';
-import { call, callError, connect, copyConnectionSettings } from './mcpClient';
+import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { call, callError } from './mcpClient';
 import { panelFrame as findPanelFrame, sha256, sleep } from './webview';
 
 describe('the CodeSpace panel', function () {
@@ -18,24 +18,13 @@ describe('the CodeSpace panel', function () {
   let wsId: string;
 
   before(async () => {
-    wb = await startWorkbench({ workspace: 'workspace' });
-    await wb.waitForActivation();
-    const { url, token } = await copyConnectionSettings(wb);
-    client = await connect(url, token, 'e2e-panel');
-    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
-    wsId = all.workspaces[0]?.id as string;
+    ({ wb, client, wsId } = await startWorkbenchWithAgent({ workspace: 'workspace' }, 'e2e-panel'));
     // The default policy (approvals.patches = sensitive) holds patches under .vscode/: the tests patch files there.
     const info = await call<{ execution: { approvals: { patches: string } } }>(client, 'workspace_info', { workspace_id: wsId });
     assert.equal(info.execution.approvals.patches, 'sensitive');
   });
 
-  after(async () => {
-    await client?.close().catch(() => undefined);
-    if (wb) {
-      await wb.screenshot('e2e-panel-final').catch(() => undefined);
-      await wb.stop();
-    }
-  });
+  after(() => stopWorkbenchWithAgent(wb, client, 'e2e-panel-final'));
 
   /** Writes a file and asks for a patch of it; returns the hold's id. */
   async function holdPatch(rel: string, key: string): Promise<{ approvalId: string; before: string; after: string }> {

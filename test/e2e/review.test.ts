@@ -13,9 +13,10 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Frame, Locator } from 'playwright-core';
-import { REPO_ROOT, startWorkbench } from './index';
+import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { call, callError, connect, copyConnectionSettings } from './mcpClient';
+import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { call, callError } from './mcpClient';
 import type { Json } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
@@ -79,7 +80,7 @@ describe('reviewing held patches and commands in the workbench', function () {
   let wsId: string;
 
   before(async () => {
-    wb = await startWorkbench({
+    ({ wb, client, wsId } = await startWorkbenchWithAgent({
       workspace: 'workspace',
       userSettings: {
         'codespace.approvals.patches': 'confirm',
@@ -89,24 +90,13 @@ describe('reviewing held patches and commands in the workbench', function () {
         'codespace.review.notify': false,
         'workbench.startupEditor': 'none',
       },
-    });
-    await wb.waitForActivation();
-    const { url, token } = await copyConnectionSettings(wb);
-    client = await connect(url, token, 'e2e-review');
-    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
-    wsId = all.workspaces[0]?.id as string;
+    }, 'e2e-review'));
     const info = await call<{ execution: { approvals: { patches: string; commands: string } } }>(client, 'workspace_info', { workspace_id: wsId });
     assert.equal(info.execution.approvals.patches, 'confirm', 'the user setting written before start is in effect');
     assert.equal(info.execution.approvals.commands, 'confirm');
   });
 
-  after(async () => {
-    await client?.close().catch(() => undefined);
-    if (wb) {
-      await wb.screenshot('e2e-review-final').catch(() => undefined);
-      await wb.stop();
-    }
-  });
+  after(() => stopWorkbenchWithAgent(wb, client, 'e2e-review-final'));
 
   /** Saves a screenshot to test-results/<name>.png and, when asked to (CODESPACE_UPDATE_DOCS_SCREENSHOTS=1), to docs/. */
   async function screenshot(name: string, docsName: string): Promise<void> {

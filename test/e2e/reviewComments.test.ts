@@ -12,9 +12,10 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Locator } from 'playwright-core';
-import { REPO_ROOT, startWorkbench } from './index';
+import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { call, callError, connect, copyConnectionSettings } from './mcpClient';
+import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { call, callError } from './mcpClient';
 import type { Json } from './mcpClient';
 import { sleep } from './webview';
 
@@ -53,7 +54,7 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
   let wsId: string;
 
   before(async () => {
-    wb = await startWorkbench({
+    ({ wb, client, wsId } = await startWorkbenchWithAgent({
       workspace: 'workspace',
       userSettings: {
         'codespace.approvals.patches': 'confirm',
@@ -61,21 +62,10 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
         'codespace.review.notify': false,
         'workbench.startupEditor': 'none',
       },
-    });
-    await wb.waitForActivation();
-    const { url, token } = await copyConnectionSettings(wb);
-    client = await connect(url, token, 'e2e-review-comments');
-    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
-    wsId = all.workspaces[0]?.id as string;
+    }, 'e2e-review-comments'));
   });
 
-  after(async () => {
-    await client?.close().catch(() => undefined);
-    if (wb) {
-      await wb.screenshot('e2e-review-comments-final').catch(() => undefined);
-      await wb.stop();
-    }
-  });
+  after(() => stopWorkbenchWithAgent(wb, client, 'e2e-review-comments-final'));
 
   const activeGroup = (): Locator => wb.page.locator('.editor-group-container.active');
 

@@ -1,0 +1,24 @@
+// A workbench with an agent connected to it, as most end-to-end tests begin: VS Code started on a fixture and
+// activated, a real MCP client connected with the settings Copy Connection Settings puts on the clipboard, and the
+// first folder's workspace id, as the agent learns it from workspace_info.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { startWorkbench } from './index';
+import type { StartWorkbenchOptions, Workbench } from './index';
+import { call, connect, copyConnectionSettings } from './mcpClient';
+
+export async function startWorkbenchWithAgent(options: StartWorkbenchOptions, clientName: string): Promise<{ wb: Workbench; client: Client; wsId: string }> {
+  const wb = await startWorkbench(options);
+  await wb.waitForActivation();
+  const { url, token } = await copyConnectionSettings(wb);
+  const client = await connect(url, token, clientName);
+  const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
+  return { wb, client, wsId: all.workspaces[0]?.id as string };
+}
+
+/** The after hook: the client closed, a last screenshot named `screenshot`, VS Code stopped. */
+export async function stopWorkbenchWithAgent(wb: Workbench | undefined, client: Client | undefined, screenshot: string): Promise<void> {
+  await client?.close().catch(() => undefined);
+  if (!wb) return;
+  await wb.screenshot(screenshot).catch(() => undefined);
+  await wb.stop();
+}
