@@ -13,9 +13,8 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Locator } from 'playwright-core';
-import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { screenshotForDocs, startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
 import { call } from './mcpClient';
 import { sleep } from './webview';
 
@@ -84,8 +83,7 @@ describe('review after the write: undo one change from the diff editor, the agen
     await item.waitFor({ timeout: 30_000 });
     await item.hover();
     await sleep(800); // let the last paint settle
-    const shot = await wb.screenshot('review-after-write');
-    if (process.env.CODESPACE_UPDATE_DOCS_SCREENSHOTS === '1') await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', 'review-after-write.png'));
+    await screenshotForDocs(wb, 'review-after-write', 'review-after-write.png');
     await item.click();
 
     // The disk: the second change undone, the first kept.

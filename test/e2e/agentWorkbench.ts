@@ -1,8 +1,10 @@
 // A workbench with an agent connected to it, as most end-to-end tests begin: VS Code started on a fixture and
 // activated, a real MCP client connected with the settings Copy Connection Settings puts on the clipboard, and the
 // first folder's workspace id, as the agent learns it from workspace_info.
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startWorkbench } from './index';
+import { REPO_ROOT, startWorkbench } from './index';
 import type { StartWorkbenchOptions, Workbench } from './index';
 import { call, connect, copyConnectionSettings } from './mcpClient';
 
@@ -21,4 +23,14 @@ export async function stopWorkbenchWithAgent(wb: Workbench | undefined, client: 
   if (!wb) return;
   await wb.screenshot(screenshot).catch(() => undefined);
   await wb.stop();
+}
+
+/**
+ * The screenshot `name` in test-results/, copied to docs/<docsName> (a picture the README shows) only when asked to
+ * with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1: a plain test run leaves the committed pictures alone.
+ */
+export async function screenshotForDocs(wb: Workbench, name: string, docsName: string): Promise<string> {
+  const shot = await wb.screenshot(name);
+  if (process.env.CODESPACE_UPDATE_DOCS_SCREENSHOTS === '1') await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', docsName));
+  return shot;
 }

@@ -7,9 +7,8 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { screenshotForDocs, startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
 import { call } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
@@ -76,7 +75,7 @@ describe('checkpoints: rewind a work two checkpoints back from the panel, and re
     const toast = wb.page.locator('.notification-toast', { hasText: 'rewound "Greeting module" to checkpoint 1' });
     await toast.first().waitFor({ timeout: 30_000 });
     await sleep(500);
-    await fsp.copyFile(await wb.screenshot('checkpoints'), path.join(REPO_ROOT, 'docs', 'checkpoints.png'));
+    await screenshotForDocs(wb, 'checkpoints', 'checkpoints.png');
 
     // The agent reads the file as it is now, and claims what happened.
     const read = await call<{ content: string }>(client, 'read', { workspace_id: wsId, path: 'src/greeting.ts' });

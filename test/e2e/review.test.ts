@@ -13,9 +13,8 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Frame, Locator } from 'playwright-core';
-import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { screenshotForDocs, startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
 import { call, callError } from './mcpClient';
 import type { Json } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
@@ -101,8 +100,7 @@ describe('reviewing held patches and commands in the workbench', function () {
   /** Saves a screenshot to test-results/<name>.png and, when asked to (CODESPACE_UPDATE_DOCS_SCREENSHOTS=1), to docs/. */
   async function screenshot(name: string, docsName: string): Promise<void> {
     await sleep(800); // let the last paint settle
-    const file = await wb.screenshot(name);
-    if (process.env.CODESPACE_UPDATE_DOCS_SCREENSHOTS === '1') await fsp.copyFile(file, path.join(REPO_ROOT, 'docs', docsName));
+    await screenshotForDocs(wb, name, docsName);
   }
 
   /** Shows the CodeSpace view container (its activity-bar icon; the palette command if the click did not show it). */

@@ -12,9 +12,8 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Locator } from 'playwright-core';
-import { REPO_ROOT } from './index';
 import type { Workbench } from './index';
-import { startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
+import { screenshotForDocs, startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
 import { call, callError } from './mcpClient';
 import type { Json } from './mcpClient';
 import { sleep } from './webview';
@@ -132,8 +131,7 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
     await wb.runCommand('Notifications: Clear All Notifications'); // the connection toast would cover the picture
     await wb.page.locator('.part.statusbar').hover(); // and so would the hover of the tab the pointer rests on
     await sleep(800); // let the last paint settle
-    const shot = await wb.screenshot('review-comments');
-    if (process.env.CODESPACE_UPDATE_DOCS_SCREENSHOTS === '1') await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', 'review-comments.png'));
+    await screenshotForDocs(wb, 'review-comments', 'review-comments.png');
 
     // Request Changes, in the editor's title bar.
     const button = activeGroup().locator('.title .editor-actions .action-label[aria-label^="Request Changes"]').first();

@@ -9,8 +9,9 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Frame } from 'playwright-core';
-import { REPO_ROOT, startWorkbench } from './index';
+import { startWorkbench } from './index';
 import type { Workbench } from './index';
+import { screenshotForDocs } from './agentWorkbench';
 import { call, connect, copyConnectionSettings } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
@@ -61,7 +62,7 @@ describe('steering from the panel', function () {
     assert.equal(await composer.locator('select[data-role="work-select"]').inputValue(), workId, 'the only open work is chosen');
     const text = 'Fix the typo in the README,\nthen run the tests. \u001b[31m(red)\u001b[0m';
     await composer.locator('textarea[data-role="instruction-text"]').fill(text);
-    await wb.page.screenshot({ path: path.join(REPO_ROOT, 'docs', 'composer.png') });
+    await screenshotForDocs(wb, 'composer', 'composer.png');
     await composer.locator('button[data-action="queue-instruction"]').click();
 
     const item = frame.locator(`.work[data-work-id="${workId}"] .instruction`);
@@ -105,6 +106,6 @@ describe('steering from the panel', function () {
     await tab.first().waitFor({ timeout: 30_000 });
     await wb.page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
     await sleep(1500);
-    await wb.page.screenshot({ path: path.join(REPO_ROOT, 'docs', 'work-review.png') });
+    await screenshotForDocs(wb, 'work-review', 'work-review.png');
   });
 });
