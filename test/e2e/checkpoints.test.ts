@@ -72,8 +72,9 @@ describe('checkpoints: rewind a work two checkpoints back from the panel, and re
     await frame.locator(`button[data-action="rewind-work"][data-operation-id="${ops[0]}"]`).click();
     await waitForDisk('src/greeting.ts', v1);
     await waitForDisk('src/farewell.ts', null);
-    const toast = wb.page.locator('.notification-toast', { hasText: 'rewound "Greeting module" to checkpoint 1' });
-    await toast.first().waitFor({ timeout: 30_000 });
+    // The panel shows the instruction queued for the agent. (A notification says it too; VS Code 1.139 may keep it in
+    // the notification center rather than show a toast, so the test does not wait for one.)
+    await frame.getByText("The developer rewound this work's files to checkpoint 1").first().waitFor({ timeout: 30_000 });
     await sleep(500);
     await screenshotForDocs(wb, 'checkpoints', 'checkpoints.png');
 
