@@ -408,13 +408,19 @@ const DELIVERY_TITLES: Record<PanelDelivery['state'], string> = {
 
 /** A work's review and delivery: its state, the checkpoint, and the pull request (or compare page) of each repository. */
 function deliveryLine(d: PanelDelivery): HTMLElement {
-  const line = el('p', { className: 'meta work-delivery', attrs: { 'data-role': 'work-delivery', 'data-state': d.state, title: DELIVERY_TITLES[d.state] } }, el('span', { className: `tag tag-delivery-${d.state}`, text: d.state }));
+  const root = el('div', { className: 'meta work-delivery', attrs: { 'data-role': 'work-delivery', 'data-state': d.state } });
+  const line = el('p', { attrs: { title: DELIVERY_TITLES[d.state] } }, el('span', { className: `tag tag-delivery-${d.state}`, text: d.state }));
   if (d.digest !== undefined) line.append(' · ', el('code', { className: 'digest', attrs: { title: 'Checkpoint digest (sha256, shortened)' }, text: d.digest }));
-  for (const link of d.links ?? []) {
-    const label = link.kind === 'pull_request' ? 'pull request' : 'compare';
-    line.append(' · ', `${link.workspaceId} `, el('a', { attrs: { href: link.url, 'data-role': 'delivery-link', 'data-kind': link.kind, title: `${label} of ${link.branch}` }, text: link.url }));
+  root.append(line);
+  if (d.links !== undefined && d.links.length > 0) {
+    const list = el('ul', { className: 'delivery-links' });
+    for (const link of d.links) {
+      const label = link.kind === 'pull_request' ? 'pull request' : 'compare';
+      list.append(el('li', {}, `${link.workspaceId} · ${label} `, el('a', { attrs: { href: link.url, 'data-role': 'delivery-link', 'data-kind': link.kind, title: `The ${label} of ${link.branch}` }, text: link.url })));
+    }
+    root.append(list);
   }
-  return line;
+  return root;
 }
 
 function buildWork(w: PanelWork, reuse: Map<string, HTMLElement>): HTMLElement {
