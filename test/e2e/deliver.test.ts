@@ -1,8 +1,8 @@
 // End to end: two agents (two real MCP clients) in two worktree works at once, on a two-folder window whose folders
 // are git repositories with a local bare remote each, and a fake `gh` on the PATH code-server (and so the extension
 // host) starts with. Agent A runs a long command in its work while agent B patches both repositories in its own,
-// freezes it, and cannot approve it itself. The developer reviews it in the editor (the command palette, then the
-// notification's Approve), commits it and delivers it: each bare remote gets the task branch at the reviewed commit,
+// freezes it, and cannot approve it itself. The developer reviews it in the editor (through the command palette:
+// the review's diff, then Approve), commits it and delivers it: each bare remote gets the task branch at the reviewed commit,
 // `gh` opens one pull request per repository, the developer's folders never change, and the panel shows both works,
 // B delivered with its pull request links. The screenshot goes to docs/delivered-work.png.
 import * as assert from 'node:assert/strict';
@@ -52,7 +52,7 @@ describe('delivered work (two agents, review in the editor, push and pull reques
     // code-server inherits this process's environment, and the extension host code-server's. VS Code's server would
     // otherwise take PATH from a login shell (which sets its own); VSCODE_CLI=1 is how it skips that.
     Object.assign(process.env, { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_GH_LOG: ghLog, VSCODE_CLI: '1' });
-    wb = await startWorkbench({ workspace: 'multi.code-workspace' });
+    wb = await startWorkbench({ workspace: 'multi.code-workspace', userSettings: { 'git.openRepositoryInParentFolders': 'never' } });
     await wb.waitForActivation();
     assert.equal(wb.workspaceRoots.length, 2);
     for (const [i, root] of wb.workspaceRoots.entries()) {
@@ -126,11 +126,11 @@ describe('delivered work (two agents, review in the editor, push and pull reques
       const rowB = frame.locator(`.work[data-work-id="${workB.work_id}"]`);
       assert.equal(await rowB.locator('[data-role="work-delivery"] .digest').innerText(), digest.slice(7, 19), 'the panel shows the short digest');
 
-      // The developer reviews in the editor: the command palette opens the review, the notification's Approve approves it.
+      // The developer reviews in the editor: the command palette opens the review (one multi-file diff over both
+      // repositories, titled with the short digest), then approves what it shows.
       await wb.runCommand('CodeSpace: Review Frozen Work…');
-      const toast = wb.page.locator('.notification-toast', { hasText: 'reviewing "Document the API"' }).first();
-      await toast.waitFor({ timeout: 60_000 });
-      await toast.locator('.monaco-button', { hasText: /^Approve$/ }).first().click();
+      await wb.page.locator('.tab', { hasText: `CodeSpace frozen work: Document the API (${digest.slice(7, 19)})` }).first().waitFor({ timeout: 60_000 });
+      await wb.runCommand('CodeSpace: Approve Frozen Work');
       await rowB.locator('[data-role="work-delivery"][data-state="approved"]').waitFor({ timeout: 60_000 });
       await wb.runCommand('CodeSpace: Commit Approved Frozen Work');
       await rowB.locator('[data-role="work-delivery"][data-state="committed"]').waitFor({ timeout: 60_000 });
