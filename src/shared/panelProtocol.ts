@@ -145,6 +145,19 @@ export interface PanelWork {
   readonly baseline: 'git' | 'none';
   /** A work in its own git worktrees: its task branch (absent: it edits the workspace folders themselves). */
   readonly branch?: string;
+  /** Where its review and delivery stand (absent: not frozen, or reopened since). */
+  readonly delivery?: PanelDelivery;
+}
+
+/**
+ * A work's review and delivery: `frozen` (the checkpoint `digest`, shortened), `approved` or `rejected` (the latest
+ * review of that checkpoint), `committed` (the reviewed commit made), `delivered` (task branches pushed, with the
+ * pull request or compare URL of each repository).
+ */
+export interface PanelDelivery {
+  readonly state: 'frozen' | 'approved' | 'rejected' | 'committed' | 'delivered';
+  readonly digest?: string;
+  readonly links?: readonly { readonly workspaceId: string; readonly branch: string; readonly url: string; readonly kind: 'pull_request' | 'compare' }[];
 }
 
 /** Everything the page shows. */

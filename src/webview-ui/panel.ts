@@ -10,7 +10,7 @@
 // `button[data-action="review-work"]`, each instruction `.instruction[data-instruction-id][data-status]` with its
 // `.instruction-text`, `.instruction-note` and, for a draft, `button[data-action="edit-draft"|"delete-draft"|"queue-draft"]` (a blocked one:
 // `button[data-action="requeue"]`).
-import type { HostMessage, PageMessage, PanelActivity, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../shared/panelProtocol';
+import type { HostMessage, PageMessage, PanelActivity, PanelDelivery, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../shared/panelProtocol';
 import { MAX_INSTRUCTION_BYTES, utf8Bytes } from '../shared/panelProtocol';
 import { visiblePieces } from '../shared/visibleText';
 
@@ -398,6 +398,31 @@ function countsLine(w: PanelWork): string {
   return parts.length > 0 ? parts.join(' · ') : 'no instructions';
 }
 
+const DELIVERY_TITLES: Record<PanelDelivery['state'], string> = {
+  frozen: 'Frozen for review at this checkpoint: edits are refused until it is reopened',
+  approved: 'The checkpoint was approved: its reviewed commit can be made',
+  rejected: 'The checkpoint was rejected: reopen the work to go on',
+  committed: 'The reviewed content was committed on the task branch',
+  delivered: 'The reviewed commit was pushed as a task branch',
+};
+
+/** A work's review and delivery: its state, the checkpoint, and the pull request (or compare page) of each repository. */
+function deliveryLine(d: PanelDelivery): HTMLElement {
+  const root = el('div', { className: 'meta work-delivery', attrs: { 'data-role': 'work-delivery', 'data-state': d.state } });
+  const line = el('p', { attrs: { title: DELIVERY_TITLES[d.state] } }, el('span', { className: `tag tag-delivery-${d.state}`, text: d.state }));
+  if (d.digest !== undefined) line.append(' · ', el('code', { className: 'digest', attrs: { title: 'Checkpoint digest (sha256, shortened)' }, text: d.digest }));
+  root.append(line);
+  if (d.links !== undefined && d.links.length > 0) {
+    const list = el('ul', { className: 'delivery-links' });
+    for (const link of d.links) {
+      const label = link.kind === 'pull_request' ? 'pull request' : 'compare';
+      list.append(el('li', {}, `${link.workspaceId} · ${label} `, el('a', { attrs: { href: link.url, 'data-role': 'delivery-link', 'data-kind': link.kind, title: `The ${label} of ${link.branch}` }, text: link.url })));
+    }
+    root.append(list);
+  }
+  return root;
+}
+
 function buildWork(w: PanelWork, reuse: Map<string, HTMLElement>): HTMLElement {
   const root = el('article', { className: `work work-${w.status}`, attrs: { 'data-work-id': w.id, 'data-status': w.status } });
   root.append(
@@ -406,6 +431,7 @@ function buildWork(w: PanelWork, reuse: Map<string, HTMLElement>): HTMLElement {
   );
   // A work in its own worktrees: on which branch, away from the folders.
   if (w.branch !== undefined) root.append(el('p', { className: 'meta work-branch', attrs: { 'data-role': 'work-branch', title: 'Edits its own git worktree on this branch, not the workspace folders' } }, 'worktree · ', el('code', { className: 'branch', text: w.branch })));
+  if (w.delivery !== undefined) root.append(deliveryLine(w.delivery));
   const list = el('ol', { className: 'instruction-list' });
   for (const i of w.instructions) {
     const old = reuse.get(i.id);

@@ -115,6 +115,54 @@ describe('panel steering: view model and badge', () => {
     s.dispose();
   });
 
+  it("shows a work's review and delivery: frozen with the short digest, approved or rejected, committed, delivered with each pull request or compare link", async () => {
+    const s = await steeringService();
+    const w = await s.openWork('ws', 'deliver me');
+    const row = () => buildWorks({ works: s.works(), instructions: (id) => s.instructions(id), counts: (id) => s.counts(id), reviewable: () => true }).works.find((x) => x.id === w.id);
+    assert.equal(row()?.delivery, undefined, 'an open work never frozen shows no delivery state');
+    const digest = `sha256:${'ab12'.repeat(16)}`;
+    const at = new Date().toISOString();
+    await s.updateWork(w.id, (cur) => ({ ...cur, frozen: { digest, at, repos: [{ workspace_ids: ['ws'], top: '/nowhere/ws', head: 'h', digest: 'd', changed: true }] } }));
+    assert.deepEqual(row()?.delivery, { state: 'frozen', digest: 'ab12ab12ab12' });
+    await s.updateWork(w.id, (cur) => ({ ...cur, reviews: [{ digest: 'sha256:other', approved: true, by: 'developer', at }] }));
+    assert.equal(row()?.delivery?.state, 'frozen', 'a review of another checkpoint does not count');
+    await s.updateWork(w.id, (cur) => ({ ...cur, reviews: [...(cur.reviews ?? []), { digest, approved: false, by: 'session:x', at }] }));
+    assert.equal(row()?.delivery?.state, 'rejected');
+    await s.updateWork(w.id, (cur) => ({ ...cur, reviews: [...(cur.reviews ?? []), { digest, approved: true, by: 'developer', at }] }));
+    assert.equal(row()?.delivery?.state, 'approved');
+    await s.updateWork(w.id, (cur) => ({ ...cur, committed: { digest, at, commits: [{ workspace_id: 'ws', commit: 'c0ffee' }, { workspace_id: 'ws2', commit: 'beef' }] } }));
+    assert.deepEqual(row()?.delivery, { state: 'committed', digest: 'ab12ab12ab12' });
+    await s.updateWork(w.id, (cur) => ({
+      ...cur,
+      delivered: [
+        { workspace_id: 'ws', remote: 'origin', branch: 'codespace/deliver-me', commit: 'c0ffee', at, pr_url: 'https://github.com/o/r/pull/7' },
+        { workspace_id: 'ws2', remote: 'origin', branch: 'codespace/deliver-me', commit: 'beef', at, compare_url: 'https://github.com/o/r2/compare/main...codespace/deliver-me?expand=1' },
+        { workspace_id: 'ws3', remote: 'origin', branch: 'codespace/deliver-me', commit: 'beef', at, pr_url: 'javascript:alert(1)' },
+      ],
+    }));
+    assert.deepEqual(row()?.delivery, {
+      state: 'delivered',
+      digest: 'ab12ab12ab12',
+      links: [
+        { workspaceId: 'ws', branch: 'codespace/deliver-me', url: 'https://github.com/o/r/pull/7', kind: 'pull_request' },
+        { workspaceId: 'ws2', branch: 'codespace/deliver-me', url: 'https://github.com/o/r2/compare/main...codespace/deliver-me?expand=1', kind: 'compare' },
+      ],
+    }, 'only web links are offered');
+    // Reopened and frozen again at a new checkpoint: the earlier delivery is not this checkpoint's.
+    const next = `sha256:${'cd34'.repeat(16)}`;
+    await s.updateWork(w.id, (cur) => ({ ...cur, frozen: { digest: next, at, repos: cur.frozen?.repos ?? [] } }));
+    assert.deepEqual(row()?.delivery, { state: 'frozen', digest: 'cd34cd34cd34' });
+    // Reopened: the delivery made stays shown.
+    await s.updateWork(w.id, (cur) => {
+      const next = { ...cur };
+      delete next.frozen;
+      return next;
+    });
+    assert.equal(row()?.delivery?.state, 'delivered');
+    assert.equal(row()?.delivery?.digest, 'ab12ab12ab12');
+    s.dispose();
+  });
+
   it('counts what waits in the badge and says what the number means', () => {
     assert.deepEqual(panelBadge({ pendingCount: 0, waitingInstructionCount: 0, openWorkCount: 3 }), { value: 0, tooltip: '' }, 'open works alone draw no number');
     assert.deepEqual(panelBadge({ pendingCount: 1, waitingInstructionCount: 0, openWorkCount: 0 }), { value: 1, tooltip: '1 agent request waiting for approval' });

@@ -756,6 +756,7 @@ function workView(w: WorkRecord): WorkView {
     ...(w.frozen !== undefined ? { frozen: { digest: w.frozen.digest, at: w.frozen.at } } : {}),
     ...(w.reviews !== undefined && w.reviews.length > 0 ? { review: { ...(w.reviews[w.reviews.length - 1] as NonNullable<WorkRecord['reviews']>[number]) } } : {}),
     ...(w.committed !== undefined ? { committed: { digest: w.committed.digest, commits: w.committed.commits.map((c) => ({ ...c })) } } : {}),
+    ...(w.delivered !== undefined ? { delivered: w.delivered.map((d) => ({ ...d })) } : {}),
   };
 }
 

@@ -3,7 +3,7 @@
 import type { HoldView } from '../../core/approvals/hold';
 import type { RunnerEvent } from '../../core/runner/events';
 import type { InstructionView, SteeringCounts, WorkView } from '../../core/steering/steering';
-import type { PanelActivity, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../../shared/panelProtocol';
+import type { PanelActivity, PanelDelivery, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../../shared/panelProtocol';
 
 /** Most activity lines sent to the page (the runner keeps 500 events). */
 export const MAX_ACTIVITY_SHOWN = 200;
@@ -218,6 +218,40 @@ function byNewest(a: string | undefined, b: string | undefined): number {
   return (b ?? '').localeCompare(a ?? '');
 }
 
+/** Hex digits of a checkpoint digest the panel shows (`sha256:` left out). */
+export const SHORT_DIGEST_CHARS = 12;
+
+/** Only web links are offered as links; anything else a remote answered is not shown. */
+function webUrl(url: string | undefined): string | undefined {
+  return url !== undefined && /^https?:\/\/[^\s]+$/i.test(url) ? url : undefined;
+}
+
+/**
+ * Where a work's review and delivery stand. While frozen: its checkpoint, and what became of that checkpoint (the
+ * latest review of it, its reviewed commit, that commit's delivery). Once reopened, only a delivery already made
+ * is shown; a review or commit of an earlier checkpoint is not.
+ */
+export function deliveryOf(w: WorkView): { delivery: PanelDelivery } | undefined {
+  const digest = w.frozen?.digest;
+  const delivered = w.delivered !== undefined && w.delivered.length > 0 ? w.delivered : undefined;
+  const committedNow = digest !== undefined && w.committed?.digest === digest ? w.committed : undefined;
+  const shipped = delivered !== undefined && (digest === undefined || (committedNow !== undefined && delivered.every((d) => committedNow.commits.some((c) => c.commit === d.commit))));
+  const short = (digest ?? w.committed?.digest)?.replace(/^sha256:/, '').slice(0, SHORT_DIGEST_CHARS);
+  const withDigest = short !== undefined ? { digest: short } : {};
+  if (shipped) {
+    const links = delivered.flatMap((d) => {
+      const pr = webUrl(d.pr_url);
+      const url = pr ?? webUrl(d.compare_url);
+      return url === undefined ? [] : [{ workspaceId: d.workspace_id, branch: d.branch, url, kind: pr !== undefined ? ('pull_request' as const) : ('compare' as const) }];
+    });
+    return { delivery: { state: 'delivered', ...withDigest, links } };
+  }
+  if (digest === undefined) return undefined;
+  if (committedNow !== undefined) return { delivery: { state: 'committed', ...withDigest } };
+  if (w.review?.digest === digest) return { delivery: { state: w.review.approved ? 'approved' : 'rejected', ...withDigest } };
+  return { delivery: { state: 'frozen', ...withDigest } };
+}
+
 /** Open works (newest first), then the latest finished ones, each with its latest instructions. */
 export function buildWorks(steering: SteeringInput): { works: PanelWork[]; waiting: number; open: number } {
   const open = steering.works.filter((w) => w.status === 'open').sort((a, b) => byNewest(a.opened_at, b.opened_at));
@@ -241,6 +275,7 @@ export function buildWorks(steering: SteeringInput): { works: PanelWork[]; waiti
       instructions: all.slice(Math.max(0, all.length - MAX_INSTRUCTIONS_SHOWN)).map(toPanelInstruction),
       baseline: steering.reviewable(w) ? 'git' : 'none',
       ...(w.worktrees?.[0] !== undefined ? { branch: w.worktrees[0].branch } : {}),
+      ...(deliveryOf(w) ?? {}),
     };
   });
   return { works, waiting, open: open.length };
