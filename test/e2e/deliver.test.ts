@@ -4,15 +4,16 @@
 // freezes it, and cannot approve it itself. The developer reviews it in the editor (through the command palette:
 // the review's diff, then Approve), commits it and delivers it: each bare remote gets the task branch at the reviewed commit,
 // `gh` opens one pull request per repository, the developer's folders never change, and the panel shows both works,
-// B delivered with its pull request links. The screenshot goes to docs/delivered-work.png.
+// B delivered with its pull request links. The screenshot is docs/delivered-work.png (with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1).
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { promises as fsp, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { REPO_ROOT, startWorkbench } from './index';
+import { startWorkbench } from './index';
 import type { Workbench } from './index';
+import { screenshotForDocs } from './agentWorkbench';
 import { call, callError, connect, copyConnectionSettings } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
@@ -164,7 +165,7 @@ describe('delivered work (two agents, review in the editor, push and pull reques
 
       await rowB.scrollIntoViewIfNeeded();
       await sleep(1000);
-      await fsp.copyFile(await wb.screenshot('delivered-work'), path.join(REPO_ROOT, 'docs', 'delivered-work.png'));
+      await screenshotForDocs(wb, 'delivered-work', 'delivered-work.png');
     } finally {
       await call(a, 'terminate_process', { process_id: server.process_id }).catch(() => undefined);
     }

@@ -8,8 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { REPO_ROOT, startWorkbench } from './index';
+import { startWorkbench } from './index';
 import type { Workbench } from './index';
+import { screenshotForDocs } from './agentWorkbench';
 import { call, callError, connect, copyConnectionSettings } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
@@ -100,8 +101,7 @@ describe('parallel works (two agents, two worktrees)', function () {
         assert.equal(await node.locator('[data-role="work-branch"] .branch').innerText(), w.branch);
       }
       await sleep(1000);
-      const shot = await wb.screenshot('parallel-works');
-      await fsp.copyFile(shot, path.join(REPO_ROOT, 'docs', 'parallel-works.png'));
+      await screenshotForDocs(wb, 'parallel-works', 'parallel-works.png');
 
       // Work B finishes: the panel shows it finished, work A still open, and the folders are still unchanged. Its
       // worktrees hold edits not committed, so they are kept, each with its reason.
