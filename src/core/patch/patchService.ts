@@ -246,16 +246,7 @@ export class PatchService {
    */
   async prepareRestore(ws: Workspace, request: RestoreRequest): Promise<PatchIntent> {
     const { fs } = this.options;
-    const realRoot = await realRootOf(fs, ws.root);
-    const folders = new RealFolders();
-    const absOf = new Map<string, string>();
-    const resolve = async (rel: string): Promise<string> => {
-      const known = absOf.get(rel);
-      if (known) return known;
-      const { abs } = await confine(fs, ws.root, rel, { realRoot, folders });
-      absOf.set(rel, abs);
-      return abs;
-    };
+    const { realRoot, resolve } = await confinedPaths(fs, ws.root);
     const conflicts: { path: string; expected: string | null; found: string | null }[] = [];
     const files: PlannedFile[] = [];
     for (const f of request.files) {
@@ -322,18 +313,9 @@ export class PatchService {
     // One pacer for the whole check: the work yields to the event loop and has one deadline (TIMEOUT).
     const pacer = new Pacer();
     const parsed = await parsePatchPaced(request.patch, pacer);
-    const absOf = new Map<string, string>();
     /** The real path each file read for the plan had (see FileContent.real). */
     const realOf = new Map<string, string>();
-    const folders = new RealFolders();
-    const realRoot = await realRootOf(fs, ws.root);
-    const resolve = async (rel: string): Promise<string> => {
-      const known = absOf.get(rel);
-      if (known) return known;
-      const { abs } = await confine(fs, ws.root, rel, { realRoot, folders });
-      absOf.set(rel, abs);
-      return abs;
-    };
+    const { realRoot, resolve } = await confinedPaths(fs, ws.root);
     // Look every named path up at once (bounded), then plan in patch order from those answers: a large patch
     // validates in parallel, and errors still surface in the order the patch names them.
     const lookups = new Map<string, Promise<FileFound>>();
@@ -571,6 +553,24 @@ function modeOf(file: PlannedFile): { mode?: number } {
 }
 
 /** The version of the regular file at `abs`, read through a verified descriptor; undefined when there is none. */
+/**
+ * The folder's real path, and a resolver of workspace paths to confined absolute ones for one plan: each path is
+ * confined once, and each folder's real path resolved once (RealFolders).
+ */
+async function confinedPaths(fs: WorkspaceFs, root: string): Promise<{ realRoot: string; resolve: (rel: string) => Promise<string> }> {
+  const realRoot = await realRootOf(fs, root);
+  const folders = new RealFolders();
+  const absOf = new Map<string, string>();
+  const resolve = async (rel: string): Promise<string> => {
+    const known = absOf.get(rel);
+    if (known) return known;
+    const { abs } = await confine(fs, root, rel, { realRoot, folders });
+    absOf.set(rel, abs);
+    return abs;
+  };
+  return { realRoot, resolve };
+}
+
 async function hashAt(fs: WorkspaceFs, abs: string, realRoot: string): Promise<string | undefined> {
   try {
     return contentVersion((await fs.readFile(abs, { within: realRoot, maxBytes: MAX_PATCH_FILE_BYTES })).bytes);
