@@ -268,9 +268,11 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
         const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
         for (;;) {
           await page.keyboard.press('F1');
-          await input.waitFor({ state: 'visible', timeout: 15_000 });
-          await input.fill(`>${label}`);
           try {
+            // An editor that opens and takes focus just now (a review's diff still loading) closes the palette
+            // under us: then the input goes away while it is being filled, and the palette is opened again.
+            await input.waitFor({ state: 'visible', timeout: 15_000 });
+            await input.fill(`>${label}`, { timeout: 5_000 });
             await row.waitFor({ state: 'visible', timeout: 3_000 });
             await row.click();
             return;
