@@ -1,14 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCErrorResponse, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCResultResponse, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { jsonBytes } from './jsonBytes';
 import {
-  JSONRPCMessageSchema,
+  JSONRPCErrorResponseSchema,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+  JSONRPCResultResponseSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   isInitializeRequest,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
 } from '@modelcontextprotocol/sdk/types.js';
 
 /** Most JSON-RPC messages accepted in one POST (the same bound as the SDK's own transport). */
@@ -99,11 +100,11 @@ export class JsonSessionTransport implements Transport {
     }
     const messages: JSONRPCMessage[] = [];
     for (const m of raw) {
-      const parsed = JSONRPCMessageSchema.safeParse(m);
-      if (!parsed.success) return reply(res, 400, rpcError(-32600, 'Invalid Request: the body is not a JSON-RPC 2.0 message.'));
-      messages.push(parsed.data);
+      const parsed = schemaByShape(m)?.safeParse(m);
+      if (!parsed?.success) return reply(res, 400, rpcError(-32600, 'Invalid Request: the body is not a JSON-RPC 2.0 message.'));
+      messages.push(parsed.data as JSONRPCMessage);
     }
-    const initialize = messages.some((m) => isInitializeRequest(m));
+    const initialize = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
     if (initialize) {
       if (this.sessionId !== undefined) return reply(res, 400, rpcError(-32600, 'Invalid Request: this session is already initialized.'));
       if (messages.length > 1) return reply(res, 400, rpcError(-32600, 'Invalid Request: initialize must be sent alone.'));
@@ -166,7 +167,8 @@ export class JsonSessionTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) {
+    // Our own server's messages, typed already: a look at their shape, not a schema parse per answer.
+    if (!isResponse(message)) {
       if (options?.relatedRequestId !== undefined) {
         // Progress about a request in flight goes on its own response, as a stream (see above); nothing else does.
         if ('method' in message && message.method === 'notifications/progress') this.waiting.get(options.relatedRequestId)?.progress(message);
@@ -182,7 +184,7 @@ export class JsonSessionTransport implements Transport {
     const exchange = this.waiting.get(id);
     if (!exchange) return; // the client hung up or the session closed: nobody to answer
     this.waiting.delete(id);
-    exchange.settle(id, isJSONRPCErrorResponse(message) ? withoutCodePrefix(message) : message);
+    exchange.settle(id, 'error' in message ? withoutCodePrefix(message) : message);
   }
 
   async close(): Promise<void> {
@@ -285,4 +287,20 @@ const SSE_TAIL = Buffer.from('\n\n', 'utf8');
 /** application/json, with or without parameters; never a substring match ("application/jsonx"). */
 function isJsonContentType(value: string | undefined): boolean {
   return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/**
+ * The one JSON-RPC schema a message can match, chosen by its keys, so a request is parsed once rather than tried
+ * against the SDK's union (every failed member of a zod union builds its issues: measured as the largest cost of a
+ * small `read` after the HTTP stack itself). The union's members are the same four schemas, so what is accepted does
+ * not change. Undefined for something that is no object.
+ */
+function schemaByShape(m: unknown) {
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) return undefined;
+  if ('method' in m) return 'id' in m ? JSONRPCRequestSchema : JSONRPCNotificationSchema;
+  return 'error' in m ? JSONRPCErrorResponseSchema : JSONRPCResultResponseSchema;
+}
+
+function isResponse(message: JSONRPCMessage): message is JSONRPCResultResponse | JSONRPCErrorResponse {
+  return 'id' in message && ('result' in message || 'error' in message);
 }
