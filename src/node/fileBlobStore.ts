@@ -45,21 +45,42 @@ export class FileBlobStore implements BlobStore {
   put(version: string, bytes: Uint8Array): Promise<boolean> {
     const hex = hexOf(version);
     if (bytes.length > this.limits.maxBlobBytes || bytes.length > this.limits.maxBytes) return Promise.resolve(false);
-    return this.enqueue(async () => {
-      const sizes = await this.index();
-      const file = path.join(this.directory, hex);
-      const known = sizes.get(hex);
+    return this.store(hex, version, bytes);
+  }
+
+  /**
+   * The digest check and the temp file are written outside the queue, so the puts of one patch (a work's before and
+   * after bytes of every file) go to disk side by side; only the rename and the bookkeeping take turns. The first
+   * scan (which removes stale temp files) is over before any temp file is written.
+   */
+  private async store(hex: string, version: string, bytes: Uint8Array): Promise<boolean> {
+    const file = path.join(this.directory, hex);
+    const touch = async (known: { mtimeMs: number }): Promise<boolean> => {
       const now = Date.now();
-      if (known !== undefined) {
-        await fs.utimes(file, now / 1000, now / 1000).catch(() => undefined);
-        known.mtimeMs = now;
-        return true;
-      }
-      if (contentVersion(bytes) !== version) throw new Error(`blob ${version} does not match its bytes`);
-      const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+      await fs.utimes(file, now / 1000, now / 1000).catch(() => undefined);
+      known.mtimeMs = now;
+      return true;
+    };
+    const sizes = await this.enqueue(() => this.index());
+    const before = sizes.get(hex);
+    if (before !== undefined) return this.enqueue(() => touch(before));
+    if (contentVersion(bytes) !== version) throw new Error(`blob ${version} does not match its bytes`);
+    const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+    try {
       await fs.writeFile(temp, bytes, { mode: 0o600 });
+    } catch (err) {
+      await fs.rm(temp, { force: true }).catch(() => undefined);
+      throw err;
+    }
+    return this.enqueue(async () => {
+      const known = sizes.get(hex);
+      if (known !== undefined) {
+        // Another put of the same content finished first.
+        await fs.rm(temp, { force: true });
+        return touch(known);
+      }
       await fs.rename(temp, file);
-      sizes.set(hex, { size: bytes.length, mtimeMs: now });
+      sizes.set(hex, { size: bytes.length, mtimeMs: Date.now() });
       this.total += bytes.length;
       await this.evict(hex);
       return true;

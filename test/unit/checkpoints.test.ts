@@ -259,6 +259,21 @@ describe('FileBlobStore: bounded, content-addressed checkpoint content', () => {
     const again = new FileBlobStore({ directory: dir, maxBytes: 10, maxBlobBytes: 6 });
     assert.equal(await again.has(version('ijkl')), true);
   });
+
+  it('takes many puts at once (the same content among them): each kept once, the total exact, no temp file left', async () => {
+    // A stale temp file of an earlier run: the first scan removes it, before any put writes its own.
+    await fsp.writeFile(path.join(dir, `${'0'.repeat(64)}.dead.tmp`), 'x');
+    const store = new FileBlobStore({ directory: dir, maxBytes: 1_000_000, maxBlobBytes: 1_000 });
+    const texts = Array.from({ length: 60 }, (_, i) => `blob ${i % 40}`);
+    const kept = await Promise.all(texts.map((t) => store.put(version(t), utf8(t))));
+    assert.ok(kept.every((k) => k === true));
+    const distinct = [...new Set(texts)];
+    assert.equal(await store.size(), distinct.reduce((n, t) => n + utf8(t).length, 0));
+    const names = await fsp.readdir(dir);
+    assert.deepEqual(names.filter((n) => n.endsWith('.tmp')), []);
+    assert.equal(names.length, distinct.length);
+    for (const t of distinct) assert.equal(Buffer.from((await store.get(version(t))) ?? []).toString(), t);
+  });
 });
 
 describe('checkpoints in the panel: Rewind to Here on a work\'s applied patch', () => {
