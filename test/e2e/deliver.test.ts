@@ -17,6 +17,15 @@ import { screenshotForDocs } from './agentWorkbench';
 import { call, callError, connect, copyConnectionSettings } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
+/** Waits until the extension's log has a line matching `re` (what the command palette's commands log). */
+async function waitForLog(wb: Workbench, re: RegExp, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!re.test(wb.readExtensionLog())) {
+    if (Date.now() > deadline) throw new Error(`no log line matching ${re} within ${timeoutMs} ms`);
+    await sleep(250);
+  }
+}
+
 /** An authenticated gh that logs its calls, opens a pull request once per repository and finds it afterwards. */
 const FAKE_GH = `#!/bin/sh
 echo "$*" >> "$FAKE_GH_LOG"
@@ -93,11 +102,14 @@ describe('delivered work (two agents, review in the editor, push and pull reques
     rmSync(scratch, { recursive: true, force: true });
   });
 
+  let workA: Opened;
+  let workB: Opened;
+
   it('work A runs a command while work B is patched, frozen, reviewed and approved in the editor, committed and delivered as a pull request; self-review refused; folders unchanged', async () => {
     const [a, b] = agents as [Client, Client];
     const before = wb.workspaceRoots.map(folderState);
-    const workA = await call<Opened>(a, 'work_open', { workspace_id: ids[0], title: 'Serve the app', isolation: 'worktree' });
-    const workB = await call<Opened>(b, 'work_open', { workspace_id: ids[0], title: 'Document the API', isolation: 'worktree' });
+    workA = await call<Opened>(a, 'work_open', { workspace_id: ids[0], title: 'Serve the app', isolation: 'worktree' });
+    workB = await call<Opened>(b, 'work_open', { workspace_id: ids[0], title: 'Document the API', isolation: 'worktree' });
     const server = await call<{ process_id: string }>(a, 'exec_command', { workspace_id: ids[0], work_id: workA.work_id, command: ['sh', '-c', 'echo serving; sleep 600'] });
     try {
       for (let i = 0; i < 100; i++) {
@@ -169,5 +181,57 @@ describe('delivered work (two agents, review in the editor, push and pull reques
     } finally {
       await call(a, 'terminate_process', { process_id: server.process_id }).catch(() => undefined);
     }
+  });
+
+  it('work A: a review of a checkpoint changed behind it is refused as stale, and a racing push of its task branch is refused, the remote kept', async () => {
+    const [a, b] = agents as [Client, Client];
+    const root = wb.workspaceRoots[0] as string;
+    const before = wb.workspaceRoots.map(folderState);
+    // B is delivered: finishing it leaves A the only frozen work the editor's commands pick.
+    await call(b, 'work_finish', { work_id: workB.work_id });
+    // Its command was terminated: once it has ended, the work can be frozen (the first freeze that succeeds).
+    for (let i = 0; i < 300; i++) {
+      const r = await callError(a, 'work_review', { work_id: workA.work_id, action: 'freeze' }).catch(() => undefined);
+      if (r === undefined) break;
+      assert.equal((r.details as { reason?: string } | undefined)?.reason, 'processes_running', JSON.stringify(r));
+      await sleep(100);
+    }
+    await call(a, 'work_review', { work_id: workA.work_id, action: 'reopen' });
+    const text = `# ${path.basename(root)}\n`;
+    await call(a, 'apply_patch', {
+      workspace_id: ids[0],
+      work_id: workA.work_id,
+      operation_key: 'e2e-deliver-a0',
+      expected_versions: { 'TASKS.md': sha256(text) },
+      patch: `*** Begin Patch\n*** Update File: TASKS.md\n@@\n-# ${path.basename(root)}\n+# ${path.basename(root)}\n+\n+- served (work A)\n*** End Patch`,
+    });
+    const { digest } = await call<{ digest: string }>(a, 'work_review', { work_id: workA.work_id, action: 'freeze' });
+
+    // Another process changes A's worktree behind the checkpoint: B's review of it is stale, and fine again once undone.
+    const worktree = git(root, 'worktree', 'list', '--porcelain').split('\n\n').find((e) => e.includes(`branch refs/heads/${workA.branch}`))?.match(/^worktree (.+)$/m)?.[1];
+    assert.ok(worktree, `A's worktree is listed: ${git(root, 'worktree', 'list')}`);
+    const intruder = path.join(worktree, 'INTRUDER.txt');
+    await fsp.writeFile(intruder, 'written behind the review\n');
+    const stale = await callError(b, 'work_review', { work_id: workA.work_id, action: 'approve', digest });
+    assert.equal(stale.code, 'REVIEW_STALE', JSON.stringify(stale));
+    assert.equal((stale.details as { reason?: string } | undefined)?.reason, 'changed_since_freeze');
+    await fsp.rm(intruder);
+    await call(b, 'work_review', { work_id: workA.work_id, action: 'approve', digest, findings: 'Looks right.' });
+    const { commits } = await call<{ commits: { workspace_id: string; commit: string }[] }>(a, 'work_review', { work_id: workA.work_id, action: 'commit' });
+    assert.equal(commits.length, 1, 'one repository changed');
+
+    // Someone else pushes a branch of that name first: the delivery must not overwrite it.
+    const bare = bares[0] as string;
+    git(root, 'push', '-q', bare, `main:refs/heads/${workA.branch}`);
+    const racer = git(bare, 'rev-parse', `refs/heads/${workA.branch}`).trim();
+    const creates = (): number => readFileSync(ghLog, 'utf8').split('\n').filter((l) => l.startsWith('pr create')).length;
+    const createsBefore = creates();
+    await wb.runCommand('CodeSpace: Deliver Reviewed Work');
+    await waitForLog(wb, /\[frozen-review\] VERSION_CONFLICT: /);
+    assert.equal(git(bare, 'rev-parse', `refs/heads/${workA.branch}`).trim(), racer, 'the racing push is kept');
+    assert.equal(creates(), createsBefore, 'no pull request for a branch that was not pushed');
+    const frame = await panelFrame(wb, `.work[data-work-id="${workA.work_id}"] [data-role="work-delivery"][data-state="committed"]`);
+    assert.equal(await frame.locator(`.work[data-work-id="${workA.work_id}"] [data-role="delivery-link"]`).count(), 0);
+    assert.deepEqual(wb.workspaceRoots.map(folderState), before, 'the developer\'s folders are unchanged');
   });
 });
