@@ -5,6 +5,8 @@
 // the review's diff, then Approve), commits it and delivers it: each bare remote gets the task branch at the reviewed commit,
 // `gh` opens one pull request per repository, the developer's folders never change, and the panel shows both works,
 // B delivered with its pull request links. The screenshot is docs/delivered-work.png (with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1).
+// Then A is frozen: a review of it after another process changed its worktree is refused as stale, and once it is
+// committed, a branch of its name pushed by someone else first is neither overwritten nor given a pull request.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { promises as fsp, mkdtempSync, readFileSync, rmSync } from 'node:fs';
