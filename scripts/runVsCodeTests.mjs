@@ -4,7 +4,8 @@
 // `1.139` (code-server 4.139.1, the newest on npm), or `all` (each in turn, one after the other). Unset: all.
 //
 // integration: code-server + headless Chromium open a fresh copy of test/fixtures/multi.code-workspace with
-//   this repo as extensionDevelopmentPath and out/test/integration/index.js as extensionTestsPath; the suite
+//   this repo as extensionDevelopmentPath (test/fixtures/pr-extension-stub, a stand-in for the GitHub Pull Requests
+//   extension, installed next to it) and out/test/integration/index.js as extensionTestsPath; the suite
 //   runs inside the extension host and its output is forwarded here. The first folder copy holds
 //   `.codespace-test.json` = { "runner": "code-server", "screenshotDir": "<abs test-results>" }.
 //   A screenshot of the workbench goes to test-results/integration-workbench.png (also on failure).
@@ -27,6 +28,7 @@ import {
   launchBrowser,
   makeTmpRoot,
   openWorkbench,
+  PR_EXTENSION_STUB,
   removeDir,
   startCodeServer,
   workbenchUrl,
@@ -88,6 +90,8 @@ async function runIntegration() {
       host: currentHostKey(),
       // CODESPACE_TEST_SERVER_LOG=trace: code-server logs at that level (the file watcher's events among them).
       extraArgs: process.env.CODESPACE_TEST_SERVER_LOG ? ['--log', process.env.CODESPACE_TEST_SERVER_LOG] : [],
+      // A stand-in for the GitHub Pull Requests extension, installed next to ours (test/fixtures/pr-extension-stub).
+      extensionFolders: [PR_EXTENSION_STUB],
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
     log(`code-server on ${server.base} (pid ${server.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);

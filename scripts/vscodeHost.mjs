@@ -17,6 +17,8 @@ import { findOnPath } from './prerequisites.mjs';
 
 export { REPO_ROOT, currentHostKey, ensureVsCodeHost, hostPaths };
 export const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'fixtures');
+/** A stand-in for the GitHub Pull Requests extension, loaded next to ours in the in-editor suite. */
+export const PR_EXTENSION_STUB = path.join(FIXTURES_DIR, 'pr-extension-stub');
 export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results');
 /** Name of the file the runner writes at the root of the first workspace folder copy. */
 export const RUNNER_INFO_FILE = '.codespace-test.json';
@@ -88,8 +90,11 @@ function stripJsonComments(text) {
  *   the workbench and the extension host read from the start; a file written later may not be picked up).
  *   installExtensions: `.vsix` files installed into the fresh extensions dir first (`code-server --install-extension`),
  *   as a user installs them: the only way an extension loads in a window opened without extensionDevelopmentPath.
+ *   extensionFolders: unpacked extensions copied into the fresh extensions dir (as `<publisher>.<name>-<version>`),
+ *   which code-server finds there on its first start, next to the one under development (code-server keeps only one
+ *   extensionDevelopmentPath of the workbench URL).
  */
-export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false, userSettings, installExtensions = [], host = currentHostKey() }) {
+export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs = [], workspaceTrust = false, userSettings, installExtensions = [], extensionFolders = [], host = currentHostKey() }) {
   const port = await findFreePort();
   const userDataDir = path.join(tmpRoot, 'user-data');
   const extensionsDir = path.join(tmpRoot, 'extensions');
@@ -100,6 +105,10 @@ export async function startCodeServer({ tmpRoot, openPath, onOutput, extraArgs =
     writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2) + '\n');
   }
   for (const vsix of installExtensions) installExtension({ vsix, userDataDir, extensionsDir, onOutput, host });
+  for (const folder of extensionFolders) {
+    const manifest = JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8'));
+    cpSync(folder, path.join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`.toLowerCase()), { recursive: true });
+  }
   const args = [
     '--auth', 'none',
     '--bind-addr', `127.0.0.1:${port}`,

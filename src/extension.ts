@@ -32,6 +32,7 @@ import { registerCheckpointCommands } from './vscode/review/checkpoints';
 import type { CheckpointsForTests } from './vscode/review/checkpoints';
 import { registerWorkReview } from './vscode/review/workReview';
 import { registerFrozenReview } from './vscode/review/frozenReview';
+import { pullRequestExtensionOpener } from './vscode/review/pullRequestExtension';
 import { FreezeGit } from './node/works/freezeGit';
 import { WorkDelivery, deliverReviewedWork } from './node/works/deliver';
 import type { WorkReviewForTests } from './vscode/review/workReview';
@@ -230,7 +231,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     }),
   );
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
-  const delivery = new WorkDelivery({ log });
+  const delivery = new WorkDelivery({ log, opener: pullRequestExtensionOpener() });
   context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
   context.subscriptions.push(...checkpointCommands.disposables);

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ToolError } from '../../src/core/errors';
 import { WorkDelivery, compareUrlOf } from '../../src/node/works/deliver';
+import type { PullRequestOpener, PullRequestRequest } from '../../src/node/works/deliver';
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: GIT_ENV });
@@ -35,8 +36,10 @@ describe('delivering a reviewed commit (local bare remote, fake gh)', function (
   let auth = 'ok';
   let withGh = true;
   let commit: string;
-  const delivery = (): WorkDelivery =>
+  const delivery = (opener?: PullRequestOpener, openerTimeoutMs?: number): WorkDelivery =>
     new WorkDelivery({
+      ...(opener !== undefined ? { opener } : {}),
+      ...(openerTimeoutMs !== undefined ? { openerTimeoutMs } : {}),
       env: () => ({ ...GIT_ENV, PATH: withGh ? `${bin}:${process.env.PATH ?? ''}` : (process.env.PATH ?? ''), FAKE_GH_LOG: ghLog, FAKE_GH_STATE: path.join(dir, 'gh-state'), FAKE_GH_AUTH: auth }),
       ...(withGh ? {} : { gh: path.join(dir, 'no-such-gh') }),
     });
@@ -143,5 +146,92 @@ describe('delivering a reviewed commit (local bare remote, fake gh)', function (
     assert.equal(compareUrlOf('https://github.com/octo/repo.git', 'main', 'codespace/fix-1'), 'https://github.com/octo/repo/compare/main...codespace/fix-1?expand=1');
     assert.equal(compareUrlOf('git@github.com:octo/repo.git', 'main', 'codespace/fix-1'), 'https://github.com/octo/repo/compare/main...codespace/fix-1?expand=1');
     assert.equal(compareUrlOf('/srv/git/repo.git', 'main', 'x'), undefined);
+  });
+
+  /** An opener like the editor's pull request extension: it records what it is asked, and answers as told. */
+  const fakeOpener = (behave: { present?: boolean; find?: () => Promise<string | undefined>; open?: () => Promise<{ url: string } | { pending: string } | undefined> }) => {
+    const calls: string[] = [];
+    const opener: PullRequestOpener = {
+      name: 'the pull request extension',
+      present: () => behave.present ?? true,
+      find: (req: PullRequestRequest) => {
+        calls.push(`find ${req.top} ${req.remote} ${req.branch} ${req.base}`);
+        return behave.find?.() ?? Promise.resolve(undefined);
+      },
+      open: (req: PullRequestRequest) => {
+        calls.push(`open ${req.top} ${req.remote} ${req.branch} ${req.base} ${req.title}`);
+        return behave.open?.() ?? Promise.resolve(undefined);
+      },
+    };
+    return { opener, calls };
+  };
+
+  it('asks the opener first: it finds none, opens one; gh is never asked, and a repeat finds it without opening again', async () => {
+    let created: string | undefined;
+    const { opener, calls } = fakeOpener({
+      find: () => Promise.resolve(created),
+      open: () => {
+        created = 'https://github.example/o/r/pull/21';
+        return Promise.resolve({ url: created });
+      },
+    });
+    const [first] = await delivery(opener).deliver([target()]);
+    assert.equal(first?.pr_url, 'https://github.example/o/r/pull/21');
+    assert.equal(first?.pr_note, undefined);
+    assert.deepEqual(calls, [`find ${repo} origin codespace/reviewed-work-1234abcd main`, `open ${repo} origin codespace/reviewed-work-1234abcd main Reviewed work`]);
+    const [again] = await delivery(opener).deliver([target()]);
+    assert.equal(again?.push, 'already');
+    assert.equal(again?.pr_url, 'https://github.example/o/r/pull/21');
+    assert.equal(calls.filter((c) => c.startsWith('open')).length, 1, 'found, not opened twice');
+    assert.deepEqual(ghCalls(), [], 'gh is not asked when the opener serves the repository');
+  });
+
+  it('a pull request left to the developer in the opener\'s view is noted, not opened with gh; delivering again records the one created there', async () => {
+    const view: { created?: string } = {};
+    const { opener, calls } = fakeOpener({ find: () => Promise.resolve(view.created), open: () => Promise.resolve({ pending: 'opened in the view: create it there' }) });
+    const [first] = await delivery(opener).deliver([target()]);
+    assert.equal(first?.pr_url, undefined);
+    assert.equal(first?.pr_note, 'opened in the view: create it there');
+    view.created = 'https://github.example/o/r/pull/22'; // the developer created it in the view
+    const [again] = await delivery(opener).deliver([target()]);
+    assert.equal(again?.pr_url, 'https://github.example/o/r/pull/22');
+    assert.equal(again?.pr_note, undefined);
+    assert.equal(calls.filter((c) => c.startsWith('open')).length, 1);
+    assert.deepEqual(ghCalls(), []);
+  });
+
+  it('falls back to gh when the opener throws, does not answer in time, or opens nothing, and says why; gh still finds before it opens', async () => {
+    const throwing = fakeOpener({ find: () => Promise.reject(new Error('it has no repository here')) });
+    const [thrown] = await delivery(throwing.opener).deliver([target()]);
+    assert.equal(thrown?.pr_url, 'https://github.example/o/r/pull/7');
+    assert.equal(thrown?.pr_note, 'the pull request extension: it has no repository here');
+    assert.deepEqual(throwing.calls.map((c) => c.split(' ')[0]), ['find']);
+    assert.equal(ghCalls().filter((c) => c.startsWith('pr create')).length, 1);
+
+    const silent = fakeOpener({ find: () => new Promise<never>(() => undefined) });
+    const started = Date.now();
+    const [late] = await delivery(silent.opener, 300).deliver([target()]);
+    assert.ok(Date.now() - started < 20_000, 'the opener\'s time bounds the wait');
+    assert.equal(late?.pr_url, 'https://github.example/o/r/pull/7', 'gh finds the pull request it opened');
+    assert.equal(late?.pr_note, 'the pull request extension: no answer within 0.3 s');
+
+    const idle = fakeOpener({});
+    const [nothing] = await delivery(idle.opener).deliver([target()]);
+    assert.equal(nothing?.pr_url, 'https://github.example/o/r/pull/7');
+    assert.equal(nothing?.pr_note, 'the pull request extension opened no pull request');
+    assert.equal(ghCalls().filter((c) => c.startsWith('pr create')).length, 1, 'one pull request in all');
+
+    auth = 'fail';
+    const [neither] = await delivery(throwing.opener).deliver([target()]);
+    assert.equal(neither?.pr_url, undefined);
+    assert.equal(neither?.pr_note, 'the pull request extension: it has no repository here; gh is not authenticated (gh auth login)');
+  });
+
+  it('an opener that is not there (not installed) is passed over without a note', async () => {
+    const { opener, calls } = fakeOpener({ present: false, open: () => Promise.resolve({ url: 'https://github.example/never' }) });
+    const [d] = await delivery(opener).deliver([target()]);
+    assert.equal(d?.pr_url, 'https://github.example/o/r/pull/7');
+    assert.equal(d?.pr_note, undefined);
+    assert.deepEqual(calls, []);
   });
 });

@@ -158,7 +158,7 @@ export const workRecordSchema = z.object({
   committed: z.object({ digest: z.string(), at: z.string(), commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })) }).optional(),
   /** The delivery of the reviewed commit: per repository, the pushed task branch and its pull request (or compare URL). */
   delivered: z
-    .array(z.object({ workspace_id: z.string(), remote: z.string(), branch: z.string(), commit: z.string(), at: z.string(), pr_url: z.string().optional(), compare_url: z.string().optional() }))
+    .array(z.object({ workspace_id: z.string(), remote: z.string(), branch: z.string(), commit: z.string(), at: z.string(), pr_url: z.string().optional(), compare_url: z.string().optional(), pr_note: z.string().optional() }))
     .optional(),
 });
 

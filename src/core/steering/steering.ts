@@ -33,7 +33,7 @@ export interface WorkView {
   /** The reviewed commit of a frozen digest, per workspace. */
   readonly committed?: { readonly digest: string; readonly commits: readonly { readonly workspace_id: string; readonly commit: string }[] };
   /** The delivery of the reviewed commit, per repository: the task branch pushed and its pull request (or compare URL). */
-  readonly delivered?: readonly { readonly workspace_id: string; readonly remote: string; readonly branch: string; readonly commit: string; readonly at: string; readonly pr_url?: string; readonly compare_url?: string }[];
+  readonly delivered?: readonly { readonly workspace_id: string; readonly remote: string; readonly branch: string; readonly commit: string; readonly at: string; readonly pr_url?: string; readonly compare_url?: string; readonly pr_note?: string }[];
 }
 
 /** Where a work edits: the workspace folders themselves, or its own git worktrees. */

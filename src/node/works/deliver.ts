@@ -1,15 +1,21 @@
 // Delivery of a reviewed work, with the git CLI and, when it is on PATH and authenticated, the GitHub CLI (execFile,
 // never a shell; hooks off). Each repository's task branch is pushed only when the remote has no such branch or
 // already has it at the reviewed commit (`--force-with-lease=<ref>:` expects it absent), never to an integration or
-// release branch; then a pull request is found or opened with `gh`, or a compare URL is given. An uncertain result
-// (a push that failed or was cut off) is reconciled by reading the remote again, never by pushing twice.
+// release branch; then a pull request is found or opened: first through an injected opener (in the editor, the GitHub
+// Pull Requests extension), else with `gh`, else a compare URL is given. An uncertain result (a push that failed or
+// was cut off) is reconciled by reading the remote again, never by pushing twice; a pull request is always looked
+// for before one is opened, so a repeat never opens a second.
 import { execFile } from 'node:child_process';
 import { ToolError } from '../../core/errors';
 import type { Logger } from '../../core/ports/logger';
 import { silentLogger } from '../../core/ports/logger';
 import type { WorkRecord } from '../../core/ledger/schemas';
+import type { PullRequestOpener, PullRequestRequest } from '../../core/ports/pullRequestOpener';
+
+export type { PullRequestOpener, PullRequestRequest } from '../../core/ports/pullRequestOpener';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_OPENER_TIMEOUT_MS = 20_000;
 /** Branches a delivery never pushes to: the integration and release branches. */
 const PROTECTED = /^(main|master|trunk|develop|development|release|releases?[/-].*|stable|production|prod|HEAD)$/i;
 
@@ -33,7 +39,10 @@ export interface Delivered {
   readonly pr_url?: string;
   /** Set when no pull request could be opened here (no `gh`, or not authenticated): open it in the browser. */
   readonly compare_url?: string;
-  /** Why there is no pull request (`gh` missing, unauthenticated, or failed), when there is none. */
+  /**
+   * Why there is no pull request (`gh` missing, unauthenticated, or failed), where it waits (opened in a pull request
+   * view for the developer to create), or why the opener was passed over for `gh`.
+   */
   readonly pr_note?: string;
 }
 
@@ -44,6 +53,10 @@ export interface DeliveryOptions {
   /** The environment git and gh run with (default: the extension host's). */
   readonly env?: () => NodeJS.ProcessEnv;
   readonly timeoutMs?: number;
+  /** Tried before `gh`: it finds the branch's pull request, or opens one. */
+  readonly opener?: PullRequestOpener;
+  /** How long the opener may take to answer one question (default 20 s); past it, `gh` is used. */
+  readonly openerTimeoutMs?: number;
   readonly log?: Logger;
 }
 
@@ -139,7 +152,7 @@ export class WorkDelivery {
     }
     this.log.info(`[works] ${t.workspace_id}: ${branch} at ${t.commit.slice(0, 10)} on ${remote} (${push})`);
     const base = await this.baseBranch(t, remote);
-    const pr = await this.pullRequest(t, branch, base);
+    const pr = await this.pullRequest(t, { top: t.top, remote, branch, base, title: t.title, body: t.body });
     const compare = pr.url === undefined ? await this.compareUrl(t, remote, base, branch) : undefined;
     return {
       workspace_id: t.workspace_id,
@@ -159,8 +172,44 @@ export class WorkDelivery {
     return head.startsWith(`${remote}/`) ? head.slice(remote.length + 1) : 'main';
   }
 
-  /** The pull request of the branch: found (never opened twice), or opened with gh; or why there is none. */
-  private async pullRequest(t: DeliveryTarget, branch: string, base: string): Promise<{ url?: string; note?: string }> {
+  /**
+   * The pull request of the branch, found before any is opened (never two): through the opener when it is present
+   * and serves the repository, else with gh; or why there is none. The opener's failure (it throws, does not answer
+   * in time, or does nothing) falls back to gh, and its reason is kept in the note.
+   */
+  private async pullRequest(t: DeliveryTarget, req: PullRequestRequest): Promise<{ url?: string; note?: string }> {
+    const opener = this.options.opener;
+    let passed: string | undefined;
+    if (opener?.present() === true) {
+      try {
+        const found = await this.answerOf(opener.find(req));
+        if (found !== undefined) return { url: found };
+        const opened = await this.answerOf(opener.open(req));
+        if (opened !== undefined && 'url' in opened) return { url: opened.url };
+        if (opened !== undefined) return { note: opened.pending };
+        passed = `${opener.name} opened no pull request`;
+      } catch (err) {
+        passed = `${opener.name}: ${err instanceof Error ? err.message : String(err)}`;
+      }
+      this.log.info(`[works] ${t.workspace_id}: ${passed}; trying gh`);
+    }
+    const gh = await this.viaGh(t, req.branch, req.base);
+    const note = [passed, gh.note].filter((n) => n !== undefined).join('; ');
+    return { ...(gh.url !== undefined ? { url: gh.url } : {}), ...(note !== '' ? { note } : {}) };
+  }
+
+  /** The opener's answer, or a failure when it takes longer than its time. */
+  private answerOf<T>(answer: Promise<T>): Promise<T> {
+    const ms = this.options.openerTimeoutMs ?? DEFAULT_OPENER_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+    });
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+  }
+
+  /** The branch's pull request with gh: found (never opened twice), or opened; or why there is none. */
+  private async viaGh(t: DeliveryTarget, branch: string, base: string): Promise<{ url?: string; note?: string }> {
     const gh = this.options.gh ?? 'gh';
     try {
       await this.exec(gh, ['auth', 'status'], t.top);
@@ -232,7 +281,7 @@ export async function deliverReviewedWork(steering: DeliverySteering, delivery: 
   const at = new Date().toISOString();
   await steering.updateWork(workId, (cur) => ({
     ...cur,
-    delivered: out.map((d) => ({ workspace_id: d.workspace_id, remote: d.remote, branch: d.branch, commit: d.commit, at, ...(d.pr_url !== undefined ? { pr_url: d.pr_url } : {}), ...(d.compare_url !== undefined ? { compare_url: d.compare_url } : {}) })),
+    delivered: out.map((d) => ({ workspace_id: d.workspace_id, remote: d.remote, branch: d.branch, commit: d.commit, at, ...(d.pr_url !== undefined ? { pr_url: d.pr_url } : {}), ...(d.compare_url !== undefined ? { compare_url: d.compare_url } : {}), ...(d.pr_note !== undefined ? { pr_note: d.pr_note } : {}) })),
   }));
   return out;
 }

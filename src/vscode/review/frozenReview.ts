@@ -168,7 +168,7 @@ export function registerFrozenReview(deps: FrozenReviewDeps): vscode.Disposable[
     try {
       const out = await deps.deliver(workId);
       for (const d of out) log.info(`[frozen-review] ${workId} ${d.workspace_id}: ${d.branch} ${d.push}; ${d.pr_url ?? d.compare_url ?? d.pr_note ?? ''}`);
-      const links = out.map((d) => `${d.workspace_id}: ${d.pr_url ?? d.compare_url ?? `${d.branch} pushed (${d.pr_note ?? 'no pull request'})`}`).join('; ');
+      const links = out.map((d) => `${d.workspace_id}: ${d.pr_url ?? `${d.compare_url ?? `${d.branch} pushed`} (${d.pr_note ?? 'no pull request'})`}`).join('; ');
       const first = out.find((d) => d.pr_url !== undefined || d.compare_url !== undefined);
       const open = first?.pr_url !== undefined ? 'Open Pull Request' : first?.compare_url !== undefined ? 'Open Compare Page' : undefined;
       void (open ? vscode.window.showInformationMessage(`CodeSpace: delivered. ${links}`, open) : vscode.window.showInformationMessage(`CodeSpace: delivered. ${links}`)).then((answer) => {
