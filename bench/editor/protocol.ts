@@ -58,6 +58,8 @@ export interface MemoryBreakdown {
   readonly heapUsed: number;
   readonly external: number;
   readonly arrayBuffers: number;
+  /** V8's heap by space (v8.getHeapSpaceStatistics): bytes used in each (new_space, old_space, large_object_space, …). */
+  readonly spaces?: Readonly<Record<string, number>>;
 }
 
 export interface SamplerReport {
@@ -73,6 +75,10 @@ export interface SamplerReport {
   /** Where the memory was, at the start and at the RSS peak: V8's heap and the memory outside it (array buffers, external strings). */
   readonly memoryBaseline: MemoryBreakdown;
   readonly memoryAtPeak: MemoryBreakdown;
+  /** The largest value each figure reached while sampling (each at its own moment). */
+  readonly memoryMax?: MemoryBreakdown;
+  /** Garbage collections while sampling (perf_hooks 'gc' entries): young (scavenges) and full (mark-compact). */
+  readonly gc?: { readonly young: number; readonly full: number; readonly other: number; readonly pauseMs: number };
   /** Characters the CodeSpace terminals (the mirror) were given to show while sampling. */
   readonly mirrorChars: number;
   /** CodeSpace terminals opened while sampling. */

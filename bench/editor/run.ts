@@ -43,7 +43,7 @@ import type { Case } from '../patchApply';
 import { bigCase, gitApply, oneLineCase, populate, sha256, smallCase, verify } from '../patchApply';
 import { flood } from '../processThroughput';
 import { sampleText } from '../readLatency';
-import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, SamplerReport } from './protocol';
+import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, MemoryBreakdown, SamplerReport } from './protocol';
 import { BENCH_INFO_FILE } from './protocol';
 import { ACTIVATION_BUDGET_MS, BUNDLE_BUDGET_BYTES, measureActivation } from './activation';
 import { toolListGroup } from './toolList';
@@ -814,9 +814,9 @@ interface Streamed {
 
 /**
  * exec_command on a PTY, then read_process until eof, as an agent streaming the output does. `maxBytes` is the page
- * asked for; undefined leaves `max_bytes` out, so the agent gets the default page (64 KiB).
+ * asked for; `'default'` leaves `max_bytes` out, so the agent gets the default page (64 KiB).
  */
-async function streamThroughExtension(rig: Rig, bytes: number, budgetMs = Number.POSITIVE_INFINITY, maxBytes: number | undefined = READ_MAX_BYTES): Promise<Streamed> {
+async function streamThroughExtension(rig: Rig, bytes: number, budgetMs = Number.POSITIVE_INFINITY, maxBytes: number | 'default' = READ_MAX_BYTES): Promise<Streamed> {
   const { client } = rig.mcp;
   const t0 = performance.now();
   const { process_id } = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: rig.workId, command: flood(bytes), tty: true });
@@ -827,7 +827,7 @@ async function streamThroughExtension(rig: Rig, bytes: number, budgetMs = Number
   let lostBytes = 0;
   let cut = false;
   for (;;) {
-    const r = await call<{ chunk: string; cursor: number; eof: boolean; output_lost: boolean; lost?: { from: number; to: number } }>(client, 'read_process', { process_id, cursor, ...(maxBytes !== undefined ? { max_bytes: maxBytes } : {}), wait_ms: READ_WAIT_MS });
+    const r = await call<{ chunk: string; cursor: number; eof: boolean; output_lost: boolean; lost?: { from: number; to: number } }>(client, 'read_process', { process_id, cursor, ...(maxBytes !== 'default' ? { max_bytes: maxBytes } : {}), wait_ms: READ_WAIT_MS });
     reads++;
     received += r.chunk.length;
     lost ||= r.output_lost;
@@ -904,8 +904,8 @@ async function ptyGroup(rig: Rig): Promise<GroupOutput> {
   };
 }
 
-/** One flood read by an agent asking for `maxBytes` pages (undefined: the default page), sampled by the extension host. */
-async function floodOnce(rig: Rig, maxBytes: number | undefined): Promise<{ flow: Streamed; report: SamplerReport; idleDelay: LoopDelay; growth: number }> {
+/** One flood read by an agent asking for `maxBytes` pages (`'default'`: the default page), sampled by the extension host. */
+async function floodOnce(rig: Rig, maxBytes: number | 'default'): Promise<{ flow: Streamed; report: SamplerReport; idleDelay: LoopDelay; growth: number }> {
   // Each flood starts from the extension host's live memory: a full collection first, so the growth is the flood's
   // and not the garbage an earlier group (or the other flood) left for V8 to collect when it chooses.
   await rig.control.call({ op: 'collect-garbage' });
@@ -923,13 +923,14 @@ async function floodOnce(rig: Rig, maxBytes: number | undefined): Promise<{ flow
 async function floodGroup(rig: Rig): Promise<GroupOutput> {
   const { sizes } = rig;
   log(`flood: ${mib(sizes.floodBytes)}, an agent reading with the default page, terminal mirror on…`);
-  const byDefault = await floodOnce(rig, undefined);
+  const byDefault = await floodOnce(rig, 'default');
   log(`flood (diagnosis): ${mib(sizes.floodBytes)}, an agent asking for ${mib(READ_MAX_BYTES)} pages…`);
   const largest = await floodOnce(rig, READ_MAX_BYTES);
   const cutNote = (flow: Streamed): string => (flow.cut ? ` (cut by the ${sizes.floodBudgetMs / 1000} s budget after ${mib(flow.written)})` : '');
   const notes = (label: string, { flow, report, idleDelay, growth }: Awaited<ReturnType<typeof floodOnce>>): string[] => [
     `${label}: extension host RSS ${mib(report.rssBaselineBytes)} → peak ${mib(report.rssPeakBytes)} (growth ${growth.toFixed(1)} MiB), final ${mib(report.rssFinalBytes)}; ${report.rssSamples} samples.`,
     `${label}, at the RSS peak (diagnostic): V8 heap ${mib(report.memoryBaseline.heapTotal)} → ${mib(report.memoryAtPeak.heapTotal)} (used ${mib(report.memoryBaseline.heapUsed)} → ${mib(report.memoryAtPeak.heapUsed)}), outside the heap ${mib(report.memoryBaseline.external)} → ${mib(report.memoryAtPeak.external)} (of it array buffers ${mib(report.memoryBaseline.arrayBuffers)} → ${mib(report.memoryAtPeak.arrayBuffers)}).`,
+    `${label}, V8 heap by space (diagnostic), start → at the RSS peak: ${spaceLine(report.memoryBaseline, report.memoryAtPeak)}; the most each reached while sampling: heap used ${mib(report.memoryMax?.heapUsed ?? 0)}, outside the heap ${mib(report.memoryMax?.external ?? 0)}, array buffers ${mib(report.memoryMax?.arrayBuffers ?? 0)}, ${spaceLine(undefined, report.memoryMax)}${report.gc ? `; collections: ${report.gc.young} young, ${report.gc.full} full, ${report.gc.other} other, ${report.gc.pauseMs.toFixed(0)} ms in all` : ''}.`,
     `${label}: event-loop delay max ${report.loopMaxMs.toFixed(1)} ms, p99 ${report.loopP99Ms.toFixed(1)} ms, mean ${report.loopMeanMs.toFixed(2)} ms (an idle Node process meanwhile: max ${idleDelay.maxMs.toFixed(1)} ms, p99 ${idleDelay.p99Ms.toFixed(1)} ms).`,
     `${label}: the agent received ${mib(flow.received)} of ${mib(flow.written)} in ${flow.reads} reads${flow.lost ? `, output_lost set (the reader fell behind the retained buffer); the lost ranges it was told of add up to ${mib(flow.lostBytes)}, received + lost ${flow.received + flow.lostBytes === flow.written ? '=' : '≠'} written` : ''}${cutNote(flow)}; terminal mirror: ${report.mirrorTerminals} CodeSpace terminal(s), ${mib(report.mirrorChars)} of characters handed to them.`,
   ];
@@ -952,6 +953,13 @@ async function floodGroup(rig: Rig): Promise<GroupOutput> {
       rssVerdict(`diagnosis: RSS growth during the same flood read with ${mib(READ_MAX_BYTES)} pages`, largest.growth),
     ],
   };
+}
+
+/** V8's spaces that hold anything, `start → end` (or only `end`). */
+function spaceLine(start: MemoryBreakdown | undefined, end: MemoryBreakdown | undefined): string {
+  const names = Object.keys(end?.spaces ?? {}).filter((n) => (end?.spaces?.[n] ?? 0) >= MIB || (start?.spaces?.[n] ?? 0) >= MIB);
+  const fig = (m: MemoryBreakdown | undefined, n: string): string => mib(m?.spaces?.[n] ?? 0);
+  return names.map((n) => `${n.replace(/_space$/, '')} ${start ? `${fig(start, n)} → ` : ''}${fig(end, n)}`).join(', ') || 'no space over 1 MiB';
 }
 
 /** A verdict on RSS growth in MiB against RSS_BUDGET_MIB. */

@@ -5,9 +5,12 @@
  * string of about twice that size. Strings over 128 KiB are large objects to V8: one still alive when a young
  * collection runs goes to the old generation at once, and only a full collection frees it, so an agent reading a
  * flood of output grows the extension host's heap by about what it reads until V8's limit forces a full collection.
- * Here a long string is escaped in slices of SLICE characters, and the text is turned into bytes once it holds FLUSH
- * characters: no string this builds reaches the large-object size (at most FLUSH + 6 x SLICE characters, two bytes
- * each at worst: 80 KiB), and the bytes live outside the heap.
+ * Here a long string is written as it is, straight into bytes, between the characters JSON must escape (quote,
+ * backslash, control characters, lone surrogates): a run of at least RAW characters becomes a buffer of its own
+ * (outside the heap, no string made), shorter runs and the escapes are gathered into text that is turned into bytes
+ * once it holds FLUSH characters. No string this builds reaches the large-object size, and a page costs the heap
+ * almost nothing: the young collections an agent's reads used to set off (and the pages they promoted to the old
+ * generation on the way) are gone with it.
  *
  * The result is byte for byte what `Buffer.from(JSON.stringify(value), 'utf8')` gives, for every value JSON.stringify
  * accepts (toJSON, keys whose value is undefined or a function left out, null for them in arrays); like it, a cycle
@@ -15,6 +18,11 @@
  */
 const SLICE = 4 * 1024;
 const FLUSH = 16 * 1024;
+/** A run of characters that need no escape at least this long is encoded into a buffer of its own. */
+const RAW = 1024;
+/** What JSON.stringify escapes in a string (a surrogate only when it is not half of a pair). */
+// eslint-disable-next-line no-control-regex
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/g;
 
 export function jsonBytes(value: unknown): Buffer {
   const parts: Buffer[] = [];
@@ -28,21 +36,44 @@ export function jsonBytes(value: unknown): Buffer {
   };
   const ancestors = new Set<object>();
 
-  /** A long string, escaped a slice at a time; a slice never ends between the two halves of a surrogate pair. */
+  /** The characters of `s` from `a` to `b`, none of which needs an escape. */
+  const raw = (s: string, a: number, b: number): void => {
+    if (b - a < RAW) {
+      if (b > a) emit(s.slice(a, b));
+      return;
+    }
+    if (text.length > 0) {
+      parts.push(Buffer.from(text, 'utf8'));
+      text = '';
+    }
+    parts.push(Buffer.from(s.slice(a, b), 'utf8'));
+  };
+
+  /** A long string: its runs as they are, each character JSON escapes escaped as JSON.stringify does. */
   const writeString = (s: string): void => {
     if (s.length <= SLICE) {
       emit(JSON.stringify(s));
       return;
     }
     emit('"');
-    for (let at = 0; at < s.length; ) {
-      let end = Math.min(at + SLICE, s.length);
-      const last = s.charCodeAt(end - 1);
-      if (end < s.length && last >= 0xd800 && last <= 0xdbff) end--;
-      const escaped = JSON.stringify(s.slice(at, end));
-      emit(escaped.slice(1, -1));
-      at = end;
+    let at = 0;
+    ESCAPED.lastIndex = 0;
+    for (let m = ESCAPED.exec(s); m !== null; m = ESCAPED.exec(s)) {
+      const i = m.index;
+      const c = s.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+        const d = s.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          // A pair, written as it is: go on after its second half.
+          ESCAPED.lastIndex = i + 2;
+          continue;
+        }
+      }
+      raw(s, at, i);
+      emit(JSON.stringify(s[i]).slice(1, -1));
+      at = i + 1;
     }
+    raw(s, at, s.length);
     emit('"');
   };
 

@@ -17,14 +17,20 @@ export type MirroredProcesses = Pick<
 
 /** Longest command shown in a terminal's name (after the `CodeSpace: ` prefix). */
 export const TERMINAL_NAME_CHARS = 40;
-/** Most output bytes decoded and handed to the terminal in one write. */
-const FLUSH_BYTES = 256 * 1024;
 /**
- * Output bytes waiting for the terminal (as bytes: decoded only when written). Beyond this a flood is dropped
- * (with a "[… N bytes not shown …]" line) rather than queued: the extension host's memory stays flat, and
- * read_process still has the output.
+ * Most output bytes decoded and handed to the terminal in one write. Small enough that the write's text, and the
+ * extension host's JSON of the message carrying it to the workbench (an escape sequence grows up to sixfold there),
+ * stay below V8's large-object size (128 KiB): such strings die young, where larger ones would each go to the old
+ * generation and stay until a full collection (a flood grew the extension host by hundreds of MiB that way).
  */
-const MAX_PENDING_BYTES = 1024 * 1024;
+const FLUSH_BYTES = 16 * 1024;
+/**
+ * Output bytes waiting for the terminal (as bytes: decoded only when written). Beyond this the oldest waiting
+ * output is dropped for the newest (with a "[… N bytes not shown …]" line) rather than queued: the extension
+ * host's memory stays flat, the terminal shows the end of a flood, and read_process still has the output. Above the
+ * retained output (256 KiB by default), so a reload's replay fits with room for what follows it.
+ */
+const MAX_PENDING_BYTES = 512 * 1024;
 
 /**
  * Resolves once the workbench has processed what was written to a terminal before it. Extension terminals have

@@ -12,12 +12,28 @@ export const SECTION = 'codespace';
 
 /** The section's settings, read once per change while `cacheSettings` runs (every tool call reads several). */
 let cached: vscode.WorkspaceConfiguration | undefined;
+/**
+ * What `inspect` said of each key, in the same snapshot: VS Code's `inspect` walks and copies its configuration
+ * models on every call, and `read_process` asks for the redaction values on every read (the profile of a flood
+ * read by an agent put it among the extension host's largest allocators).
+ */
+const inspections = new Map<string, unknown>();
 let caching = false;
 
 function section(): vscode.WorkspaceConfiguration {
   if (!caching) return vscode.workspace.getConfiguration(SECTION);
   cached ??= vscode.workspace.getConfiguration(SECTION);
   return cached;
+}
+
+/** What `WorkspaceConfiguration.inspect<T>` returns. */
+type Inspected<T> = { readonly key: string; readonly defaultValue?: T; readonly globalValue?: T; readonly workspaceValue?: T; readonly workspaceFolderValue?: T } | undefined;
+
+/** `inspect` of a key of the section, from the snapshot while `cacheSettings` runs. */
+function inspect<T>(key: string): Inspected<T> {
+  if (!caching) return section().inspect<T>(key);
+  if (!inspections.has(key)) inspections.set(key, section().inspect<T>(key));
+  return inspections.get(key) as Inspected<T>;
 }
 
 /**
@@ -29,6 +45,7 @@ export function cacheSettings(): vscode.Disposable {
   caching = true;
   const drop = (): void => {
     cached = undefined;
+    inspections.clear();
   };
   const subscriptions = [vscode.workspace.onDidChangeConfiguration(drop), vscode.workspace.onDidGrantWorkspaceTrust(drop)];
   return {
@@ -36,6 +53,7 @@ export function cacheSettings(): vscode.Disposable {
       for (const s of subscriptions) s.dispose();
       caching = false;
       cached = undefined;
+      inspections.clear();
     },
   };
 }
@@ -59,7 +77,7 @@ function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, sa
  * repository's .vscode/settings.json or .code-workspace file carries anyway.
  */
 function userValue<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
-  const v = section().inspect<string>(key)?.globalValue;
+  const v = inspect<string>(key)?.globalValue;
   return allowed.includes(v as T) ? (v as T) : fallback;
 }
 
@@ -69,7 +87,7 @@ export const settings = {
     return {
       patches: userValue('approvals.patches', ['off', 'sensitive', 'confirm'], DEFAULT_APPROVAL_POLICY.patches),
       commands: userValue('approvals.commands', ['off', 'confirm'], DEFAULT_APPROVAL_POLICY.commands),
-      agentMayResolve: section().inspect<boolean>('approvals.agentMayResolve')?.globalValue === true,
+      agentMayResolve: inspect<boolean>('approvals.agentMayResolve')?.globalValue === true,
     };
   },
   /** `codespace.exec.isolation`, from user settings only (a workspace cannot turn the sandbox off). */
@@ -101,12 +119,12 @@ export const settings = {
   },
   /** `codespace.works.maxWorktrees`, from user settings only (1 to 64, default 8). */
   worksMaxWorktrees(): number {
-    const v = section().inspect<number>('works.maxWorktrees')?.globalValue;
+    const v = inspect<number>('works.maxWorktrees')?.globalValue;
     return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 64 ? v : 8;
   },
   /** `codespace.exec.maxProcesses`, from user settings only (0: no bound). */
   execMaxProcesses(): number {
-    const v = section().inspect<number>('exec.maxProcesses')?.globalValue;
+    const v = inspect<number>('exec.maxProcesses')?.globalValue;
     return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 512;
   },
   port(): number {
@@ -140,11 +158,11 @@ export const settings = {
   },
   /** `codespace.redaction.enabled`, from user settings only (a workspace cannot turn redaction off). */
   redactionEnabled(): boolean {
-    return section().inspect<boolean>('redaction.enabled')?.globalValue !== false;
+    return inspect<boolean>('redaction.enabled')?.globalValue !== false;
   },
   /** `codespace.redaction.values`, from user settings only. */
   redactionValues(): string[] {
-    const v = section().inspect<unknown>('redaction.values')?.globalValue;
+    const v = inspect<unknown>('redaction.values')?.globalValue;
     return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
   },
   /** `codespace.diagnostics.settleMs`: how long an edited file's diagnostics are followed in the background; 0: not at all. */
@@ -157,7 +175,7 @@ export const settings = {
    * groups off but never serve one again that the user turned off. Unchecked: ToolGroups names what it ignores.
    */
   toolsDisabledGroups(): unknown[] {
-    const inspected = section().inspect<unknown>('tools.disabledGroups');
+    const inspected = inspect<unknown>('tools.disabledGroups');
     const entries = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
     return [...entries(inspected?.globalValue), ...entries(inspected?.workspaceValue), ...entries(inspected?.workspaceFolderValue)];
   },
@@ -189,11 +207,11 @@ export const settings = {
    * back on.
    */
   terminalEnvironment(): boolean {
-    return section().inspect<boolean>('terminal.environment')?.globalValue !== false;
+    return inspect<boolean>('terminal.environment')?.globalValue !== false;
   },
   /** `codespace.discovery.tokenFile`: publish the token for the bridge next to the discovery record. */
   discoveryTokenFile(): boolean {
-    return section().inspect<boolean>('discovery.tokenFile')?.globalValue !== false;
+    return inspect<boolean>('discovery.tokenFile')?.globalValue !== false;
   },
   affects(e: vscode.ConfigurationChangeEvent, key: string): boolean {
     return e.affectsConfiguration(`${SECTION}.${key}`);

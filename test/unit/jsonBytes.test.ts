@@ -75,6 +75,24 @@ describe('jsonBytes: JSON.stringify as bytes, without one large string', () => {
     }
   });
 
+  it('gives the same bytes when long runs that need no escape meet escapes, lone surrogates and pairs at their edges', () => {
+    const run = (n: number, ch = 'a'): string => ch.repeat(n);
+    const cases = [
+      run(5000) + '"' + run(5000),
+      '"' + run(5000) + '\\',
+      run(1023) + '\n' + run(1024) + '\u0001' + run(1025) + '\u001f',
+      run(3000) + '\ud800' + run(3000) + '\udc00' + run(3000) + '\ud83d',
+      run(3000) + '😀' + run(3000, 'é') + '😀😀' + '\udc00\ud800' + run(2000, '中'),
+      '\ud83d'.repeat(3000) + '\ude00'.repeat(3000),
+      '\x1b[31m' + run(2000) + '\x1b[0m\r\n' + run(5000, '\x1b'),
+      run(300_000, 'z') + '"',
+    ];
+    for (const [i, s] of cases.entries()) {
+      same(s, `case ${i}`);
+      same({ chunk: s, text: JSON.stringify({ chunk: s }) }, `case ${i} in an answer`);
+    }
+  });
+
   it('throws for a cycle and for a BigInt, as JSON.stringify does', () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;

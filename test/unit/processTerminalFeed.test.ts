@@ -104,16 +104,61 @@ describe('terminal feed (the bounded terminal mirror)', () => {
     assert.equal(shown.length, kept + droppedMarker(dropped).length + '[process exited with code 0]\r\n'.length);
   });
 
-  it('shows the marker where output was dropped, and takes output again once the terminal catches up', async () => {
+  it('drops the oldest waiting output for the newest, shows the marker there, and takes output again once the terminal catches up', async () => {
     const h = harness({ maxPendingBytes: 10, batchBytes: 100 });
     h.feed.push(enc('0123456789'));
-    h.feed.push(enc('dropped!'));
+    h.feed.push(enc('newest'));
     h.tick();
-    assert.deepEqual(h.writes, ['0123456789' + droppedMarker(8)]);
+    assert.deepEqual(h.writes, [droppedMarker(10) + 'newest']);
+    assert.equal(h.feed.dropped, 10);
     await h.ack();
     h.feed.push(enc('after'));
     h.tick();
     assert.equal(h.writes[1], 'after');
+  });
+
+  it('shows the end of a flood: the middle is skipped with one marker, the last output and the exit line are shown', async () => {
+    const h = harness({ maxPendingBytes: 64 * 1024, batchBytes: 16 * 1024 });
+    h.feed.push(enc('start\r\n'));
+    h.tick();
+    // The terminal is stuck on its first write while 10 MiB pass, in pieces of several sizes (one larger than all it holds).
+    const piece = enc('y'.repeat(3000));
+    let total = 0;
+    for (let i = 0; total < 10 * 1024 * 1024; i++) {
+      const p = i % 1000 === 999 ? enc('z'.repeat(100 * 1024)) : piece;
+      h.feed.push(p);
+      total += p.length;
+      assert.ok(h.feed.pending <= 64 * 1024 && h.feed.allocated <= 64 * 1024, `bounded (${h.feed.pending} pending, ${h.feed.allocated} allocated)`);
+    }
+    h.feed.push(enc('\r\nthe last line\r\n'));
+    h.feed.end();
+    h.feed.note('[process exited with code 0]\r\n');
+    while (h.waiting) {
+      await h.ack();
+      h.tick();
+    }
+    const shown = h.writes.join('');
+    const dropped = h.feed.dropped;
+    assert.ok(dropped > total - 64 * 1024, `all but the last 64 KiB dropped (${dropped} of ${total})`);
+    assert.ok(shown.startsWith('start\r\n' + droppedMarker(dropped)), 'the beginning, then one marker with the exact count');
+    assert.ok(shown.endsWith('\r\nthe last line\r\n[process exited with code 0]\r\n'), 'the end of the flood, then the exit line');
+    const output = 'start\r\n'.length + total + '\r\nthe last line\r\n'.length;
+    assert.equal(shown.length - droppedMarker(dropped).length - '[process exited with code 0]\r\n'.length, output - dropped, 'shown + dropped = all output');
+  });
+
+  it('makes writes of at most batchBytes of output, however large the backlog', async () => {
+    const h = harness({ maxPendingBytes: 1024 * 1024, batchBytes: 16 * 1024 });
+    h.feed.push(enc('w'.repeat(1024 * 1024)));
+    let writes = 0;
+    h.tick();
+    while (h.waiting) {
+      await h.ack();
+      h.tick();
+      writes++;
+    }
+    assert.equal(h.writes.length, 64);
+    assert.ok(h.writes.every((w) => w.length === 16 * 1024));
+    assert.equal(writes, 64);
   });
 
   it('never splits a character between writes, however the batches cut its bytes', () => {
@@ -156,18 +201,22 @@ describe('terminal feed (the bounded terminal mirror)', () => {
     assert.deepEqual(h.writes, ['é😀x\ufffd[done]']);
   });
 
-  it('starts afresh after a gap: a character cut by dropped output does not garble what follows', async () => {
+  it('starts afresh after a gap: the rest of a character cut by the drop is dropped with it', async () => {
     const h = harness({ maxPendingBytes: 4, batchBytes: 100 });
     h.feed.push(enc('ab'));
     h.feed.push(enc('😀').subarray(0, 2));
+    // Does not fit: 'ab' and the first half of the emoji go, and of the new bytes only the last 4 fit, which start
+    // inside a character (its last two bytes): those go too.
     h.feed.push(enc('😀ok'));
     h.tick();
-    assert.deepEqual(h.writes, ['ab' + droppedMarker(6)]);
+    assert.deepEqual(h.writes, [droppedMarker(8) + 'ok']);
     await h.ack();
+    h.feed.push(enc('ab'));
+    h.feed.push(enc('😀').subarray(0, 2));
     h.feed.push(enc('😀').subarray(2));
-    h.feed.push(enc('ok'));
+    h.feed.push(enc('xyz'));
     h.tick();
-    assert.equal(h.writes[1], '\ufffd\ufffdok', 'the orphaned continuation bytes show as U+FFFD, then the output goes on');
+    assert.deepEqual(h.writes[1], droppedMarker(6) + 'xyz', 'held bytes ending inside a character: its rest is dropped with them');
   });
 
   it('tells a note whether the output before it ended a line, once that output is decoded', () => {

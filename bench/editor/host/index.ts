@@ -14,7 +14,8 @@ import * as http from 'node:http';
 import * as inspector from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import * as v8 from 'node:v8';
 import type * as NodePty from 'node-pty';
 import * as vscode from 'vscode';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, JsonFloor, MemoryBreakdown, SamplerReport } from '../protocol';
@@ -70,7 +71,22 @@ class MirrorCounter {
 
 function breakdown(): MemoryBreakdown {
   const m = process.memoryUsage();
-  return { heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
+  const spaces: Record<string, number> = {};
+  for (const s of v8.getHeapSpaceStatistics()) spaces[s.space_name] = s.space_used_size;
+  return { heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, spaces };
+}
+
+/** Each figure of `a` and `b` at its larger value. */
+function larger(a: MemoryBreakdown, b: MemoryBreakdown): MemoryBreakdown {
+  const spaces: Record<string, number> = { ...a.spaces };
+  for (const [name, used] of Object.entries(b.spaces ?? {})) spaces[name] = Math.max(spaces[name] ?? 0, used);
+  return {
+    heapTotal: Math.max(a.heapTotal, b.heapTotal),
+    heapUsed: Math.max(a.heapUsed, b.heapUsed),
+    external: Math.max(a.external, b.external),
+    arrayBuffers: Math.max(a.arrayBuffers, b.arrayBuffers),
+    spaces,
+  };
 }
 
 /** RSS every 20 ms and the event-loop delay histogram of this thread, between start and stop. */
@@ -79,10 +95,21 @@ class Sampler {
   private readonly baseline = process.memoryUsage.rss();
   private readonly memoryBaseline = breakdown();
   private memoryAtPeak = this.memoryBaseline;
+  private memoryMax = this.memoryBaseline;
   private peak = this.baseline;
   private samples = 1;
   private readonly timer: NodeJS.Timeout;
   private readonly loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  private readonly gc = { young: 0, full: 0, other: 0, pauseMs: 0 };
+  private readonly gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) this.gc.young++;
+      else if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) this.gc.full++;
+      else this.gc.other++;
+      this.gc.pauseMs += e.duration;
+    }
+  });
   private readonly mirrorChars0: number;
   private readonly mirrorTerminals0: number;
 
@@ -90,11 +117,14 @@ class Sampler {
     this.mirrorChars0 = mirror.chars;
     this.mirrorTerminals0 = mirror.terminals;
     this.loop.enable();
+    this.gcObserver.observe({ entryTypes: ['gc'] });
     this.timer = setInterval(() => {
       const rss = process.memoryUsage.rss();
+      const now = breakdown();
+      this.memoryMax = larger(this.memoryMax, now);
       if (rss > this.peak) {
         this.peak = rss;
-        this.memoryAtPeak = breakdown();
+        this.memoryAtPeak = now;
       }
       this.samples++;
     }, RSS_SAMPLE_MS);
@@ -103,6 +133,7 @@ class Sampler {
   stop(): SamplerReport {
     clearInterval(this.timer);
     this.loop.disable();
+    this.gcObserver.disconnect();
     const final = process.memoryUsage.rss();
     const ns = 1e6;
     const report: SamplerReport = {
@@ -113,6 +144,8 @@ class Sampler {
       rssSamples: this.samples + 1,
       memoryBaseline: this.memoryBaseline,
       memoryAtPeak: this.memoryAtPeak,
+      memoryMax: this.memoryMax,
+      gc: { ...this.gc },
       loopMaxMs: this.loop.max / ns,
       loopP99Ms: this.loop.percentile(99) / ns,
       loopMeanMs: this.loop.mean / ns,

@@ -1,14 +1,16 @@
 /**
  * What a terminal mirror has yet to show, bounded. Output is kept as the bytes the process wrote, in one buffer
- * the feed reuses, and decoded only when it is written: few large writes, and no strings held while the terminal
- * is behind (a flood would otherwise leave the extension host's heap full of text waiting to be shown). The next
- * write waits until the terminal has taken the previous one (`barrier`), so nothing piles up downstream either.
- * When the terminal falls behind and `maxPendingBytes` are waiting, further output is dropped, and where it was
- * dropped the terminal shows a dim `[… N bytes not shown …]`. Notes of the mirror itself (echo, the exit line)
- * are never dropped. Only the mirror loses output: the agent reads the process's own buffer.
+ * the feed reuses, and decoded only when it is written, a small batch at a time: every string the mirror makes (the
+ * batch, and the extension host's copies of it on the way to the workbench) stays below V8's large-object size, so
+ * a flood leaves nothing behind in the old generation of the extension host's heap. The next write waits until the
+ * terminal has taken the previous one (`barrier`), so nothing piles up downstream either. When the terminal falls
+ * behind and `maxPendingBytes` are waiting, the oldest waiting output is dropped for the newest (the middle of a
+ * flood is skipped, its end is shown), and where output was dropped the terminal shows a dim
+ * `[… N bytes not shown …]`. Notes of the mirror itself (echo, the exit line) are never dropped. Only the mirror
+ * loses output: the agent reads the process's own buffer.
  */
 export interface TerminalFeedOptions {
-  /** Output bytes held at most; beyond, output is dropped (and counted) until the terminal catches up. */
+  /** Output bytes held at most; beyond, the oldest held output is dropped (and counted) for the newest. */
   readonly maxPendingBytes: number;
   /** Output bytes decoded and handed to the terminal in one write at most (with the notes between them). */
   readonly batchBytes: number;
@@ -82,20 +84,26 @@ export class TerminalFeed {
     return this.droppedTotal;
   }
 
-  /** Whether `bytes` more bytes of output would be kept (else `push` drops them). */
+  /** Whether `bytes` more bytes of output fit beside what is held (else `push` drops the held output first). */
   accepts(bytes: number): boolean {
     return this.size + bytes <= this.options.maxPendingBytes;
   }
 
   /**
-   * Process output, in the order written. Copied if it fits (the caller may reuse `bytes` after the call), else
-   * dropped and counted.
+   * Process output, in the order written, copied (the caller may reuse `bytes` after the call). When it does not
+   * fit beside what is held, all the held output is dropped first (counted, and shown as one marker), and of output
+   * larger than `maxPendingBytes` only its end is kept: the terminal skips the middle of a flood and shows its end.
    */
   push(bytes: Uint8Array): void {
     if (this.disposed || bytes.length === 0) return;
     if (!this.accepts(bytes.length)) {
-      this.drop(bytes.length);
-      return;
+      this.dropHeld();
+      // What is kept starts at a character: the rest of one whose start was dropped goes with it.
+      let from = bytes.length - Math.min(bytes.length, this.options.maxPendingBytes);
+      for (let k = 0; k < 3 && from < bytes.length && ((bytes[from] as number) & 0xc0) === 0x80; k++) from++;
+      this.drop(from);
+      bytes = bytes.subarray(from);
+      if (bytes.length === 0) return;
     }
     this.reserve(this.size + bytes.length);
     const cap = this.storage.length;
@@ -118,6 +126,29 @@ export class TerminalFeed {
     if (last !== undefined && 'dropped' in last) last.dropped += bytes;
     else this.segments.push({ dropped: bytes });
     this.arm();
+  }
+
+  /**
+   * Drops the output held (not yet decoded): each run of it becomes a dropped count where it was, between the notes
+   * around it, and adjacent counts merge into one marker.
+   */
+  private dropHeld(): void {
+    if (this.size === 0) return;
+    const kept: Segment[] = [];
+    for (const seg of this.segments) {
+      const bytes = 'output' in seg ? seg.output : 'dropped' in seg ? seg.dropped : 0;
+      if (!('output' in seg) && !('dropped' in seg)) {
+        kept.push(seg);
+        continue;
+      }
+      if ('output' in seg) this.droppedTotal += bytes;
+      const last = kept[kept.length - 1];
+      if (last !== undefined && 'dropped' in last) last.dropped += bytes;
+      else kept.push({ dropped: bytes });
+    }
+    this.segments.splice(0, this.segments.length, ...kept);
+    this.head = 0;
+    this.size = 0;
   }
 
   /** Text of the mirror itself: never dropped. */
