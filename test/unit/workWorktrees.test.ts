@@ -394,6 +394,89 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.ok(fs.existsSync(rootB));
   });
 
+  it('discard drops uncommitted and untracked files, removes the worktrees and clean branches, and finishes the work', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Discard dirty', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'changed, not committed\n');
+    fs.writeFileSync(path.join(rootA, 'new.txt'), 'untracked\n');
+    fs.writeFileSync(path.join(rootB, 'other.txt'), 'untracked\n');
+    const draft = await a.steering.createDraft(workId, 'queued, never claimed', { queue: true });
+    const survey = await a.steering.surveyDiscard(workId);
+    assert.deepEqual(survey.map((s) => [s.workspace_id, s.present, s.changed, s.untracked, s.unsaved]), [['alpha', true, 1, 1, 0], ['beta', true, 0, 1, 0]]);
+    const before = [snapshot(repoA), snapshot(repoB)];
+    const out = await a.steering.discardWork(workId);
+    assert.deepEqual(out.worktrees.map((t) => [t.workspace_id, t.removed, t.removed && t.branch_deleted]), [['alpha', true, true], ['beta', true, true]]);
+    assert.ok(!fs.existsSync(rootA) && !fs.existsSync(rootB));
+    assert.equal(branchesOf(repoA), '');
+    assert.equal(branchesOf(repoB), '');
+    assert.equal(worktreesOf(repoA), 1);
+    assert.deepEqual([snapshot(repoA), snapshot(repoB)], before, 'the folders themselves are untouched');
+    assert.equal(a.steering.work(workId)?.status, 'finished');
+    assert.equal(a.steering.instruction(draft.id)?.status, 'draft', 'a queued instruction no agent saw goes back to a draft');
+    // What the agent sees afterwards: the work is finished, its worktrees removed.
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    await fails(a, 'read', { workspace_id: 'alpha', path: 'README.md', work_id: workId }, 'INVALID_ARGUMENTS', 'worktree_removed');
+    await assert.rejects(a.steering.discardWork(workId), (e: { details?: { reason?: string } }) => e.details?.reason === 'no_worktree');
+  });
+
+  it('discard keeps a branch with unpushed commits (and says how many), deletes a pushed one, and never loses a commit', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Discard commits', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    const branch = String(a.steering.work(workId)?.worktrees?.[0]?.branch);
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'one\n');
+    git(rootA, 'commit', '-q', '-am', 'one');
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'two\n');
+    git(rootA, 'commit', '-q', '-am', 'two');
+    const tipA = git(rootA, 'rev-parse', 'HEAD').trim();
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'dropped\n');
+    fs.writeFileSync(path.join(rootB, 'lib.txt'), 'pushed\n');
+    git(rootB, 'commit', '-q', '-am', 'pushed');
+    const bare = path.join(dir, 'remote.git');
+    git(dir, 'init', '-q', '--bare', bare);
+    git(repoB, 'remote', 'add', 'origin', bare);
+    git(rootB, 'push', '-q', 'origin', branch);
+    assert.deepEqual((await a.steering.surveyDiscard(workId)).map((s) => [s.workspace_id, s.changed, s.unsaved]), [['alpha', 1, 2], ['beta', 0, 0]]);
+    const out = await a.steering.discardWork(workId);
+    assert.deepEqual(out.worktrees, [
+      { workspace_id: 'alpha', removed: true, branch, branch_deleted: false, kept_commits: 2 },
+      { workspace_id: 'beta', removed: true, branch, branch_deleted: true },
+    ]);
+    assert.ok(!fs.existsSync(rootA) && !fs.existsSync(rootB));
+    assert.equal(git(repoA, 'rev-parse', branch).trim(), tipA, 'the branch keeps its commits');
+    assert.equal(worktreesOf(repoA), 1);
+    assert.equal(branchesOf(repoB), '');
+    // The kept branch no longer holds a worktree: the work does not count against the bound.
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+  });
+
+  it('discard handles a worktree folder deleted by hand, keeps a detached HEAD with commits, and refuses while an instruction is claimed', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Discard gone', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    git(rootB, 'checkout', '-q', '--detach');
+    fs.writeFileSync(path.join(rootB, 'lib.txt'), 'on a detached head\n');
+    git(rootB, 'commit', '-q', '-am', 'detached commit');
+    fs.rmSync(rootA, { recursive: true, force: true });
+    const ins = await a.steering.createDraft(workId, 'do it', { queue: true });
+    await a.steering.claimNext(workId, 'S1');
+    await assert.rejects(a.steering.discardWork(workId), (e: { details?: { reason?: string } }) => e.details?.reason === 'instruction_claimed');
+    assert.equal(a.steering.work(workId)?.status, 'open', 'nothing changed');
+    await a.steering.requeue(ins.id);
+    const survey = await a.steering.surveyDiscard(workId);
+    assert.deepEqual(survey.map((s) => [s.workspace_id, s.present, s.unsaved]), [['alpha', false, 0], ['beta', true, 1]]);
+    const out = await a.steering.discardWork(workId);
+    assert.deepEqual(out.worktrees.map((t) => [t.workspace_id, t.removed, t.removed ? t.branch_deleted : t.reason]), [['alpha', true, true], ['beta', false, 'unmerged']]);
+    assert.equal(worktreesOf(repoA), 1, 'the stale entry is pruned');
+    assert.equal(branchesOf(repoA), '');
+    assert.ok(fs.existsSync(rootB), 'the detached commit stays in its worktree');
+    assert.match(git(rootB, 'log', '-1', '--format=%s'), /detached commit/);
+  });
+
   it('a shared work still acts in the folder itself, and only in its own workspace', async () => {
     const a = await assemble();
     const w = await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Shared' });

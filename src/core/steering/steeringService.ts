@@ -24,7 +24,7 @@ import type {
   WorkOperations,
   WorkView,
 } from './steering';
-import type { WorkWorktree, WorktreeRetirement } from '../ports/workTree';
+import type { WorkWorktree, WorktreeDiscard, WorktreeRetirement, WorktreeSurvey } from '../ports/workTree';
 import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_TITLE_CHARS } from './steering';
 
 /** Finished works kept (the newest), with their instructions; open works are always kept. */
@@ -426,6 +426,82 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       if (this.retiring.get(workId) === settled) this.retiring.delete(workId);
     });
     return step;
+  }
+
+  /** What discarding work `workId` would drop and keep, per folder it still holds a worktree of. */
+  async surveyDiscard(workId: string): Promise<WorktreeSurvey[]> {
+    const w = this.requireWork(workId);
+    const left = (w.worktrees ?? []).filter((t) => t.removed_at === undefined);
+    if (left.length === 0 || !this.options.worktrees) return [];
+    return this.options.worktrees.survey(left, { folderOf: (id) => this.folderOf(id) });
+  }
+
+  /**
+   * The developer's discard of a work with worktrees: it is finished (its queued instructions go back to drafts, no
+   * agent having seen them), and each worktree is removed with whatever changed or untracked files it has; a task
+   * branch goes only when no commit of it would be lost, else it stays. Refused while an instruction of the work is
+   * claimed (an agent is acting on it) or a command of the work runs (it could be writing in the worktree).
+   */
+  async discardWork(workId: string): Promise<{ work: WorkView; worktrees: WorktreeDiscard[] }> {
+    this.assertOpen();
+    const w = this.requireWork(workId);
+    if (!holdsWorktree(w) || (w.worktrees ?? []).every((t) => t.removed_at !== undefined)) {
+      throw new InvalidArgumentsError(`Work ${w.id} holds no worktree: there is nothing to discard.`, { details: { reason: 'no_worktree', work_id: w.id } });
+    }
+    const claimed = this.live(workId).filter((r) => r.status === 'claimed');
+    if (claimed.length > 0) {
+      throw new InvalidArgumentsError(`An agent is acting on ${claimed.length} instruction(s) of work ${w.id}; it is not discarded.`, {
+        hint: 'Wait for the agent to complete them, or put them back in the queue (its agent went away), then discard.',
+        details: { reason: 'instruction_claimed', work_id: w.id, instructions: claimed.map((r) => r.id) },
+      });
+    }
+    const running = this.runningProcesses(workId);
+    if (running.length > 0) {
+      throw new ToolError('WORKSPACE_BUSY', `${running.length} command(s) of work ${w.id} still run; it is not discarded.`, {
+        hint: 'Stop them (or wait for them to end), then discard.',
+        details: { reason: 'processes_running', work_id: w.id, processes: [...running] },
+      });
+    }
+    if (w.status === 'open') {
+      for (const r of this.live(workId)) {
+        if (r.status !== 'queued') continue;
+        const back: InstructionRecord = { ...r };
+        delete back.queued_at;
+        delete back.seq;
+        await this.update(back, { status: 'draft' });
+      }
+      const done: WorkRecord = { ...this.requireWork(workId), status: 'finished', finished_at: this.timestamp() };
+      this.workMap.set(w.id, done);
+      for (const [s, id] of this.sessions) if (id === w.id) this.sessions.delete(s);
+      this.events.emit({ kind: 'work', work: workView(done) });
+      await this.persistWork(done);
+    }
+    const step = (this.retiring.get(workId) ?? Promise.resolve()).then(async () => {
+      const left = (this.requireWork(workId).worktrees ?? []).filter((t) => t.removed_at === undefined);
+      const factory = this.options.worktrees;
+      const outcomes: WorktreeDiscard[] =
+        left.length === 0 ? [] : factory ? await factory.discard(left, { folderOf: (id) => this.folderOf(id) }) : left.map((t) => ({ workspace_id: t.workspace_id, removed: false as const, branch: t.branch, reason: 'failed' as const, detail: 'this host has no git support' }));
+      const gone = new Set(outcomes.filter((o) => o.removed).map((o) => o.workspace_id));
+      const now = this.requireWork(workId);
+      let next = now;
+      if (gone.size > 0) {
+        const at = this.timestamp();
+        next = { ...now, worktrees: (now.worktrees ?? []).map((t) => (t.removed_at === undefined && gone.has(t.workspace_id) ? { ...t, removed_at: at } : t)) };
+        this.workMap.set(workId, next);
+        this.events.emit({ kind: 'work', work: workView(next) });
+        await this.persistWork(next);
+      }
+      this.options.logger.info(`[steering] work ${workId} discarded by the developer`);
+      return { work: workView(next), worktrees: outcomes };
+    });
+    const settled = step.then(() => undefined, () => undefined);
+    this.retiring.set(workId, settled);
+    void settled.then(() => {
+      if (this.retiring.get(workId) === settled) this.retiring.delete(workId);
+    });
+    const out = await step;
+    this.trim();
+    return out;
   }
 
   /** steer_claim_next: the oldest queued instruction, now claimed; undefined when none is queued. */
