@@ -159,6 +159,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     checkpoints,
     worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
+    maxWorktreeDiskMiB: settings.worksMaxWorktreeDiskMiB,
     workIsolation: settings.workIsolation,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),

@@ -2,8 +2,9 @@
 // repository among the window's folders gets one worktree on the work's task branch, placed under the extension's
 // storage folder: outside every workspace folder, so the editor's searches and watchers do not see it twice.
 // Hooks are off for every call (a post-checkout hook of the repository does not run when a work opens).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
+import type { BigIntStats } from 'node:fs';
 import * as path from 'node:path';
 import { InvalidArgumentsError, ToolError } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
@@ -14,6 +15,8 @@ import { isInside } from '../core/policy/paths';
 const DEFAULT_TIMEOUT_MS = 120_000;
 /** A branch name we make: `codespace/<slug>-<id>`; checked again here, since it reaches git's command line. */
 const BRANCH = /^codespace\/[a-z0-9][a-z0-9-]{0,60}$/;
+/** Most entries one usage walk visits; beyond it the walk stops and the size is what it saw (logged). */
+const MAX_WALK_ENTRIES = 2_000_000;
 
 export interface GitWorktreesOptions {
   /** The folder the worktrees go in (made on first use); must be outside every workspace folder. */
@@ -118,6 +121,100 @@ export class GitWorktrees implements WorktreeFactory {
     }
     this.log.info(`[works] ${made.length} worktree(s) on ${opts.name}: ${[...new Set(made.map((m) => m.top))].join(', ')}`);
     return made;
+  }
+
+  /** A walk of the folder the worktrees are in: every worktree made, also one being made or left by a failure. */
+  async usage(): Promise<number> {
+    const seen = new Set<string>();
+    let bytes = 0;
+    let entries = 0;
+    const stack = existsSync(this.options.dir) ? [this.options.dir] : [];
+    // Depth first, lstat only: a symbolic link counts as itself, never as what it points to; a hard-linked file once.
+    while (stack.length > 0) {
+      const dir = stack.pop() as string;
+      let names: string[];
+      try {
+        names = await fsp.readdir(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        if (++entries > MAX_WALK_ENTRIES) {
+          this.log.warn(`[works] stopped measuring the worktrees after ${MAX_WALK_ENTRIES} entries; the size used is what was seen`);
+          return bytes;
+        }
+        const p = path.join(dir, name);
+        let st: BigIntStats;
+        try {
+          st = await fsp.lstat(p, { bigint: true });
+        } catch {
+          continue;
+        }
+        if (st.isDirectory()) {
+          stack.push(p);
+          continue;
+        }
+        if (st.nlink > 1n) {
+          const id = `${st.dev}:${st.ino}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+        }
+        bytes += Number(st.size);
+      }
+    }
+    return bytes;
+  }
+
+  async checkoutBytes(folders: readonly { readonly id: string; readonly root: string }[], opts: { readonly base?: string }): Promise<number> {
+    const tops = new Map<string, string>();
+    for (const f of folders) {
+      const repo = await this.repoOf(f.root);
+      if (repo && !tops.has(repo.top)) tops.set(repo.top, f.id);
+    }
+    let bytes = 0;
+    for (const [top, id] of tops) bytes += await this.treeBytes(top, await this.baseOf(top, opts.base, id));
+    return bytes;
+  }
+
+  /** The sum of the blob sizes of a commit's tree (`git ls-tree -r -l`, streamed: a large tree needs no large buffer). */
+  private treeBytes(top: string, commit: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+      for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_NAMESPACE', 'GIT_PREFIX']) delete env[k];
+      const child = spawn(this.git, ['-c', 'core.hooksPath=/dev/null', 'ls-tree', '-r', '-l', '-z', '--full-tree', commit], { cwd: top, env, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let bytes = 0;
+      let rest = '';
+      let stderr = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), this.timeoutMs);
+      const take = (entry: string): void => {
+        // "<mode> blob <oid> <size>\t<path>": a gitlink (commit) or a tree has "-" as its size.
+        const m = /^\d+ blob [0-9a-f]+ +(\d+)\t/.exec(entry);
+        if (m) bytes += Number(m[1]);
+      };
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        const parts = (rest + chunk).split('\0');
+        rest = parts.pop() ?? '';
+        for (const e of parts) take(e);
+      });
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (chunk: string) => {
+        if (stderr.length < 4096) stderr += chunk;
+      });
+      child.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        if (code !== 0) {
+          reject(new GitFailure(`git ls-tree failed: ${stderr.trim() || `exit ${String(code)}`}`, code ?? undefined));
+          return;
+        }
+        if (rest !== '') take(rest);
+        resolve(bytes);
+      });
+    });
   }
 
   /** The commit a task branch starts from: `base` (a branch, tag or commit) or HEAD. */

@@ -47,6 +47,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
   let plain: string;
   let assembled: AssembledServices | undefined;
   let maxWorktrees = 8;
+  let maxDiskMiB = 2048;
 
   let sandboxed = false;
   let hangBeforeFinish = false;
@@ -63,6 +64,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
       ), storage, {
         worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
         maxWorktreeWorks: () => maxWorktrees,
+        maxWorktreeDiskMiB: () => maxDiskMiB,
         contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
         ...(confirmPatches ? { approvalPolicy: () => ({ patches: 'confirm' as const, commands: 'off' as const, agentMayResolve: false }) } : {}),
         ...(hangBeforeFinish ? { faults: { beforeFinish: () => new Promise<void>(() => undefined) } } : {}),
@@ -99,6 +101,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     fs.mkdirSync(plain);
     fs.writeFileSync(path.join(plain, 'notes.txt'), 'not in git\n');
     maxWorktrees = 8;
+    maxDiskMiB = 2048;
     sandboxed = false;
     hangBeforeFinish = false;
     confirmPatches = false;
@@ -475,6 +478,58 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal(branchesOf(repoA), '');
     assert.ok(fs.existsSync(rootB), 'the detached commit stays in its worktree');
     assert.match(git(rootB, 'log', '-1', '--format=%s'), /detached commit/);
+  });
+
+  it('bounds the disk size of the worktrees held: refuses before creating anything, with the sizes, and counts a discard as freed', async () => {
+    git(repoA, 'tag', 'small');
+    git(repoB, 'tag', 'small');
+    const big = Buffer.alloc(3 * 1024 * 1024, 7);
+    fs.writeFileSync(path.join(repoA, 'big.bin'), big);
+    git(repoA, 'add', 'big.bin');
+    git(repoA, 'commit', '-q', '-m', 'big');
+    maxDiskMiB = 5;
+    const a = await assemble();
+    const first = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Big one', isolation: 'worktree' })).work_id);
+    const body = await fails(a, 'work_open', { workspace_id: 'alpha', title: 'Big two', isolation: 'worktree' }, 'UNAVAILABLE', 'worktree_disk_limit');
+    const d = body?.details as { max_mib: number; used_mib: number; needed_mib: number };
+    assert.equal(d.max_mib, 5);
+    assert.ok(d.used_mib >= 3 && d.used_mib <= 3.1, `used ${d.used_mib}`);
+    assert.ok(d.needed_mib >= 3 && d.needed_mib <= 3.1, `needed ${d.needed_mib}`);
+    assert.match(String(body?.message), /codespace\.works\.maxWorktreeDiskMiB/);
+    assert.equal(git(repoA, 'branch', '--list', 'codespace/big-two-*').trim(), '', 'no branch is left');
+    assert.equal(worktreesOf(repoA), 2, 'no worktree is made');
+    // A bad base is still named as such under the bound.
+    await fails(a, 'work_open', { workspace_id: 'alpha', title: 'Bad', isolation: 'worktree', base: 'no-such-ref' }, 'INVALID_ARGUMENTS', 'unknown_base');
+    // A base without the big file needs less: it fits.
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Small base', isolation: 'worktree', base: 'small' });
+    // Discarded, the first work's files no longer count.
+    await a.steering.discardWork(first);
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Big two', isolation: 'worktree' });
+    // 0: no bound.
+    maxDiskMiB = 0;
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Big three', isolation: 'worktree' });
+  });
+
+  it('measures worktrees without following links and counts a hard-linked file once; a checkout by its blob sizes', async () => {
+    const holder = path.join(dir, 'held');
+    const trees = new GitWorktrees({ dir: holder });
+    assert.equal(await trees.usage(), 0, 'nothing held yet');
+    fs.mkdirSync(path.join(holder, 'w1', 'repo', 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(holder, 'w1', 'repo', 'a.txt'), Buffer.alloc(1000));
+    fs.writeFileSync(path.join(holder, 'w1', 'repo', 'sub', 'b.txt'), Buffer.alloc(500));
+    fs.linkSync(path.join(holder, 'w1', 'repo', 'a.txt'), path.join(holder, 'w1', 'repo', 'sub', 'a-link.txt'));
+    const outside = path.join(dir, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'huge.bin'), Buffer.alloc(2 * 1024 * 1024));
+    const linkFile = path.join(holder, 'w1', 'repo', 'to-huge');
+    const linkDir = path.join(holder, 'w1', 'repo', 'to-outside');
+    fs.symlinkSync(path.join(outside, 'huge.bin'), linkFile);
+    fs.symlinkSync(outside, linkDir);
+    const links = fs.lstatSync(linkFile).size + fs.lstatSync(linkDir).size;
+    assert.equal(await trees.usage(), 1000 + 500 + links);
+    const sizes = git(repoA, 'ls-tree', '-r', '-l', 'HEAD').split('\n').filter((l) => l !== '').reduce((n, l) => n + Number(l.split(/\s+/)[3]), 0);
+    assert.equal(sizes, 'export const a = 1;\n'.length + 'alpha\n'.length);
+    assert.equal(await trees.checkoutBytes([{ id: 'alpha', root: repoA }, { id: 'alpha-src', root: path.join(repoA, 'src') }, { id: 'plain', root: plain }], {}), sizes, 'one repository counted once; a folder outside git adds nothing');
   });
 
   it('a shared work still acts in the folder itself, and only in its own workspace', async () => {

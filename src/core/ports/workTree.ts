@@ -74,6 +74,13 @@ export interface WorktreeFactory {
    * otherwise the branch stays with its commits. A detached HEAD there holding such commits keeps the worktree.
    */
   discard(worktrees: readonly WorkWorktree[], opts?: { readonly folderOf?: (workspaceId: string) => string | undefined }): Promise<WorktreeDiscard[]>;
+  /** Bytes the files of every worktree it holds take now (each file once, no link followed). */
+  usage(): Promise<number>;
+  /**
+   * Bytes a new work's checkout would take before it is made: per git repository among `folders`, the sum of the
+   * blob sizes at `base` (default HEAD). Checks `base` as `create` does (same errors).
+   */
+  checkoutBytes(folders: readonly { readonly id: string; readonly root: string }[], opts: { readonly base?: string }): Promise<number>;
 }
 
 /** What a worktree holds that a discard drops (`changed`, `untracked` files) or keeps (`unsaved` commits on its branch). */

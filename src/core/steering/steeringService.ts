@@ -31,6 +31,9 @@ import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_T
 export const DEFAULT_FINISHED_WORKS = 200;
 /** Open works with their own worktrees at once, by default (`codespace.works.maxWorktrees`). */
 export const DEFAULT_MAX_WORKTREE_WORKS = 8;
+/** Total MiB the worktrees held may take, by default (`codespace.works.maxWorktreeDiskMiB`; 0: no bound). */
+export const DEFAULT_MAX_WORKTREE_DISK_MIB = 2048;
+const MIB = 1024 * 1024;
 const COMPACT_AFTER_APPENDS = 2000;
 const utf8 = new TextEncoder();
 
@@ -47,6 +50,8 @@ export interface SteeringServiceOptions {
   readonly worktrees?: WorktreeFactory;
   /** How many open works may have worktrees at once (read at every work_open). */
   readonly maxWorktreeWorks?: () => number;
+  /** How many MiB all worktrees held may take together (read at every work_open; 0: no bound). */
+  readonly maxWorktreeDiskMiB?: () => number;
   /** The isolation of a work_open that names none (`codespace.works.isolation`; default shared). */
   readonly defaultIsolation?: () => WorkIsolation;
   /** Captures the workspace at work_open for a later review (absent: works carry no baseline). */
@@ -86,6 +91,8 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   private opened = false;
   /** work_open calls creating worktrees now (counted against the bound). */
   private creating = 0;
+  /** Under the disk bound, worktrees are measured and created one work_open at a time (each sees the last one's files). */
+  private diskGate: Promise<void> = Promise.resolve();
   /** work id → its worktree removals under way (work_finish twice at once runs them one after the other). */
   private readonly retiring = new Map<string, Promise<void>>();
   private chain: Promise<void> = Promise.resolve();
@@ -656,8 +663,22 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       });
     }
     this.creating++;
+    const maxMiB = this.options.maxWorktreeDiskMiB?.() ?? DEFAULT_MAX_WORKTREE_DISK_MIB;
+    let release = (): void => undefined;
+    const turn = this.diskGate;
+    if (maxMiB > 0) this.diskGate = new Promise<void>((r) => (release = r));
     try {
       const folders = (this.options.workspaces.list?.() ?? [this.options.workspaces.get(workspaceId)]).map((f) => ({ id: f.id, root: f.root }));
+      if (maxMiB > 0) {
+        await turn;
+        const [needed, used] = await Promise.all([factory.checkoutBytes(folders, base !== undefined ? { base } : {}), factory.usage()]);
+        if (used + needed > maxMiB * MIB) {
+          throw new ToolError('UNAVAILABLE', `The worktrees held take ${mib(used)} MiB and this work's checkout needs ${mib(needed)} MiB; at most ${maxMiB} MiB together (codespace.works.maxWorktreeDiskMiB).`, {
+            hint: 'Finish works holding worktrees (a finished work keeps one until its changes are committed and merged or pushed) or ask the developer to discard one, or open this work with isolation "shared".',
+            details: { reason: 'worktree_disk_limit', max_mib: maxMiB, used_mib: mib(used), needed_mib: mib(needed) },
+          });
+        }
+      }
       const made = await factory.create(folders, { name: `codespace/${branchSlug(title)}-${id.replace(/^work_/, '').slice(0, 8)}`, ...(base !== undefined ? { base } : {}) });
       if (!made.some((t) => t.workspace_id === workspaceId)) {
         await factory.remove(made, { branches: true });
@@ -670,6 +691,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       return made;
     } finally {
       this.creating--;
+      release();
     }
   }
 
@@ -837,6 +859,11 @@ function workView(w: WorkRecord): WorkView {
 }
 
 /** Whether a work still has a worktree on disk: open with worktrees, or finished with one kept. */
+/** Bytes in MiB, one decimal, rounded up (a non-zero size never shows as 0). */
+function mib(bytes: number): number {
+  return Math.ceil((bytes / MIB) * 10) / 10;
+}
+
 function holdsWorktree(w: WorkRecord): boolean {
   return w.worktrees !== undefined && (w.status === 'open' || w.worktrees.some((t) => t.removed_at === undefined));
 }
