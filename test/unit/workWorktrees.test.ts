@@ -417,6 +417,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal(worktreesOf(repoA), 1);
     assert.deepEqual([snapshot(repoA), snapshot(repoB)], before, 'the folders themselves are untouched');
     assert.equal(a.steering.work(workId)?.status, 'finished');
+    assert.equal(a.steering.work(workId)?.discarded_at, a.steering.work(workId)?.finished_at, 'marked discarded, not finished by its agent');
     assert.equal(a.steering.instruction(draft.id)?.status, 'draft', 'a queued instruction no agent saw goes back to a draft');
     // What the agent sees afterwards: the work is finished, its worktrees removed.
     assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
@@ -477,6 +478,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal(worktreesOf(repoA), 1, 'the stale entry is pruned');
     assert.equal(branchesOf(repoA), '');
     assert.ok(fs.existsSync(rootB), 'the detached commit stays in its worktree');
+    assert.ok(a.steering.work(workId)?.discarded_at !== undefined);
     assert.match(git(rootB, 'log', '-1', '--format=%s'), /detached commit/);
   });
 

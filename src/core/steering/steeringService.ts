@@ -470,18 +470,24 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       });
     }
     if (w.status === 'open') {
+      // Decided synchronously (no await until the work is finished), so no claim slips in between.
+      const saved: Promise<void>[] = [];
       for (const r of this.live(workId)) {
         if (r.status !== 'queued') continue;
-        const back: InstructionRecord = { ...r };
+        const back: InstructionRecord = { ...r, status: 'draft', revision: r.revision + 1 };
         delete back.queued_at;
         delete back.seq;
-        await this.update(back, { status: 'draft' });
+        this.instructionMap.set(r.id, back);
+        this.events.emit({ kind: 'instruction', instruction: instructionView(back) });
+        saved.push(this.persistInstruction(back));
       }
-      const done: WorkRecord = { ...this.requireWork(workId), status: 'finished', finished_at: this.timestamp() };
+      const at = this.timestamp();
+      const done: WorkRecord = { ...w, status: 'finished', finished_at: at, discarded_at: at };
       this.workMap.set(w.id, done);
       for (const [s, id] of this.sessions) if (id === w.id) this.sessions.delete(s);
       this.events.emit({ kind: 'work', work: workView(done) });
-      await this.persistWork(done);
+      saved.push(this.persistWork(done));
+      await Promise.all(saved);
     }
     const step = (this.retiring.get(workId) ?? Promise.resolve()).then(async () => {
       const left = (this.requireWork(workId).worktrees ?? []).filter((t) => t.removed_at === undefined);
@@ -494,6 +500,12 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       if (gone.size > 0) {
         const at = this.timestamp();
         next = { ...now, worktrees: (now.worktrees ?? []).map((t) => (t.removed_at === undefined && gone.has(t.workspace_id) ? { ...t, removed_at: at } : t)) };
+        this.workMap.set(workId, next);
+        this.events.emit({ kind: 'work', work: workView(next) });
+        await this.persistWork(next);
+      }
+      if (next.discarded_at === undefined) {
+        next = { ...next, discarded_at: this.timestamp() };
         this.workMap.set(workId, next);
         this.events.emit({ kind: 'work', work: workView(next) });
         await this.persistWork(next);
@@ -846,6 +858,7 @@ function workView(w: WorkRecord): WorkView {
     status: w.status,
     opened_at: w.opened_at,
     ...(w.finished_at !== undefined ? { finished_at: w.finished_at } : {}),
+    ...(w.discarded_at !== undefined ? { discarded_at: w.discarded_at } : {}),
     ...(w.session !== undefined ? { session: w.session } : {}),
     ...(w.baseline !== undefined ? { baseline: w.baseline } : {}),
     ...(w.worktrees !== undefined
