@@ -41,6 +41,7 @@ import { cacheSettings, settings } from './vscode/settings';
 import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
 import { registerSteering } from './vscode/steering/registerSteering';
 import { registerOpenWorkWorktree } from './vscode/steering/openWorkWorktree';
+import { registerDiscardWork } from './vscode/steering/discardWork';
 import { ServerStatusBar } from './vscode/statusBar';
 import { registerInboxCommands } from './vscode/inboxCommands';
 import { INBOX_TOKEN_KEY, TokenStore } from './vscode/tokenStore';
@@ -159,6 +160,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     checkpoints,
     worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
+    maxWorktreeDiskMiB: settings.worksMaxWorktreeDiskMiB,
     workIsolation: settings.workIsolation,
     // VS Code's own node-pty first (built for this editor's runtime on every platform), the bundled copy as fallback.
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
@@ -230,7 +232,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       log,
     }),
   );
-  context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering));
+  context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering), registerDiscardWork(steering, log));
   const delivery = new WorkDelivery({ log, opener: pullRequestExtensionOpener() });
   context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });

@@ -99,6 +99,8 @@ export interface AssembleOptions {
   readonly worktrees?: WorktreeFactory;
   /** `codespace.works.maxWorktrees`, read at every work_open. */
   readonly maxWorktreeWorks?: () => number;
+  /** `codespace.works.maxWorktreeDiskMiB`, read at every work_open. */
+  readonly maxWorktreeDiskMiB?: () => number;
   /** `codespace.works.isolation`: the isolation of a work_open that names none. */
   readonly workIsolation?: () => WorkIsolation;
   /** Content search for the `search` tool (default: none, so `search` answers SEARCH_UNAVAILABLE). */
@@ -239,6 +241,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     ...(o.workBaseline ? { baseline: o.workBaseline } : {}),
     ...(o.worktrees ? { worktrees: o.worktrees } : {}),
     ...(o.maxWorktreeWorks ? { maxWorktreeWorks: o.maxWorktreeWorks } : {}),
+    ...(o.maxWorktreeDiskMiB ? { maxWorktreeDiskMiB: o.maxWorktreeDiskMiB } : {}),
     ...(o.workIsolation ? { defaultIsolation: o.workIsolation } : {}),
     sources: { patches: () => ledger.list(), execs: () => execLog.list() },
   });

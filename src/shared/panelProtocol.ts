@@ -145,6 +145,8 @@ export interface PanelWork {
   readonly baseline: 'git' | 'none';
   /** A work in its own git worktrees: its task branch (absent: it edits the workspace folders themselves). */
   readonly branch?: string;
+  /** It still holds a worktree (the developer can discard it). */
+  readonly holdsWorktree?: boolean;
   /** Where its review and delivery stand (absent: not frozen, or reopened since). */
   readonly delivery?: PanelDelivery;
 }
@@ -198,6 +200,7 @@ export type PageMessage =
   | { readonly type: 'queueDraft'; readonly requestId: string; readonly instructionId: string }
   | { readonly type: 'requeueInstruction'; readonly requestId: string; readonly instructionId: string }
   | { readonly type: 'reviewWork'; readonly requestId: string; readonly workId: string }
+  | { readonly type: 'discardWork'; readonly requestId: string; readonly workId: string }
   | { readonly type: 'rewindWork'; readonly requestId: string; readonly workId: string; readonly operationId: string };
 
 export type PageMessageType = PageMessage['type'];
@@ -238,6 +241,7 @@ const FIELDS: { readonly [K in PageMessageType]: readonly (readonly [string, Fie
   queueDraft: [['requestId', 'requestId'], ['instructionId', 'id']],
   requeueInstruction: [['requestId', 'requestId'], ['instructionId', 'id']],
   reviewWork: [['requestId', 'requestId'], ['workId', 'id']],
+  discardWork: [['requestId', 'requestId'], ['workId', 'id']],
   rewindWork: [['requestId', 'requestId'], ['workId', 'id'], ['operationId', 'id']],
 };
 

@@ -28,6 +28,7 @@ export const COMMANDS = {
   markFileReviewed: 'codespace.markFileReviewed',
   clearAfterWriteReview: 'codespace.clearAfterWriteReview',
   openWorkWorktree: 'codespace.openWorkWorktree',
+  discardWork: 'codespace.discardWork',
   reviewFrozenWork: 'codespace.reviewFrozenWork',
   approveFrozenWork: 'codespace.approveFrozenWork',
   rejectFrozenWork: 'codespace.rejectFrozenWork',

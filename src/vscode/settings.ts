@@ -122,6 +122,11 @@ export const settings = {
     const v = inspect<number>('works.maxWorktrees')?.globalValue;
     return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 64 ? v : 8;
   },
+  /** `codespace.works.maxWorktreeDiskMiB`, from user settings only (0: no bound; default 2048). */
+  worksMaxWorktreeDiskMiB(): number {
+    const v = section().inspect<number>('works.maxWorktreeDiskMiB')?.globalValue;
+    return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 16 * 1024 * 1024 ? v : 2048;
+  },
   /** `codespace.exec.maxProcesses`, from user settings only (0: no bound). */
   execMaxProcesses(): number {
     const v = inspect<number>('exec.maxProcesses')?.globalValue;

@@ -442,12 +442,18 @@ function buildWork(w: PanelWork, reuse: Map<string, HTMLElement>): HTMLElement {
   if (w.instructions.length > 0) root.append(list);
   const review = el('button', { className: w.status === 'finished' ? '' : 'secondary', attrs: { type: 'button', 'data-action': 'review-work', title: w.baseline === 'git' ? 'Open every change since work_open as one diff' : 'Not a git folder: only the files patched under this work can be shown' }, text: 'Review work' });
   review.addEventListener('click', () => request(`work:${w.id}`, `work:${w.id}`, 'reviewWork', (requestId) => ({ type: 'reviewWork', requestId, workId: w.id })));
-  root.append(el('div', { className: 'actions' }, review, w.status === 'finished' ? el('span', { className: 'muted', text: 'finished: review and commit it' }) : undefined));
+  let discard: HTMLButtonElement | undefined;
+  if (w.holdsWorktree === true) {
+    discard = el('button', { className: 'secondary', attrs: { type: 'button', 'data-action': 'discard-work', title: 'Remove its worktrees and their uncommitted files (asks first); a branch with unpushed commits is kept' }, text: 'Discard…' });
+    discard.addEventListener('click', () => request(`work:${w.id}`, `work:${w.id}`, 'discardWork', (requestId) => ({ type: 'discardWork', requestId, workId: w.id })));
+  }
+  root.append(el('div', { className: 'actions' }, review, discard, w.status === 'finished' ? el('span', { className: 'muted', text: 'finished: review and commit it' }) : undefined));
   const err = el('p', { className: 'error', attrs: { 'data-role': 'error', role: 'alert' } });
   err.textContent = errors.get(`work:${w.id}`) ?? '';
   err.hidden = !errors.has(`work:${w.id}`);
   root.append(err);
   review.disabled = busy(`work:${w.id}`);
+  if (discard) discard.disabled = busy(`work:${w.id}`);
   return root;
 }
 

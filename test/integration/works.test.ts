@@ -133,6 +133,35 @@ describe('parallel works in their own worktrees (two git folders)', function () 
     assert.equal((await vscode.commands.executeCommand<{ ok: boolean; code?: string }>('codespace.openWorkWorktree', 'work_nope', { open: false })).code, 'NOT_FOUND');
   });
 
+  it('Discard Work removes a work\'s worktrees with their uncommitted files, keeps a branch with unpushed commits, and finishes the work', async () => {
+    const w = await call<{ work_id: string; branch: string }>(client, 'work_open', { workspace_id: ids[0], title: 'Throw this away', isolation: 'worktree' });
+    for (const i of [0, 1]) {
+      await call(client, 'apply_patch', {
+        workspace_id: ids[i],
+        work_id: w.work_id,
+        operation_key: `discard-${i}`,
+        expected_versions: { 'works/shared.txt': sha(`folder ${i}\n`) },
+        patch: `*** Begin Patch\n*** Update File: works/shared.txt\n@@\n-folder ${i}\n+dropped ${i}\n*** Add File: works/dropped.txt\n+untracked\n*** End Patch`,
+      });
+    }
+    const opened = await vscode.commands.executeCommand<{ ok: boolean; uri?: string }>('codespace.openWorkWorktree', w.work_id, { open: false });
+    const trees = (JSON.parse(fs.readFileSync(vscode.Uri.parse(opened.uri ?? '').fsPath, 'utf8')) as { folders: { path: string }[] }).folders.map((f) => f.path);
+    // One commit in the second repository's worktree: its branch stays.
+    git(trees[1] as string, 'commit', '-q', '--no-verify', '-am', 'kept commit');
+    const before = roots.map(state);
+    const r = await vscode.commands.executeCommand<{ ok: boolean; code?: string; worktrees?: { workspace_id: string; removed: boolean; branch_deleted?: boolean; kept_commits?: number }[] }>('codespace.discardWork', w.work_id, { confirm: false });
+    assert.equal(r.ok, true, JSON.stringify(r));
+    assert.deepEqual(r.worktrees?.map((t) => [t.workspace_id, t.removed, t.branch_deleted, t.kept_commits]), [[ids[0], true, true, undefined], [ids[1], true, false, 1]]);
+    for (const t of trees) assert.ok(!fs.existsSync(t), `${t} is removed`);
+    assert.equal(git(roots[0] as string, 'branch', '--list', w.branch).trim(), '');
+    assert.match(git(roots[1] as string, 'log', '-1', '--format=%s', w.branch), /kept commit/);
+    assert.deepEqual(roots.map(state), before, 'the folders are untouched');
+    const fin = await call<{ closed: boolean; worktrees: { removed: boolean }[] }>(client, 'work_finish', { work_id: w.work_id });
+    assert.ok(fin.closed && fin.worktrees.every((t) => t.removed));
+    assert.equal((await vscode.commands.executeCommand<{ code?: string }>('codespace.discardWork', w.work_id, { confirm: false })).code, 'NO_WORKTREE');
+    assert.equal((await vscode.commands.executeCommand<{ code?: string }>('codespace.discardWork', 'work_nope', { confirm: false })).code, 'NOT_FOUND');
+  });
+
   it('binds a held patch of a worktree work to its worktree: the developer editing the folder does not make it stale, and approving writes the worktree', async () => {
     const config = vscode.workspace.getConfiguration('codespace');
     await config.update('approvals.patches', 'confirm', vscode.ConfigurationTarget.Global);

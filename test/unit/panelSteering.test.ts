@@ -39,6 +39,7 @@ describe('panel steering: composer messages', () => {
       { type: 'queueDraft', requestId: 'r1', instructionId: 'i1' },
       { type: 'requeueInstruction', requestId: 'r1', instructionId: 'i1' },
       { type: 'reviewWork', requestId: 'r1', workId: 'w1' },
+      { type: 'discardWork', requestId: 'r1', workId: 'w1' },
     ];
     for (const m of ok) assert.deepEqual(parsePageMessage(m), { ok: true, message: m }, JSON.stringify(m));
     const big = 'é'.repeat(MAX_INSTRUCTION_BYTES / 2);
@@ -181,6 +182,7 @@ describe('panel steering: the host', () => {
   let posted: HostMessage[];
   let badges: [number, string][];
   let commands: { command: string; args: unknown[] }[];
+  let discardAnswer: unknown;
   let token: number;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -188,6 +190,7 @@ describe('panel steering: the host', () => {
     approvals = new FakeApprovals();
     steering = await steeringService();
     commands = [];
+    discardAnswer = undefined;
     controller = new PanelController({
       approvals,
       activity: new FakeActivity(),
@@ -196,7 +199,7 @@ describe('panel steering: the host', () => {
       debounceMs: 10,
       executeCommand: (command, ...args) => {
         commands.push({ command, args });
-        return Promise.resolve(undefined);
+        return Promise.resolve(command === 'codespace.discardWork' ? discardAnswer : undefined);
       },
     });
     posted = [];
@@ -283,6 +286,23 @@ describe('panel steering: the host', () => {
     assert.deepEqual(commands, []);
     assert.deepEqual(await send({ type: 'reviewWork', requestId: 'r4', workId: w.id }), { type: 'reply', requestId: 'r4', ok: true });
     assert.deepEqual(commands, [{ command: 'codespace.reviewWork', args: [w.id] }]);
+  });
+
+  it('discards a work through the command (which asks the developer), and passes a refusal back', async () => {
+    const w = await steering.openWork('ws', 'w');
+    await sleep(30);
+    assert.equal(lastState().works?.[0]?.holdsWorktree, undefined, 'a shared work offers no discard');
+    await steering.updateWork(w.id, (cur) => ({ ...cur, worktrees: [{ workspace_id: 'ws', root: '/nowhere/t', top: '/nowhere/t', branch: 'codespace/w-1', base: 'b' }] }));
+    await sleep(30);
+    assert.equal(lastState().works?.[0]?.holdsWorktree, true);
+    const r0 = await send({ type: 'discardWork', requestId: 'r0', workId: 'nope' });
+    assert.ok(r0?.type === 'reply' && !r0.ok && /no work nope/.test(r0.error ?? ''));
+    discardAnswer = { ok: false, code: 'REFUSED', message: 'an agent is acting on it' };
+    const r1 = await send({ type: 'discardWork', requestId: 'r1', workId: w.id });
+    assert.deepEqual(r1, { type: 'reply', requestId: 'r1', ok: false, error: 'an agent is acting on it' });
+    discardAnswer = { ok: false, code: 'CANCELLED' };
+    assert.deepEqual(await send({ type: 'discardWork', requestId: 'r2', workId: w.id }), { type: 'reply', requestId: 'r2', ok: true }, 'the developer said no: nothing to show');
+    assert.deepEqual(commands, [{ command: 'codespace.discardWork', args: [w.id] }, { command: 'codespace.discardWork', args: [w.id] }]);
   });
 
   it('keeps instruction text as data: a queued "approve" message approves nothing', async () => {

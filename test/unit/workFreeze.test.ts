@@ -91,6 +91,67 @@ describe('work checkpoints of a real repository (FreezeGit)', function () {
     assert.equal(cp?.top, repo, 'any folder of the repository names it');
     assert.equal(cp?.changed, true, 'new.txt and the deletion are not committed');
   });
+
+  it('with core.fileMode=false records the mode git would commit: an executable bit flipped on disk changes nothing, content does', async () => {
+    git(repo, 'config', 'core.fileMode', 'false');
+    const d0 = await digest();
+    fs.chmodSync(path.join(repo, 'a.txt'), 0o755);
+    fs.chmodSync(path.join(repo, 'sub/b.sh'), 0o755);
+    assert.equal(await digest(), d0, 'git ignores the bits, so does the checkpoint');
+    fs.writeFileSync(path.join(repo, 'new.sh'), 'echo new\n', { mode: 0o755 });
+    const d1 = await digest();
+    assert.notEqual(d1, d0, 'an untracked file counts');
+    fs.chmodSync(path.join(repo, 'new.sh'), 0o644);
+    assert.equal(await digest(), d1, 'an untracked file is recorded as git would add it (not executable)');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'changed\n');
+    assert.notEqual(await digest(), d1, 'content still counts');
+    // A mode staged in the index is the one recorded (and committed).
+    const d2 = await digest();
+    git(repo, 'update-index', '--chmod=+x', 'sub/b.sh');
+    const [cp] = await checkpoints.capture([{ workspace_ids: ['r'], root: repo }]);
+    assert.notEqual(cp?.digest, d2);
+    const file = cp?.entries.find((e) => e.kind === 'file' && e.path === 'sub/b.sh');
+    assert.equal(file?.kind === 'file' ? file.mode : undefined, '100755');
+    // Committed as recorded: the staged executable bit, not HEAD's mode nor the disk's.
+    await checkpoints.commit(cp as NonNullable<typeof cp>, 'as frozen');
+    assert.match(git(repo, 'ls-tree', 'HEAD', 'sub/b.sh'), /^100755 /);
+    assert.match(git(repo, 'ls-tree', 'HEAD', 'a.txt'), /^100644 /);
+    assert.equal(git(repo, 'show', 'HEAD:a.txt'), 'changed\n');
+  });
+
+  it('compares a nested repository (untracked, with its own .git) by its own checkpoint: an edit inside it changes the digest', async () => {
+    const nested = makeRepo(path.join(repo, 'vendor', 'lib'), { 'x.txt': 'x one\n' });
+    const d0 = await digest();
+    assert.equal(await digest(), d0, 'stable');
+    fs.writeFileSync(path.join(nested, 'x.txt'), 'x edited\n');
+    const d1 = await digest();
+    assert.notEqual(d1, d0, 'an edit inside the nested repository');
+    fs.writeFileSync(path.join(nested, 'y.txt'), 'new in nested\n');
+    const d2 = await digest();
+    assert.notEqual(d2, d1, 'a new file inside it');
+    git(nested, 'add', '-A');
+    git(nested, 'commit', '-q', '-m', 'nested commit');
+    assert.notEqual(await digest(), d2, 'a commit inside it');
+  });
+
+  it('compares a submodule by its checkout: moved to another commit or made dirty changes the digest', async () => {
+    const upstream = makeRepo(path.join(dir, 'upstream'), { 'm.txt': 'm one\n' });
+    const first = git(upstream, 'rev-parse', 'HEAD').trim();
+    fs.writeFileSync(path.join(upstream, 'm.txt'), 'm two\n');
+    git(upstream, 'commit', '-q', '-am', 'two');
+    git(repo, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'mod');
+    git(repo, 'commit', '-q', '-m', 'submodule');
+    const mod = path.join(repo, 'mod');
+    const d0 = await digest();
+    assert.equal(await digest(), d0, 'stable');
+    fs.writeFileSync(path.join(mod, 'm.txt'), 'dirty\n');
+    const d1 = await digest();
+    assert.notEqual(d1, d0, 'a dirty submodule');
+    git(mod, 'checkout', '-q', '--', 'm.txt');
+    assert.equal(await digest(), d0, 'clean again: the same digest');
+    git(mod, 'checkout', '-q', first);
+    assert.notEqual(await digest(), d0, 'the submodule moved to another commit (not staged)');
+  });
 });
 
 describe('work_review: freeze, bound review, reviewed commit (two git folders, real assembly)', function () {

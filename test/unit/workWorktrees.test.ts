@@ -47,6 +47,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
   let plain: string;
   let assembled: AssembledServices | undefined;
   let maxWorktrees = 8;
+  let maxDiskMiB = 2048;
 
   let sandboxed = false;
   let hangBeforeFinish = false;
@@ -63,6 +64,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
       ), storage, {
         worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
         maxWorktreeWorks: () => maxWorktrees,
+        maxWorktreeDiskMiB: () => maxDiskMiB,
         contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
         ...(confirmPatches ? { approvalPolicy: () => ({ patches: 'confirm' as const, commands: 'off' as const, agentMayResolve: false }) } : {}),
         ...(hangBeforeFinish ? { faults: { beforeFinish: () => new Promise<void>(() => undefined) } } : {}),
@@ -99,6 +101,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     fs.mkdirSync(plain);
     fs.writeFileSync(path.join(plain, 'notes.txt'), 'not in git\n');
     maxWorktrees = 8;
+    maxDiskMiB = 2048;
     sandboxed = false;
     hangBeforeFinish = false;
     confirmPatches = false;
@@ -392,6 +395,143 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     const out = await finish(a, workId);
     assert.deepEqual(out.find((t) => t.workspace_id === 'beta')?.reason, 'unmerged');
     assert.ok(fs.existsSync(rootB));
+  });
+
+  it('discard drops uncommitted and untracked files, removes the worktrees and clean branches, and finishes the work', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Discard dirty', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'changed, not committed\n');
+    fs.writeFileSync(path.join(rootA, 'new.txt'), 'untracked\n');
+    fs.writeFileSync(path.join(rootB, 'other.txt'), 'untracked\n');
+    const draft = await a.steering.createDraft(workId, 'queued, never claimed', { queue: true });
+    const survey = await a.steering.surveyDiscard(workId);
+    assert.deepEqual(survey.map((s) => [s.workspace_id, s.present, s.changed, s.untracked, s.unsaved]), [['alpha', true, 1, 1, 0], ['beta', true, 0, 1, 0]]);
+    const before = [snapshot(repoA), snapshot(repoB)];
+    const out = await a.steering.discardWork(workId);
+    assert.deepEqual(out.worktrees.map((t) => [t.workspace_id, t.removed, t.removed && t.branch_deleted]), [['alpha', true, true], ['beta', true, true]]);
+    assert.ok(!fs.existsSync(rootA) && !fs.existsSync(rootB));
+    assert.equal(branchesOf(repoA), '');
+    assert.equal(branchesOf(repoB), '');
+    assert.equal(worktreesOf(repoA), 1);
+    assert.deepEqual([snapshot(repoA), snapshot(repoB)], before, 'the folders themselves are untouched');
+    assert.equal(a.steering.work(workId)?.status, 'finished');
+    assert.equal(a.steering.work(workId)?.discarded_at, a.steering.work(workId)?.finished_at, 'marked discarded, not finished by its agent');
+    assert.equal(a.steering.instruction(draft.id)?.status, 'draft', 'a queued instruction no agent saw goes back to a draft');
+    // What the agent sees afterwards: the work is finished, its worktrees removed.
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+    await fails(a, 'read', { workspace_id: 'alpha', path: 'README.md', work_id: workId }, 'INVALID_ARGUMENTS', 'worktree_removed');
+    await assert.rejects(a.steering.discardWork(workId), (e: { details?: { reason?: string } }) => e.details?.reason === 'no_worktree');
+  });
+
+  it('discard keeps a branch with unpushed commits (and says how many), deletes a pushed one, and never loses a commit', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Discard commits', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    const branch = String(a.steering.work(workId)?.worktrees?.[0]?.branch);
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'one\n');
+    git(rootA, 'commit', '-q', '-am', 'one');
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'two\n');
+    git(rootA, 'commit', '-q', '-am', 'two');
+    const tipA = git(rootA, 'rev-parse', 'HEAD').trim();
+    fs.writeFileSync(path.join(rootA, 'README.md'), 'dropped\n');
+    fs.writeFileSync(path.join(rootB, 'lib.txt'), 'pushed\n');
+    git(rootB, 'commit', '-q', '-am', 'pushed');
+    const bare = path.join(dir, 'remote.git');
+    git(dir, 'init', '-q', '--bare', bare);
+    git(repoB, 'remote', 'add', 'origin', bare);
+    git(rootB, 'push', '-q', 'origin', branch);
+    assert.deepEqual((await a.steering.surveyDiscard(workId)).map((s) => [s.workspace_id, s.changed, s.unsaved]), [['alpha', 1, 2], ['beta', 0, 0]]);
+    const out = await a.steering.discardWork(workId);
+    assert.deepEqual(out.worktrees, [
+      { workspace_id: 'alpha', removed: true, branch, branch_deleted: false, kept_commits: 2 },
+      { workspace_id: 'beta', removed: true, branch, branch_deleted: true },
+    ]);
+    assert.ok(!fs.existsSync(rootA) && !fs.existsSync(rootB));
+    assert.equal(git(repoA, 'rev-parse', branch).trim(), tipA, 'the branch keeps its commits');
+    assert.equal(worktreesOf(repoA), 1);
+    assert.equal(branchesOf(repoB), '');
+    // The kept branch no longer holds a worktree: the work does not count against the bound.
+    assert.deepEqual(await finish(a, workId), [{ workspace_id: 'alpha', removed: true }, { workspace_id: 'beta', removed: true }]);
+  });
+
+  it('discard handles a worktree folder deleted by hand, keeps a detached HEAD with commits, and refuses while an instruction is claimed', async () => {
+    const a = await assemble();
+    const workId = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Discard gone', isolation: 'worktree' })).work_id);
+    const rootA = a.steering.rootFor(workId, 'alpha') as string;
+    const rootB = a.steering.rootFor(workId, 'beta') as string;
+    git(rootB, 'checkout', '-q', '--detach');
+    fs.writeFileSync(path.join(rootB, 'lib.txt'), 'on a detached head\n');
+    git(rootB, 'commit', '-q', '-am', 'detached commit');
+    fs.rmSync(rootA, { recursive: true, force: true });
+    const ins = await a.steering.createDraft(workId, 'do it', { queue: true });
+    await a.steering.claimNext(workId, 'S1');
+    await assert.rejects(a.steering.discardWork(workId), (e: { details?: { reason?: string } }) => e.details?.reason === 'instruction_claimed');
+    assert.equal(a.steering.work(workId)?.status, 'open', 'nothing changed');
+    await a.steering.requeue(ins.id);
+    const survey = await a.steering.surveyDiscard(workId);
+    assert.deepEqual(survey.map((s) => [s.workspace_id, s.present, s.unsaved]), [['alpha', false, 0], ['beta', true, 1]]);
+    const out = await a.steering.discardWork(workId);
+    assert.deepEqual(out.worktrees.map((t) => [t.workspace_id, t.removed, t.removed ? t.branch_deleted : t.reason]), [['alpha', true, true], ['beta', false, 'unmerged']]);
+    assert.equal(worktreesOf(repoA), 1, 'the stale entry is pruned');
+    assert.equal(branchesOf(repoA), '');
+    assert.ok(fs.existsSync(rootB), 'the detached commit stays in its worktree');
+    assert.ok(a.steering.work(workId)?.discarded_at !== undefined);
+    assert.match(git(rootB, 'log', '-1', '--format=%s'), /detached commit/);
+  });
+
+  it('bounds the disk size of the worktrees held: refuses before creating anything, with the sizes, and counts a discard as freed', async () => {
+    git(repoA, 'tag', 'small');
+    git(repoB, 'tag', 'small');
+    const big = Buffer.alloc(3 * 1024 * 1024, 7);
+    fs.writeFileSync(path.join(repoA, 'big.bin'), big);
+    git(repoA, 'add', 'big.bin');
+    git(repoA, 'commit', '-q', '-m', 'big');
+    maxDiskMiB = 5;
+    const a = await assemble();
+    const first = String((await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Big one', isolation: 'worktree' })).work_id);
+    const body = await fails(a, 'work_open', { workspace_id: 'alpha', title: 'Big two', isolation: 'worktree' }, 'UNAVAILABLE', 'worktree_disk_limit');
+    const d = body?.details as { max_mib: number; used_mib: number; needed_mib: number };
+    assert.equal(d.max_mib, 5);
+    assert.ok(d.used_mib >= 3 && d.used_mib <= 3.1, `used ${d.used_mib}`);
+    assert.ok(d.needed_mib >= 3 && d.needed_mib <= 3.1, `needed ${d.needed_mib}`);
+    assert.match(String(body?.message), /codespace\.works\.maxWorktreeDiskMiB/);
+    assert.equal(git(repoA, 'branch', '--list', 'codespace/big-two-*').trim(), '', 'no branch is left');
+    assert.equal(worktreesOf(repoA), 2, 'no worktree is made');
+    // A bad base is still named as such under the bound.
+    await fails(a, 'work_open', { workspace_id: 'alpha', title: 'Bad', isolation: 'worktree', base: 'no-such-ref' }, 'INVALID_ARGUMENTS', 'unknown_base');
+    // A base without the big file needs less: it fits.
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Small base', isolation: 'worktree', base: 'small' });
+    // Discarded, the first work's files no longer count.
+    await a.steering.discardWork(first);
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Big two', isolation: 'worktree' });
+    // 0: no bound.
+    maxDiskMiB = 0;
+    await ok(a, 'work_open', { workspace_id: 'alpha', title: 'Big three', isolation: 'worktree' });
+  });
+
+  it('measures worktrees without following links and counts a hard-linked file once; a checkout by its blob sizes', async () => {
+    const holder = path.join(dir, 'held');
+    const trees = new GitWorktrees({ dir: holder });
+    assert.equal(await trees.usage(), 0, 'nothing held yet');
+    fs.mkdirSync(path.join(holder, 'w1', 'repo', 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(holder, 'w1', 'repo', 'a.txt'), Buffer.alloc(1000));
+    fs.writeFileSync(path.join(holder, 'w1', 'repo', 'sub', 'b.txt'), Buffer.alloc(500));
+    fs.linkSync(path.join(holder, 'w1', 'repo', 'a.txt'), path.join(holder, 'w1', 'repo', 'sub', 'a-link.txt'));
+    const outside = path.join(dir, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'huge.bin'), Buffer.alloc(2 * 1024 * 1024));
+    const linkFile = path.join(holder, 'w1', 'repo', 'to-huge');
+    const linkDir = path.join(holder, 'w1', 'repo', 'to-outside');
+    fs.symlinkSync(path.join(outside, 'huge.bin'), linkFile);
+    fs.symlinkSync(outside, linkDir);
+    const links = fs.lstatSync(linkFile).size + fs.lstatSync(linkDir).size;
+    assert.equal(await trees.usage(), 1000 + 500 + links);
+    const sizes = git(repoA, 'ls-tree', '-r', '-l', 'HEAD').split('\n').filter((l) => l !== '').reduce((n, l) => n + Number(l.split(/\s+/)[3]), 0);
+    assert.equal(sizes, 'export const a = 1;\n'.length + 'alpha\n'.length);
+    assert.equal(await trees.checkoutBytes([{ id: 'alpha', root: repoA }, { id: 'alpha-src', root: path.join(repoA, 'src') }, { id: 'plain', root: plain }], {}), sizes, 'one repository counted once; a folder outside git adds nothing');
   });
 
   it('a shared work still acts in the folder itself, and only in its own workspace', async () => {

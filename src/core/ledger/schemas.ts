@@ -136,6 +136,8 @@ export const workRecordSchema = z.object({
   status: z.enum(['open', 'finished']),
   opened_at: z.string(),
   finished_at: z.string().optional(),
+  /** Set when the developer discarded the work (CodeSpace: Discard Work…). */
+  discarded_at: z.string().optional(),
   session: z.string().optional(),
   baseline: z.string().optional(),
   /** A work with its own git worktrees (absent: it edits the workspace folders themselves). */

@@ -14,7 +14,12 @@ export type CheckpointEntry =
   | { readonly kind: 'file'; readonly path: string; readonly mode: string; readonly blob: string; readonly sha256: string; readonly untracked: boolean }
   /** A tracked path with no file in the working tree. */
   | { readonly kind: 'deleted'; readonly path: string }
-  /** A tracked path that is a folder now (a nested repository): named, not hashed. */
+  /**
+   * A nested repository at `path` (a submodule's checkout, or an untracked folder with its own `.git`): `digest` is
+   * its own repository digest (its HEAD, index, files and untracked files, nested ones in turn).
+   */
+  | { readonly kind: 'repo'; readonly path: string; readonly digest: string }
+  /** A path that is neither a file, a link nor a repository (an empty or uninitialised submodule folder): named only. */
   | { readonly kind: 'other'; readonly path: string };
 
 /** A repository of a work: the folder a worktree or workspace is in (any folder inside the repository). */

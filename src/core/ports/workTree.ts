@@ -66,7 +66,40 @@ export interface WorktreeFactory {
    * `folderOf` (the workspace folder of an id) finds the repository of a worktree whose folder was deleted by hand.
    */
   retire(worktrees: readonly WorkWorktree[], opts?: { readonly folderOf?: (workspaceId: string) => string | undefined }): Promise<WorktreeRetirement[]>;
+  /** What discarding would drop, per repository (one entry per entry of `worktrees`, shared like retire's). */
+  survey(worktrees: readonly WorkWorktree[], opts?: { readonly folderOf?: (workspaceId: string) => string | undefined }): Promise<WorktreeSurvey[]>;
+  /**
+   * The developer's explicit discard: per repository, removes the worktree even with changed or untracked files
+   * (they are dropped), and deletes the task branch only when no commit of it would be lost (retire's rule);
+   * otherwise the branch stays with its commits. A detached HEAD there holding such commits keeps the worktree.
+   */
+  discard(worktrees: readonly WorkWorktree[], opts?: { readonly folderOf?: (workspaceId: string) => string | undefined }): Promise<WorktreeDiscard[]>;
+  /** Bytes the files of every worktree it holds take now (each file once, no link followed). */
+  usage(): Promise<number>;
+  /**
+   * Bytes a new work's checkout would take before it is made: per git repository among `folders`, the sum of the
+   * blob sizes at `base` (default HEAD). Checks `base` as `create` does (same errors).
+   */
+  checkoutBytes(folders: readonly { readonly id: string; readonly root: string }[], opts: { readonly base?: string }): Promise<number>;
 }
+
+/** What a worktree holds that a discard drops (`changed`, `untracked` files) or keeps (`unsaved` commits on its branch). */
+export interface WorktreeSurvey {
+  readonly workspace_id: string;
+  readonly top: string;
+  readonly branch: string;
+  /** False when the worktree folder is no longer on disk. */
+  readonly present: boolean;
+  readonly changed: number;
+  readonly untracked: number;
+  /** Commits on the branch (or a detached HEAD) that neither the base, another branch nor a remote-tracking ref holds. */
+  readonly unsaved: number;
+}
+
+/** One repository's answer to a discard: the worktree removed, and the branch deleted or kept with `kept_commits`. */
+export type WorktreeDiscard =
+  | { readonly workspace_id: string; readonly removed: true; readonly branch: string; readonly branch_deleted: boolean; readonly kept_commits?: number }
+  | { readonly workspace_id: string; readonly removed: false; readonly branch: string; readonly reason: WorktreeKeptReason; readonly detail?: string };
 
 /**
  * Why a work's worktree and branch are kept at work_finish: `uncommitted` (changed or untracked files in the

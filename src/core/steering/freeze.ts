@@ -21,7 +21,7 @@ export const MAX_FINDINGS_BYTES = 16 * 1024;
 /** Reviews kept per work (the newest). */
 export const MAX_REVIEWS = 50;
 
-const KIND_ORDER: Record<CheckpointEntry['kind'], number> = { head: 0, index: 1, file: 2, deleted: 3, other: 4 };
+const KIND_ORDER: Record<CheckpointEntry['kind'], number> = { head: 0, index: 1, file: 2, deleted: 3, other: 4, repo: 5 };
 
 /**
  * The canonical listing of a repository's checkpoint: one line per entry, sorted by kind then path (bytewise), the
@@ -45,6 +45,8 @@ function lineOf(e: CheckpointEntry): string {
       return `deleted ${JSON.stringify(e.path)}`;
     case 'other':
       return `other ${JSON.stringify(e.path)}`;
+    case 'repo':
+      return `repo ${e.digest} ${JSON.stringify(e.path)}`;
   }
 }
 

@@ -20,6 +20,8 @@ export interface WorkView {
   readonly status: 'open' | 'finished';
   readonly opened_at: string;
   readonly finished_at?: string;
+  /** When the developer discarded it (its worktrees removed, uncommitted files dropped). */
+  readonly discarded_at?: string;
   /** The MCP session that opened the work (informational: sessions end with a reload, works do not). */
   readonly session?: string;
   /** opaque baseline captured at work_open, see WorkBaseline */

@@ -24,13 +24,16 @@ import type {
   WorkOperations,
   WorkView,
 } from './steering';
-import type { WorkWorktree, WorktreeRetirement } from '../ports/workTree';
+import type { WorkWorktree, WorktreeDiscard, WorktreeRetirement, WorktreeSurvey } from '../ports/workTree';
 import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_TITLE_CHARS } from './steering';
 
 /** Finished works kept (the newest), with their instructions; open works are always kept. */
 export const DEFAULT_FINISHED_WORKS = 200;
 /** Open works with their own worktrees at once, by default (`codespace.works.maxWorktrees`). */
 export const DEFAULT_MAX_WORKTREE_WORKS = 8;
+/** Total MiB the worktrees held may take, by default (`codespace.works.maxWorktreeDiskMiB`; 0: no bound). */
+export const DEFAULT_MAX_WORKTREE_DISK_MIB = 2048;
+const MIB = 1024 * 1024;
 const COMPACT_AFTER_APPENDS = 2000;
 const utf8 = new TextEncoder();
 
@@ -47,6 +50,8 @@ export interface SteeringServiceOptions {
   readonly worktrees?: WorktreeFactory;
   /** How many open works may have worktrees at once (read at every work_open). */
   readonly maxWorktreeWorks?: () => number;
+  /** How many MiB all worktrees held may take together (read at every work_open; 0: no bound). */
+  readonly maxWorktreeDiskMiB?: () => number;
   /** The isolation of a work_open that names none (`codespace.works.isolation`; default shared). */
   readonly defaultIsolation?: () => WorkIsolation;
   /** Captures the workspace at work_open for a later review (absent: works carry no baseline). */
@@ -86,6 +91,8 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   private opened = false;
   /** work_open calls creating worktrees now (counted against the bound). */
   private creating = 0;
+  /** Under the disk bound, worktrees are measured and created one work_open at a time (each sees the last one's files). */
+  private diskGate: Promise<void> = Promise.resolve();
   /** work id → its worktree removals under way (work_finish twice at once runs them one after the other). */
   private readonly retiring = new Map<string, Promise<void>>();
   private chain: Promise<void> = Promise.resolve();
@@ -428,6 +435,94 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     return step;
   }
 
+  /** What discarding work `workId` would drop and keep, per folder it still holds a worktree of. */
+  async surveyDiscard(workId: string): Promise<WorktreeSurvey[]> {
+    const w = this.requireWork(workId);
+    const left = (w.worktrees ?? []).filter((t) => t.removed_at === undefined);
+    if (left.length === 0 || !this.options.worktrees) return [];
+    return this.options.worktrees.survey(left, { folderOf: (id) => this.folderOf(id) });
+  }
+
+  /**
+   * The developer's discard of a work with worktrees: it is finished (its queued instructions go back to drafts, no
+   * agent having seen them), and each worktree is removed with whatever changed or untracked files it has; a task
+   * branch goes only when no commit of it would be lost, else it stays. Refused while an instruction of the work is
+   * claimed (an agent is acting on it) or a command of the work runs (it could be writing in the worktree).
+   */
+  async discardWork(workId: string): Promise<{ work: WorkView; worktrees: WorktreeDiscard[] }> {
+    this.assertOpen();
+    const w = this.requireWork(workId);
+    if (!holdsWorktree(w) || (w.worktrees ?? []).every((t) => t.removed_at !== undefined)) {
+      throw new InvalidArgumentsError(`Work ${w.id} holds no worktree: there is nothing to discard.`, { details: { reason: 'no_worktree', work_id: w.id } });
+    }
+    const claimed = this.live(workId).filter((r) => r.status === 'claimed');
+    if (claimed.length > 0) {
+      throw new InvalidArgumentsError(`An agent is acting on ${claimed.length} instruction(s) of work ${w.id}; it is not discarded.`, {
+        hint: 'Wait for the agent to complete them, or put them back in the queue (its agent went away), then discard.',
+        details: { reason: 'instruction_claimed', work_id: w.id, instructions: claimed.map((r) => r.id) },
+      });
+    }
+    const running = this.runningProcesses(workId);
+    if (running.length > 0) {
+      throw new ToolError('WORKSPACE_BUSY', `${running.length} command(s) of work ${w.id} still run; it is not discarded.`, {
+        hint: 'Stop them (or wait for them to end), then discard.',
+        details: { reason: 'processes_running', work_id: w.id, processes: [...running] },
+      });
+    }
+    if (w.status === 'open') {
+      // Decided synchronously (no await until the work is finished), so no claim slips in between.
+      const saved: Promise<void>[] = [];
+      for (const r of this.live(workId)) {
+        if (r.status !== 'queued') continue;
+        const back: InstructionRecord = { ...r, status: 'draft', revision: r.revision + 1 };
+        delete back.queued_at;
+        delete back.seq;
+        this.instructionMap.set(r.id, back);
+        this.events.emit({ kind: 'instruction', instruction: instructionView(back) });
+        saved.push(this.persistInstruction(back));
+      }
+      const at = this.timestamp();
+      const done: WorkRecord = { ...w, status: 'finished', finished_at: at, discarded_at: at };
+      this.workMap.set(w.id, done);
+      for (const [s, id] of this.sessions) if (id === w.id) this.sessions.delete(s);
+      this.events.emit({ kind: 'work', work: workView(done) });
+      saved.push(this.persistWork(done));
+      await Promise.all(saved);
+    }
+    const step = (this.retiring.get(workId) ?? Promise.resolve()).then(async () => {
+      const left = (this.requireWork(workId).worktrees ?? []).filter((t) => t.removed_at === undefined);
+      const factory = this.options.worktrees;
+      const outcomes: WorktreeDiscard[] =
+        left.length === 0 ? [] : factory ? await factory.discard(left, { folderOf: (id) => this.folderOf(id) }) : left.map((t) => ({ workspace_id: t.workspace_id, removed: false as const, branch: t.branch, reason: 'failed' as const, detail: 'this host has no git support' }));
+      const gone = new Set(outcomes.filter((o) => o.removed).map((o) => o.workspace_id));
+      const now = this.requireWork(workId);
+      let next = now;
+      if (gone.size > 0) {
+        const at = this.timestamp();
+        next = { ...now, worktrees: (now.worktrees ?? []).map((t) => (t.removed_at === undefined && gone.has(t.workspace_id) ? { ...t, removed_at: at } : t)) };
+        this.workMap.set(workId, next);
+        this.events.emit({ kind: 'work', work: workView(next) });
+        await this.persistWork(next);
+      }
+      if (next.discarded_at === undefined) {
+        next = { ...next, discarded_at: this.timestamp() };
+        this.workMap.set(workId, next);
+        this.events.emit({ kind: 'work', work: workView(next) });
+        await this.persistWork(next);
+      }
+      this.options.logger.info(`[steering] work ${workId} discarded by the developer`);
+      return { work: workView(next), worktrees: outcomes };
+    });
+    const settled = step.then(() => undefined, () => undefined);
+    this.retiring.set(workId, settled);
+    void settled.then(() => {
+      if (this.retiring.get(workId) === settled) this.retiring.delete(workId);
+    });
+    const out = await step;
+    this.trim();
+    return out;
+  }
+
   /** steer_claim_next: the oldest queued instruction, now claimed; undefined when none is queued. */
   async claimNext(workId: string, session?: string): Promise<InstructionView | undefined> {
     this.assertOpen();
@@ -580,8 +675,22 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       });
     }
     this.creating++;
+    const maxMiB = this.options.maxWorktreeDiskMiB?.() ?? DEFAULT_MAX_WORKTREE_DISK_MIB;
+    let release = (): void => undefined;
+    const turn = this.diskGate;
+    if (maxMiB > 0) this.diskGate = new Promise<void>((r) => (release = r));
     try {
       const folders = (this.options.workspaces.list?.() ?? [this.options.workspaces.get(workspaceId)]).map((f) => ({ id: f.id, root: f.root }));
+      if (maxMiB > 0) {
+        await turn;
+        const [needed, used] = await Promise.all([factory.checkoutBytes(folders, base !== undefined ? { base } : {}), factory.usage()]);
+        if (used + needed > maxMiB * MIB) {
+          throw new ToolError('UNAVAILABLE', `The worktrees held take ${mib(used)} MiB and this work's checkout needs ${mib(needed)} MiB; at most ${maxMiB} MiB together (codespace.works.maxWorktreeDiskMiB).`, {
+            hint: 'Finish works holding worktrees (a finished work keeps one until its changes are committed and merged or pushed) or ask the developer to discard one, or open this work with isolation "shared".',
+            details: { reason: 'worktree_disk_limit', max_mib: maxMiB, used_mib: mib(used), needed_mib: mib(needed) },
+          });
+        }
+      }
       const made = await factory.create(folders, { name: `codespace/${branchSlug(title)}-${id.replace(/^work_/, '').slice(0, 8)}`, ...(base !== undefined ? { base } : {}) });
       if (!made.some((t) => t.workspace_id === workspaceId)) {
         await factory.remove(made, { branches: true });
@@ -594,6 +703,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       return made;
     } finally {
       this.creating--;
+      release();
     }
   }
 
@@ -748,6 +858,7 @@ function workView(w: WorkRecord): WorkView {
     status: w.status,
     opened_at: w.opened_at,
     ...(w.finished_at !== undefined ? { finished_at: w.finished_at } : {}),
+    ...(w.discarded_at !== undefined ? { discarded_at: w.discarded_at } : {}),
     ...(w.session !== undefined ? { session: w.session } : {}),
     ...(w.baseline !== undefined ? { baseline: w.baseline } : {}),
     ...(w.worktrees !== undefined
@@ -761,6 +872,11 @@ function workView(w: WorkRecord): WorkView {
 }
 
 /** Whether a work still has a worktree on disk: open with worktrees, or finished with one kept. */
+/** Bytes in MiB, one decimal, rounded up (a non-zero size never shows as 0). */
+function mib(bytes: number): number {
+  return Math.ceil((bytes / MIB) * 10) / 10;
+}
+
 function holdsWorktree(w: WorkRecord): boolean {
   return w.worktrees !== undefined && (w.status === 'open' || w.worktrees.some((t) => t.removed_at === undefined));
 }

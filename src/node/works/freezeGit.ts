@@ -17,6 +17,8 @@ import { repoDigest } from '../../core/steering/freeze';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+/** How deep nested repositories are compared by their own checkpoint (deeper ones are named only). */
+const MAX_NESTING = 4;
 
 export interface FreezeGitOptions {
   readonly git?: string;
@@ -77,26 +79,37 @@ export class FreezeGit implements WorkCheckpoints {
     return out;
   }
 
-  private async captureOne(top: string, workspaceIds: readonly string[]): Promise<RepoCheckpoint> {
+  private async captureOne(top: string, workspaceIds: readonly string[], depth = 0): Promise<RepoCheckpoint> {
     const format = (await this.run(['rev-parse', '--show-object-format'], top).catch(() => 'sha1')).trim() === 'sha256' ? 'sha256' : 'sha1';
     const head = await this.headOf(top);
     const branch = (await this.run(['symbolic-ref', '-q', '--short', 'HEAD'], top).catch(() => '')).trim() || 'detached';
     const entries: CheckpointEntry[] = [{ kind: 'head', commit: head, branch }];
     const tracked = new Set<string>();
+    // path → the index's mode of it (stage 0, else the first stage listed).
+    const indexModes = new Map<string, string>();
     for (const line of splitZ(await this.run(['ls-files', '-s', '-z'], top))) {
       const m = /^(\d+) ([0-9a-f]+) (\d)\t(.*)$/s.exec(line);
       if (!m) continue;
       const p = m[4] as string;
       entries.push({ kind: 'index', path: p, mode: m[1] as string, blob: m[2] as string, stage: Number(m[3]) });
       tracked.add(p);
+      if (m[3] === '0' || !indexModes.has(p)) indexModes.set(p, m[1] as string);
     }
+    // With core.fileMode=false git ignores the executable bit on disk: the mode it would commit is the index's (a
+    // new file's is 100644), so that is the mode recorded, and a bit flipped on disk changes nothing.
+    const trustModes = (await this.run(['config', '--type=bool', '--get', 'core.fileMode'], top).catch(() => 'true')).trim() !== 'false';
+    const modeOf = (p: string, disk: string): string => {
+      if (trustModes || disk === '120000') return disk;
+      const indexed = indexModes.get(p);
+      return indexed === '100644' || indexed === '100755' ? indexed : '100644';
+    };
     const untracked = splitZ(await this.run(['ls-files', '-z', '--others', '--exclude-standard'], top));
     const seen = new Set<string>();
     for (const [p, isUntracked] of [...[...tracked].map((p) => [p, false] as const), ...untracked.map((p) => [p, true] as const)]) {
       if (seen.has(p)) continue;
       seen.add(p);
-      const e = await this.fileEntry(top, p, isUntracked, format);
-      if (e) entries.push(e);
+      const e = await this.fileEntry(top, p, isUntracked, format, depth);
+      if (e) entries.push(e.kind === 'file' ? { ...e, mode: modeOf(p, e.mode) } : e);
     }
     const changed = await this.differsFromHead(top, head, entries);
     return { workspace_ids: workspaceIds, top, head, digest: repoDigest(entries), changed, entries };
@@ -106,7 +119,7 @@ export class FreezeGit implements WorkCheckpoints {
     return (await this.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}'], top).catch(() => '')).trim() || 'unborn';
   }
 
-  private async fileEntry(top: string, rel: string, untracked: boolean, format: 'sha1' | 'sha256'): Promise<CheckpointEntry | undefined> {
+  private async fileEntry(top: string, rel: string, untracked: boolean, format: 'sha1' | 'sha256', depth: number): Promise<CheckpointEntry | undefined> {
     const abs = path.join(top, ...rel.replace(/\/$/, '').split('/'));
     let st;
     try {
@@ -124,11 +137,37 @@ export class FreezeGit implements WorkCheckpoints {
     } else if (st.isFile()) {
       bytes = await fsp.readFile(abs);
       mode = (st.mode & 0o111) !== 0 ? '100755' : '100644';
+    } else if (st.isDirectory()) {
+      return (await this.nestedEntry(abs, rel, depth)) ?? { kind: 'other', path: rel };
     } else {
       return { kind: 'other', path: rel };
     }
     const blob = createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
     return { kind: 'file', path: rel, mode, blob, sha256: createHash('sha256').update(bytes).digest('hex'), untracked };
+  }
+
+  /**
+   * A folder git lists as one path: a submodule's checkout or an untracked folder with its own `.git`. Compared by
+   * its own checkpoint (HEAD, index, files, untracked files), so moving it to another commit, or any change inside
+   * it, changes the outer digest; a folder without a repository of its own (an uninitialised submodule) is named only.
+   */
+  private async nestedEntry(abs: string, rel: string, depth: number): Promise<CheckpointEntry | undefined> {
+    if (depth >= MAX_NESTING) return undefined;
+    try {
+      await fsp.lstat(path.join(abs, '.git'));
+    } catch {
+      return undefined;
+    }
+    let inner: string;
+    try {
+      inner = (await this.run(['rev-parse', '--show-toplevel'], abs)).trim();
+    } catch {
+      return undefined;
+    }
+    // A broken .git makes git answer for the outer repository: that is no nested repository.
+    if (path.resolve(inner) !== path.resolve(await fsp.realpath(abs))) return undefined;
+    const cp = await this.captureOne(abs, [], depth + 1);
+    return { kind: 'repo', path: rel, digest: cp.digest };
   }
 
   /** Whether the working-tree files differ from HEAD's tree (what a commit would record). */
@@ -172,10 +211,25 @@ export class FreezeGit implements WorkCheckpoints {
       if ((await this.headOf(top)) !== expected.head) throw stale(expected, 'HEAD moved');
       await this.run(expected.head === 'unborn' ? ['read-tree', '--empty'] : ['read-tree', expected.head], top, env);
       await this.run(['add', '-A', '--', ':/'], top, env);
-      const staged = new Map<string, string>();
-      for (const line of splitZ(await this.run(['ls-files', '-s', '-z'], top, env))) {
-        const m = /^(\d+) ([0-9a-f]+) (\d)\t(.*)$/s.exec(line);
-        if (m && m[1] !== '160000') staged.set(m[4] as string, `${m[1]} ${m[2]}`);
+      const stagedNow = async (): Promise<Map<string, string>> => {
+        const out = new Map<string, string>();
+        for (const line of splitZ(await this.run(['ls-files', '-s', '-z'], top, env))) {
+          const m = /^(\d+) ([0-9a-f]+) (\d)\t(.*)$/s.exec(line);
+          if (m && m[1] !== '160000') out.set(m[4] as string, `${m[1]} ${m[2]}`);
+        }
+        return out;
+      };
+      let staged = await stagedNow();
+      // With core.fileMode=false, add keeps HEAD's mode; the checkpoint recorded the user's index's (a staged chmod).
+      const flips: string[][] = [];
+      for (const e of expected.entries) {
+        if (e.kind !== 'file' || (e.mode !== '100644' && e.mode !== '100755')) continue;
+        const now = staged.get(e.path)?.split(' ')[0];
+        if ((now === '100644' || now === '100755') && now !== e.mode) flips.push([e.mode === '100755' ? '--chmod=+x' : '--chmod=-x', e.path]);
+      }
+      if (flips.length > 0) {
+        for (const [flag, p] of flips) await this.run(['update-index', flag as string, '--', p as string], top, env);
+        staged = await stagedNow();
       }
       if (!sameMap(fileMap(expected.entries), staged)) throw stale(expected, 'the files changed');
       const tree = (await this.run(['write-tree'], top, env)).trim();

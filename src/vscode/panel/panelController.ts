@@ -216,6 +216,12 @@ export class PanelController implements Disposable {
         await this.deps.executeCommand(COMMANDS.reviewWork, m.workId);
         return undefined;
       }
+      case 'discardWork': {
+        if (!this.deps.steering?.work(m.workId)) return `no work ${m.workId}`;
+        // The command asks the developer to confirm (a modal dialog) and says what it kept.
+        const r = (await this.deps.executeCommand(COMMANDS.discardWork, m.workId)) as { ok?: boolean; code?: string; message?: string } | undefined;
+        return r?.ok || r?.code === 'CANCELLED' ? undefined : (r?.message ?? 'the work was not discarded');
+      }
       case 'rewindWork': {
         if (!this.deps.steering?.work(m.workId)) return `no work ${m.workId}`;
         const r = (await this.deps.executeCommand(COMMANDS.rewindWork, m.workId, m.operationId)) as { ok?: boolean; code?: string; message?: string } | undefined;

@@ -275,6 +275,7 @@ export function buildWorks(steering: SteeringInput): { works: PanelWork[]; waiti
       instructions: all.slice(Math.max(0, all.length - MAX_INSTRUCTIONS_SHOWN)).map(toPanelInstruction),
       baseline: steering.reviewable(w) ? 'git' : 'none',
       ...(w.worktrees?.[0] !== undefined ? { branch: w.worktrees[0].branch } : {}),
+      ...(w.worktrees?.some((t) => t.removed_at === undefined) ? { holdsWorktree: true } : {}),
       ...(deliveryOf(w) ?? {}),
     };
   });

@@ -103,7 +103,8 @@ export function registerSteering(deps: SteeringUiDeps): vscode.Disposable[] {
       const w = e.work;
       const prev = workStatuses.get(w.id);
       workStatuses.set(w.id, w.status);
-      if (w.status === 'finished' && prev === 'open') {
+      // A work the developer discarded is not announced as finished by its agent.
+      if (w.status === 'finished' && prev === 'open' && w.discarded_at === undefined) {
         void vscode.window.showInformationMessage(`CodeSpace: the agent finished the work "${excerpt(w.title)}".`, 'Review Work').then((pick) => {
           if (pick) void vscode.commands.executeCommand(COMMANDS.reviewWork, w.id);
         });
