@@ -10,7 +10,11 @@ import { RingBuffer } from '../../src/core/process/ringBuffer';
 import { ProcessSupervisor } from '../../src/core/process/supervisor';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
+import type { Disposable } from '../../src/core/disposable';
+import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../src/core/ports/processBackend';
+import { HandleEvents } from '../../src/core/process/handleEvents';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
+import { ProcessHost } from '../../src/node/processHost/host';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
 import type { Message } from '../../src/node/processHost/protocol';
@@ -767,5 +771,108 @@ describe('process host: processes outlive the extension host', function () {
     assert.equal(answer, 'closed');
     // The host is unharmed.
     assert.equal(first.w.supervisor.list()[0]?.state, 'running');
+  });
+});
+
+describe('process host: output gathered into frames', function () {
+  this.timeout(30_000);
+  let tmp: string;
+  let host: ProcessHost | undefined;
+  let connection: HostConnection | undefined;
+
+  /** A process whose output and exit the test makes, through a fake backend. */
+  class ScriptedHandle implements ProcessHandle {
+    readonly events = new HandleEvents();
+    readonly pid = process.pid;
+    constructor(readonly tty: boolean) {}
+    onData(listener: (bytes: Uint8Array) => void): Disposable {
+      return this.events.onData(listener);
+    }
+    onExit(listener: (info: ExitInfo) => void): Disposable {
+      return this.events.onExit(listener);
+    }
+    write(): void {}
+    endInput(): void {}
+    resize(): void {}
+    kill(): void {}
+    terminate(): Promise<void> {
+      return Promise.resolve();
+    }
+  }
+
+  async function started(capacity: number): Promise<{ scripted: ScriptedHandle; seen: ProcessHandle }> {
+    tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ph-frames-')));
+    const dir = path.join(tmp, 's');
+    fs.mkdirSync(dir, { mode: 0o700 });
+    const socket = path.join(dir, 'host.sock');
+    let scripted: ScriptedHandle | undefined;
+    const backend = (kind: 'pty' | 'pipes'): ProcessBackend => ({
+      kind,
+      available: () => true,
+      spawn: (options) => Promise.resolve((scripted = new ScriptedHandle(options.tty))),
+    });
+    host = new ProcessHost({ socket, secret: 's3cret', graceMs: 60_000, logger: silentLogger, backends: { tty: backend('pty'), pipes: backend('pipes') } });
+    await host.listen();
+    connection = await HostConnection.attach(socket, 's3cret', silentLogger);
+    const record = { process_id: 'p1', workspace_id: 'ws', command: ['x'], cwd: tmp, occupancy: 'shared' as const, started_at: Date.now(), capacity };
+    const seen = await connection.spawn({ file: 'x', args: [], cwd: tmp, env: {}, tty: true }, record, undefined);
+    return { scripted: scripted as ScriptedHandle, seen };
+  }
+
+  afterEach(async () => {
+    await connection?.shutdown().catch(() => undefined);
+    connection = undefined;
+    await host?.close().catch(() => undefined);
+    host = undefined;
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** What the extension's side of the handle receives: the bytes (copied), each delivery, skips, and the exit. */
+  function collect(seen: ProcessHandle): { bytes: Buffer[]; deliveries: () => number; skipped: () => number; exited: Promise<void> } {
+    const bytes: Buffer[] = [];
+    let skipped = 0;
+    seen.onSkip?.((n) => (skipped += n));
+    seen.onData((b) => bytes.push(Buffer.from(b)));
+    const exited = new Promise<void>((resolve) => seen.onExit(() => resolve()));
+    return { bytes, deliveries: () => bytes.length, skipped: () => skipped, exited };
+  }
+
+  it('a burst of small reads reaches the window as a few frames, every byte in order, all before the exit', async () => {
+    const { scripted, seen } = await started(256 * 1024);
+    const got = collect(seen);
+    const expected: Buffer[] = [];
+    // Three bursts of 200 reads of 1 KiB, each within one turn of the event loop (as a PTY's reads come).
+    for (let burst = 0; burst < 3; burst++) {
+      for (let i = 0; i < 200; i++) {
+        const chunk = Buffer.alloc(1024, 97 + ((burst * 200 + i) % 26));
+        expected.push(chunk);
+        scripted.events.fireData(chunk);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    scripted.events.fireData(Buffer.from('tail'));
+    expected.push(Buffer.from('tail'));
+    scripted.events.fireExit({ exitCode: 0 });
+    await got.exited;
+    assert.ok(Buffer.concat(got.bytes).equals(Buffer.concat(expected)), 'the same bytes in the same order, the last before the exit');
+    assert.equal(got.skipped(), 0);
+    // 601 reads: at 64 KiB a frame, about ten frames (a frame may be split across the socket's reads).
+    assert.ok(got.deliveries() <= 30, `${got.deliveries()} deliveries for 601 reads`);
+  });
+
+  it('a burst larger than the ring is sent before the ring would drop any of it (a small ring)', async () => {
+    const capacity = 16 * 1024;
+    const { scripted, seen } = await started(capacity);
+    const got = collect(seen);
+    const expected: Buffer[] = [];
+    for (let i = 0; i < 40; i++) {
+      const chunk = Buffer.alloc(6 * 1024, 65 + (i % 26));
+      expected.push(chunk);
+      scripted.events.fireData(chunk);
+    }
+    scripted.events.fireExit({ exitCode: 0 });
+    await got.exited;
+    assert.equal(got.skipped(), 0, 'nothing skipped: the window was never behind');
+    assert.ok(Buffer.concat(got.bytes).equals(Buffer.concat(expected)));
   });
 });

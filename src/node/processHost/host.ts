@@ -63,6 +63,12 @@ const HELLO_MS = 10_000;
  * `skip` for the bytes it no longer does, so the window's cursors stay exact and its reader is told what it lost.
  */
 const SEND_HIGH_WATER = 4 * 1024 * 1024;
+/**
+ * A process's new output is gathered and sent as one data frame once per turn of the event loop, or at once when
+ * this much is waiting. A PTY hands over at most 4 KiB per read, and libuv makes up to 32 reads a turn: one frame
+ * per read cost the extension host a header, a copy and a round of listeners for each 4 KiB of a flood.
+ */
+const FRAME_GATHER_BYTES = 64 * 1024;
 
 /**
  * A small process host: runs agents' commands (node-pty and pipes, in the command sandbox when the extension's
@@ -94,6 +100,9 @@ export class ProcessHost {
   private spawning: Promise<unknown> = Promise.resolve();
   /** The client's socket is over SEND_HIGH_WATER: output waits in the rings until it drains. */
   private congested = false;
+  /** Processes with output not yet sent, sent together before the next turn of the event loop (FRAME_GATHER_BYTES). */
+  private readonly gathering = new Set<Entry>();
+  private gatherTimer: ReturnType<typeof setImmediate> | undefined;
   /** Ends the processes' groups if this host dies without ending them (SIGKILL, a crash). */
   private readonly guard: OrphanGuard;
 
@@ -315,7 +324,7 @@ export class ProcessHost {
   }
 
   /** New output of a process: to the client at once, unless the client is behind (then the ring keeps it). */
-  private forward(entry: Entry, bytes: Uint8Array): void {
+  private forward(entry: Entry): void {
     const client = this.client;
     if (!client || client.destroyed || this.congested) return;
     if (client.writableLength > SEND_HIGH_WATER) {
@@ -327,8 +336,22 @@ export class ProcessHost {
       });
       return;
     }
-    client.write(encodeData(entry.record.process_id, bytes));
-    entry.sent = entry.ring.end;
+    if (entry.ring.end - entry.sent >= Math.min(FRAME_GATHER_BYTES, entry.ring.capacity)) {
+      this.gathering.delete(entry);
+      this.catchUp(entry);
+      return;
+    }
+    this.gathering.add(entry);
+    this.gatherTimer ??= setImmediate(() => this.sendGathered());
+  }
+
+  /** Sends each process's gathered output as one frame (catchUp: from where the client is, out of the ring). */
+  private sendGathered(): void {
+    this.gatherTimer = undefined;
+    const due = [...this.gathering];
+    this.gathering.clear();
+    if (this.congested) return;
+    for (const e of due) this.catchUp(e);
   }
 
   /** Sends what the client has not had of a process's output: a skip for what the ring no longer holds, then the rest. */
@@ -437,8 +460,10 @@ export class ProcessHost {
       // Told before any output, so the client has the handle when the first data frame arrives.
       this.send({ t: 'spawned', req, pid: handle.pid });
       handle.onData((bytes) => {
+        // What is gathered goes out before this write could push it out of the ring.
+        if (entry.ring.end - entry.sent + bytes.length > entry.ring.capacity && this.gathering.delete(entry) && !this.congested) this.catchUp(entry);
         entry.ring.write(bytes);
-        this.forward(entry, bytes);
+        this.forward(entry);
       });
       handle.onExit((info: ExitInfo) => {
         if (entry.timer) clearTimeout(entry.timer);
