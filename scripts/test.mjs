@@ -10,12 +10,15 @@ import { spawn } from 'node:child_process';
 import { installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
 import { ensurePrerequisites } from './prerequisites.mjs';
 
+// The unit step compiles the tests and the build step bundles the extension once; the two VS Code suites then run
+// on those outputs (their npm scripts would build and compile again, each).
 const steps = [
   ['type-check', ['run', 'typecheck']],
   ['lint', ['run', 'lint']],
   ['unit', ['run', 'test:unit']],
-  ['integration (inside VS Code)', ['run', 'test:integration']],
-  ['end-to-end (MCP client + browser)', ['run', 'test:e2e']],
+  ['build', ['run', 'build']],
+  ['integration (inside VS Code)', ['exec', '--', 'node', 'scripts/runVsCodeTests.mjs', 'integration']],
+  ['end-to-end (MCP client + browser)', ['exec', '--', 'node', 'scripts/runVsCodeTests.mjs', 'e2e']],
 ];
 
 let passed = 0;
