@@ -14,6 +14,22 @@ interface Rule {
   readonly pattern: RegExp;
   /** Matches, at the end of a text, what could still grow into this secret (a prefix that has not all arrived). */
   readonly tail?: RegExp;
+  /**
+   * Whether the text holds the literal every match of `pattern` contains, and every match of `tail` longer than
+   * TAIL_WITHOUT_LITERAL characters. Without it the pattern cannot match, and the tail can only match within the
+   * text's last characters: most output holds none of these literals, and twenty scans of each page by the regular
+   * expressions were most of what an agent's read of a flood cost.
+   */
+  readonly present: (text: string) => boolean;
+}
+
+/** The longest match of a rule's `tail` without its literal: a proper prefix of a token's start, or `-----BEGI`. */
+const TAIL_WITHOUT_LITERAL = 16;
+
+/** Whether a text holds one of `literals`: one search (an alternation of literals, no lookbehind to try at every character). */
+function holds(...literals: string[]): Pick<Rule, 'present'> {
+  const any = new RegExp(literals.map(escape).join('|'));
+  return { present: (text) => any.test(text) };
 }
 
 /** Characters tokens are made of: what must not precede a token for it to start there. */
@@ -34,6 +50,7 @@ function tokenRule(kind: string, starts: readonly string[], body: string, min: n
     kind,
     pattern: new RegExp(`(?<![${WORD}])(?:${alt})[${body}]{${min},${max}}(?![${body}])`, 'g'),
     tail: new RegExp(`(?<![${WORD}])(?:${[...partial].join('|')}${partial.size > 0 ? '|' : ''}(?:${alt})[${body}]{0,${max}})$`),
+    ...holds(...starts),
   };
 }
 
@@ -44,6 +61,7 @@ const RULES: readonly Rule[] = [
     // A PEM private key block (also JSON-escaped, as in a GCP service-account file); unterminated: to the end.
     pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)/g,
     tail: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?![\s\S]*-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)[\s\S]*$|-{2,5}(?:B(?:E(?:G(?:I(?:N(?: [A-Z0-9 ]*)?)?)?)?)?)?$/,
+    ...holds('BEGIN'),
   },
   tokenRule('anthropic-key', ['sk-ant-'], 'A-Za-z0-9_\\-', 20, 300),
   tokenRule('openai-key', ['sk-proj-', 'sk-svcacct-', 'sk-admin-', 'sk-'], 'A-Za-z0-9_\\-', 20, 300),
@@ -60,24 +78,35 @@ const RULES: readonly Rule[] = [
     kind: 'aws-secret-access-key',
     pattern: /aws_?secret_?access_?key["']?\s*[:=]\s*["']?(?<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
     tail: /aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{0,40}$/i,
+    // A `w` first: one scan for a character, where /aws/i tries every `a` of the text (all of a flood of them).
+    present: (text) => (text.includes('w') || text.includes('W')) && /aws/i.test(text),
   },
   {
     kind: 'gcp-private-key-id',
     pattern: /"private_key_id"\s*:\s*"(?<s>[0-9a-f]{40})"/g,
+    ...holds('"private_key_id"'),
   },
   {
     // Both parts of a JWT start with `eyJ` (`{"` in base64url): prose rarely does.
     kind: 'jwt',
     pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?![A-Za-z0-9_-])/g,
     tail: /(?<![A-Za-z0-9_-])(?:ey?|eyJ[A-Za-z0-9_-]*(?:\.(?:e(?:y(?:J[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?)?)?)?)?)$/,
+    ...holds('eyJ'),
   },
   {
     // An Authorization header's credential; 20+ characters so that prose ("a Bearer token") is left alone.
     kind: 'bearer-token',
     pattern: /\bBearer\s+(?<s>[A-Za-z0-9._~+/=-]{20,})/g,
     tail: /\bBearer\s+[A-Za-z0-9._~+/=-]*$/,
+    ...holds('Bearer'),
   },
 ];
+
+/** Each rule's tail, searched from a position (lookbehind still sees the characters before it). */
+const TAILS_FROM = new Map(RULES.filter((r) => r.tail).map((r) => [r, new RegExp((r.tail as RegExp).source, `${(r.tail as RegExp).flags}g`)]));
+
+/** The rules as they are, for the tests that compare the filtered search with a full one. */
+export const SECRET_RULES_FOR_TESTS: readonly { readonly kind: string; readonly pattern: RegExp; readonly tail?: RegExp }[] = RULES;
 
 /** A secret found in a text: `[from, to)` and its kind. */
 export interface Found {
@@ -128,6 +157,7 @@ export class SecretRedactor {
   find(text: string): Found[] {
     const all: Found[] = [];
     for (const rule of RULES) {
+      if (!rule.present(text)) continue;
       rule.pattern.lastIndex = 0;
       for (const m of text.matchAll(rule.pattern)) {
         const s = m.groups?.s;
@@ -151,7 +181,16 @@ export class SecretRedactor {
       at = at === undefined ? i : Math.min(at, i);
     };
     for (const rule of RULES) {
-      const m = rule.tail?.exec(text);
+      if (!rule.tail) continue;
+      let m: RegExpExecArray | null;
+      if (rule.present(text)) {
+        m = rule.tail.exec(text);
+      } else {
+        // Without the literal a match is short: look at the last characters only.
+        const from = TAILS_FROM.get(rule) as RegExp;
+        from.lastIndex = Math.max(0, text.length - TAIL_WITHOUT_LITERAL);
+        m = from.exec(text);
+      }
       if (m && m[0].length > 0) earliest(m.index);
     }
     for (const { value } of this.exact()) {

@@ -6,7 +6,8 @@
 import * as assert from 'node:assert/strict';
 import { readRedacted } from '../../src/core/process/redactedRead';
 import { RingBuffer } from '../../src/core/process/ringBuffer';
-import { SecretRedactor, marker } from '../../src/core/secretRedactor';
+import type { Found } from '../../src/core/secretRedactor';
+import { SECRET_RULES_FOR_TESTS, SecretRedactor, marker } from '../../src/core/secretRedactor';
 import { fakeAwsSecret, fakePrivateKey, fakeSecrets } from './helpers/fakeSecrets';
 
 const enc = new TextEncoder();
@@ -183,5 +184,71 @@ describe('secret redaction', () => {
       ring.write(enc.encode(`x ${secrets['github-token']}`));
       assert.deepEqual(readRedacted(ring, 0, 100, false, redactor([], [], false)), ring.read(0, 100));
     });
+  });
+});
+
+describe('secret redaction: the literal filter changes nothing', () => {
+  /** What find and heldTail gave before the filter: every rule's expressions over the whole text. */
+  function fullFind(text: string): Found[] {
+    const all: Found[] = [];
+    for (const rule of SECRET_RULES_FOR_TESTS) {
+      rule.pattern.lastIndex = 0;
+      for (const m of text.matchAll(rule.pattern)) {
+        const s = m.groups?.s;
+        const from = s !== undefined ? (m.index as number) + m[0].lastIndexOf(s) : (m.index as number);
+        all.push({ from, to: from + (s ?? m[0]).length, kind: rule.kind });
+      }
+    }
+    all.sort((a, b) => a.from - b.from || b.to - a.to);
+    const kept: Found[] = [];
+    for (const f of all) if (kept.length === 0 || f.from >= (kept[kept.length - 1] as Found).to) kept.push(f);
+    return kept;
+  }
+  function fullTail(text: string): number | undefined {
+    let at: number | undefined;
+    for (const rule of SECRET_RULES_FOR_TESTS) {
+      const m = rule.tail?.exec(text);
+      if (m && m[0].length > 0) at = at === undefined ? m.index : Math.min(at, m.index);
+    }
+    return at;
+  }
+
+  it('finds the same secrets and holds back the same tails as the expressions over the whole text, on 4,000 generated texts and every prefix of some', () => {
+    const secrets = fakeSecrets();
+    const fragments = [
+      ...Object.values(secrets),
+      fakeAwsSecret().line,
+      fakePrivateKey().pem,
+      fakePrivateKey().json,
+      'sk-ant-', 'sk-', 'sk-proj-', 'ghp_', 'github_pat_', 'glpat-', 'npm_', 'pypi-', 'xoxb-', 'sk_live_', 'AIza', 'AKIA',
+      'eyJ', 'ey', 'e', '.', 'Bearer ', 'bearer ', 'aws_secret_access_key = ', 'AWS_SECRET_ACCESS_KEY: "', 'Aws',
+      '-----BEGIN RSA PRIVATE KEY-----\n', '-----END RSA PRIVATE KEY-----', '--BEGIN X', '---BEGI', '-----', '"private_key_id": "',
+      ' ', '\n', '"', '=', ':', '-', '_', '/', '+',
+    ];
+    let seed = 0x2f6b1d;
+    const rand = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const alnum = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+    const r = redactor();
+    for (let i = 0; i < 4000; i++) {
+      let text = '';
+      const parts = 1 + rand(8);
+      for (let k = 0; k < parts; k++) {
+        if (rand(3) === 0) {
+          const n = rand(70);
+          for (let j = 0; j < n; j++) text += alnum[rand(alnum.length)];
+        } else {
+          text += fragments[rand(fragments.length)];
+        }
+      }
+      const cuts = i % 50 === 0 ? Array.from({ length: text.length + 1 }, (_, j) => j) : [text.length, rand(text.length + 1)];
+      for (const cut of cuts) {
+        const t = text.slice(0, cut);
+        assert.deepEqual(r.find(t), fullFind(t), `find, ${JSON.stringify(t)}`);
+        assert.equal(r.heldTail(t), fullTail(t), `heldTail, ${JSON.stringify(t)}`);
+      }
+    }
   });
 });
