@@ -68,8 +68,8 @@ const SEND_HIGH_WATER = 4 * 1024 * 1024;
  * FRAME_GATHER_BYTES are waiting (VS Code's own pty host batches terminal data for 5 ms the same way). A PTY hands
  * over at most 4 KiB per read, usually one read per turn of the event loop during a flood (the writer waits for each
  * to be taken): a frame per read, or per turn, cost both processes a system call and the window a round of listeners
- * for each 4 KiB. Gathered, 200 MiB through the host took the window 0.2–0.27 s of CPU instead of 1.0–1.3 s, and the
- * host 1.4–1.6 s instead of 2.0–2.9 s (a plain-Node run on the 2-core machine).
+ * for each 4 KiB. Gathered, 200 MiB through the host took the window 0.2–0.5 s of CPU instead of 1.0–1.3 s, and the
+ * host 1.4–2.1 s instead of 2.0–2.9 s (plain-Node runs on a 2-core machine).
  */
 const FRAME_GATHER_MS = 5;
 const FRAME_GATHER_BYTES = 64 * 1024;
@@ -327,7 +327,7 @@ export class ProcessHost {
     return true;
   }
 
-  /** New output of a process: to the client at once, unless the client is behind (then the ring keeps it). */
+  /** New output of a process: to the client once gathered (FRAME_GATHER_MS), unless the client is behind (then the ring keeps it). */
   private forward(entry: Entry): void {
     const client = this.client;
     if (!client || client.destroyed || this.congested) return;
