@@ -65,6 +65,7 @@ rmSync(path.join(REPO_ROOT, 'dist'), { recursive: true, force: true });
 run(process.execPath, ['esbuild.mjs', '--production']);
 stageNodePty(path.join(REPO_ROOT, 'dist', 'node-pty'));
 const vsce = path.join(REPO_ROOT, 'node_modules', '@vscode', 'vsce', 'vsce');
+mkdirSync(path.dirname(vsix), { recursive: true });
 run(process.execPath, [vsce, 'package', '--no-dependencies', '--out', vsix, ...(target ? ['--target', target] : [])]);
 
 const size = (rel) => statSync(path.join(REPO_ROOT, rel)).size;

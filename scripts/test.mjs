@@ -5,66 +5,186 @@
 // First it checks what the tests need from the machine (scripts/prerequisites.mjs): missing programs are installed
 // with apt-get when it runs as root where apt-get exists (as on CI); anywhere else it prints the one command that
 // installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects: by default both the
-// in-editor and the end-to-end suite run on both (1.100 then 1.139).
+// in-editor and the end-to-end suite run on both (1.100 and 1.139).
+//
+// Time: the VS Code hosts install (first run only) while the checks before them run, and each VS Code's two suites
+// run beside the other VS Code's: the suites spend most of their time waiting on an editor, so two at once take
+// far less than one after the other. The first VS Code's output streams as it comes; the second's is held and
+// printed whole when the first is done (then streams). CODESPACE_TEST_SERIAL=1 runs them one after the other.
 import { spawn } from 'node:child_process';
-import { installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
+import path from 'node:path';
+import { REPO_ROOT, installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
 import { ensurePrerequisites } from './prerequisites.mjs';
 
 // The unit step compiles the tests and the build step bundles the extension once; the two VS Code suites then run
-// on those outputs (their npm scripts would build and compile again, each).
-const steps = [
+// on those outputs (their npm scripts would build and compile again, each). The VSIX the e2e suite installs is
+// packaged once before the build, and handed to it (CODESPACE_VSIX): packaging rebuilds dist/, which the other
+// VS Code's suites load at the same time.
+const VSIX = path.join(REPO_ROOT, 'test-results', 'codespace-under-test.vsix');
+const checks = [
   ['type-check', ['run', 'typecheck']],
   ['lint', ['run', 'lint']],
   ['unit', ['run', 'test:unit']],
+  ['package', ['run', 'package', '--', '--out', VSIX]],
   ['build', ['run', 'build']],
-  ['integration (inside VS Code)', ['exec', '--', 'node', 'scripts/runVsCodeTests.mjs', 'integration']],
-  ['end-to-end (MCP client + browser)', ['exec', '--', 'node', 'scripts/runVsCodeTests.mjs', 'e2e']],
+];
+const suites = [
+  ['integration (inside VS Code)', 'integration'],
+  ['end-to-end (MCP client + browser)', 'e2e'],
 ];
 
 let passed = 0;
 let failed = 0;
 let pending = 0;
 
-function runStep(args, env = {}) {
+/** Adds mocha's spec reporter counts ("  12 passing (3s)", "  1 failing", "  2 pending") in `text` to the totals. */
+function count(text) {
+  for (const m of text.matchAll(/^\s*(\d+) (passing|failing|pending)\b/gm)) {
+    const n = Number(m[1]);
+    if (m[2] === 'passing') passed += n;
+    else if (m[2] === 'failing') failed += n;
+    else pending += n;
+  }
+}
+
+/**
+ * Runs `command args` and resolves with its exit code. Its output goes to `out.write` whole lines at a time (so the
+ * counts are read from whole lines, and two outputs interleave only between lines).
+ */
+function run(command, args, env, out) {
   return new Promise((resolve) => {
-    const child = spawn('npm', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    const scan = (chunk, out) => {
-      const text = chunk.toString();
-      out.write(text);
-      // Mocha's spec reporter: "  12 passing (3s)", "  1 failing", "  2 pending".
-      for (const m of text.matchAll(/^\s*(\d+) (passing|failing|pending)\b/gm)) {
-        const n = Number(m[1]);
-        if (m[2] === 'passing') passed += n;
-        else if (m[2] === 'failing') failed += n;
-        else pending += n;
-      }
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const relay = (stream) => {
+      let rest = '';
+      stream.on('data', (chunk) => {
+        const text = rest + chunk.toString();
+        const cut = text.lastIndexOf('\n') + 1;
+        rest = text.slice(cut);
+        if (cut > 0) out.write(text.slice(0, cut));
+      });
+      stream.on('end', () => rest && out.write(`${rest}\n`));
     };
-    child.stdout.on('data', (c) => scan(c, process.stdout));
-    child.stderr.on('data', (c) => scan(c, process.stderr));
+    relay(child.stdout);
+    relay(child.stderr);
+    child.on('error', (error) => {
+      out.write(`${command}: ${error.message}\n`);
+      resolve(1);
+    });
     child.on('close', (code) => resolve(code ?? 1));
   });
 }
 
+/** Standard output that also counts. */
+const live = { write: (text) => (count(text), process.stdout.write(text)) };
+
+/**
+ * An output held in memory until release(), then written through as it comes (counted either way, once): the
+ * second VS Code's suites print whole after the first's.
+ */
+function heldOutput() {
+  const held = [];
+  let released = false;
+  return {
+    write: (text) => {
+      count(text);
+      if (released) process.stdout.write(text);
+      else held.push(text);
+    },
+    release: () => {
+      released = true;
+      for (const text of held.splice(0)) process.stdout.write(text);
+    },
+  };
+}
+
+function seconds(t0) {
+  return ((Date.now() - t0) / 1000).toFixed(1);
+}
+
+/** The two suites on one VS Code, one after the other; resolves with the first failing exit code, or 0. */
+async function suitesOn(key, out) {
+  const p = hostPaths(key);
+  for (const [name, suite] of suites) {
+    const t0 = Date.now();
+    out.write(`\n=== ${name} on VS Code ${p.vscode} (code-server ${p.codeServer}) ===\n`);
+    const code = await run(process.execPath, ['scripts/runVsCodeTests.mjs', suite], { CODESPACE_TEST_VSCODE: key, CODESPACE_VSIX: VSIX }, out);
+    out.write(`=== ${name} on VS Code ${p.vscode}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
+    if (code !== 0) return code;
+  }
+  return 0;
+}
+
 const started = Date.now();
+const hosts = selectHosts();
 // Building a VS Code host needs compilers and headers, but only while one is still to be installed.
-const needBuild = selectHosts().some((key) => installedVersion(key) !== hostPaths(key).codeServer);
+const toInstall = hosts.filter((key) => installedVersion(key) !== hostPaths(key).codeServer);
 console.log('=== prerequisites ===');
-if (!ensurePrerequisites({ needBuild })) {
+if (!ensurePrerequisites({ needBuild: toInstall.length > 0 })) {
   console.log('\n0 passed, 1 failed (prerequisites missing)');
   process.exit(1);
 }
+
+// The hosts still missing install in the background (network, unpacking, a native build or two) while the checks
+// run; their output is printed when the suites need them.
+const install = heldOutput();
+const installed =
+  toInstall.length === 0 ? Promise.resolve(0) : run(process.execPath, ['scripts/installVsCodeHost.mjs', toInstall.join(',')], {}, install);
+
 let exitCode = 0;
-for (const [name, args, env] of steps) {
+for (const [name, args] of checks) {
   const t0 = Date.now();
   console.log(`\n=== ${name} ===`);
-  const code = await runStep(args, env);
-  console.log(`=== ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${((Date.now() - t0) / 1000).toFixed(1)} s ===`);
+  const code = await run('npm', args, {}, live);
+  console.log(`=== ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===`);
   if (code !== 0) {
     exitCode = code;
     if (failed === 0) failed = 1; // a failing step without mocha counts (type-check, lint, a crash) still fails
     break;
   }
 }
+
+if (exitCode === 0) {
+  if (toInstall.length > 0) {
+    const t0 = Date.now();
+    console.log(`\n=== VS Code hosts (${toInstall.join(', ')}), installed while the checks ran ===`);
+    install.release();
+    const code = await installed;
+    console.log(`=== VS Code hosts: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}, waited ${seconds(t0)} s ===`);
+    if (code !== 0) {
+      exitCode = code;
+      failed = Math.max(failed, 1);
+    }
+  }
+}
+
+if (exitCode === 0) {
+  const serial = process.env.CODESPACE_TEST_SERIAL === '1';
+  const t0 = Date.now();
+  let codes;
+  if (serial || hosts.length === 1) {
+    codes = [];
+    for (const key of hosts) {
+      const code = await suitesOn(key, live);
+      codes.push(code);
+      if (code !== 0) break;
+    }
+  } else {
+    const outputs = hosts.map((_, i) => (i === 0 ? live : heldOutput()));
+    const runs = hosts.map((key, i) => suitesOn(key, outputs[i]));
+    codes = [];
+    for (const [i, r] of runs.entries()) {
+      codes.push(await r);
+      outputs[i + 1]?.release();
+    }
+  }
+  console.log(`\n=== VS Code suites (${hosts.join(serial ? ' then ' : ' beside ')}): ${seconds(t0)} s ===`);
+  const bad = codes.find((c) => c !== 0);
+  if (bad !== undefined) {
+    exitCode = bad;
+    if (failed === 0) failed = 1;
+  }
+}
+
 console.log(`\nAll checks took ${((Date.now() - started) / 1000).toFixed(0)} s.`);
 console.log(`${passed} passed, ${failed} failed${pending ? `, ${pending} skipped` : ''}`);
 process.exit(exitCode);

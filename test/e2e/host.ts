@@ -77,10 +77,10 @@ export interface Workbench {
   /** Polls until `file` (absolute) exists and is non-empty; returns its text. */
   waitForFile(file: string, timeoutMs?: number): Promise<string>;
   /**
-   * Waits until the extension host has started activating the extension (remoteexthost.log says
-   * `_doActivateExtension <id>`) and no activation failure was logged during the following `settleMs`
-   * (default 5 s); throws with the logged error when activation failed. The host logs no "activated" line:
-   * for readiness, prefer a signal of the extension itself (its discovery file, via waitForFile).
+   * Waits until the extension is active: its own log says `[activate] ready` (activate() ran to a listening
+   * endpoint), or, when it does not say so, the extension host has started activating it (remoteexthost.log says
+   * `_doActivateExtension <id>`) and no activation failure was logged during the following `settleMs` (default 5 s).
+   * Throws with the logged error when activation failed.
    */
   waitForActivation(timeoutMs?: number, settleMs?: number): Promise<void>;
   /**
@@ -220,7 +220,9 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
     const workspaceDir = fixtures.roots[0] ?? fixtures.openPath;
     const userDataDir = startedServer.userDataDir;
     let stopped = false;
-    const waitForActivation = async (timeoutMs = 120_000, settleMs = 5_000): Promise<void> => {
+    // untilReady=false: the whole settle period passes even when the extension said it is ready (the trust prompt
+    // looks once more for a dialog that came late).
+    const waitForActivation = async (timeoutMs = 120_000, settleMs = 5_000, untilReady = true): Promise<void> => {
       const deadline = Date.now() + timeoutMs;
       let startedAt: number | undefined;
       for (;;) {
@@ -232,6 +234,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
           const lines = text.split('\n').slice(failure, failure + 6).join('\n');
           throw new Error(`${EXTENSION_ID} failed to activate:\n${lines}`);
         }
+        if (untilReady && readLogs(userDataDir, 'CodeSpace').includes('[activate] ready in ')) return;
         if (startedAt === undefined && text.includes(`_doActivateExtension ${EXTENSION_ID}`)) startedAt = Date.now();
         if (startedAt !== undefined && Date.now() - startedAt >= settleMs) return;
         if (Date.now() > deadline) throw new Error(`${EXTENSION_ID} did not activate within ${timeoutMs} ms`);
@@ -270,16 +273,17 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
           await page.keyboard.press('F1');
           try {
             // An editor that opens and takes focus just now (a review's diff still loading) closes the palette
-            // under us: then the input goes away while it is being filled, and the palette is opened again.
-            await input.waitFor({ state: 'visible', timeout: 15_000 });
+            // under us: then the input or the row goes away while it is used, and the palette is opened again. Every
+            // step has a short timeout: a click left to Playwright's own would wait 30 s for a row that is gone.
+            await input.waitFor({ state: 'visible', timeout: 10_000 });
             await input.fill(`>${label}`, { timeout: 5_000 });
             await row.waitFor({ state: 'visible', timeout: 3_000 });
-            await row.click();
+            await row.click({ timeout: 5_000 });
             return;
           } catch (error) {
             await page.keyboard.press('Escape');
             if (Date.now() > deadline) throw new Error(`command palette never listed "${label}": ${String(error)}`);
-            await sleep(1000);
+            await sleep(500);
           }
         }
       },
@@ -295,7 +299,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
           }
           if (await restricted.isVisible().catch(() => false)) {
             // No dialog now; one that came late would be modal and visible, so look once more after activation.
-            await waitForActivation();
+            await waitForActivation(120_000, 5_000, false);
             if (await no.isVisible().catch(() => false)) {
               await no.click();
               return 'declined';

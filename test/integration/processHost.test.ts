@@ -31,6 +31,12 @@ function findByArgv(argv: readonly string[]): number | undefined {
   return undefined;
 }
 
+/**
+ * The sleepers' arguments are this run's own: another run on the machine (the other VS Code's suite runs beside this
+ * one) starts sleepers of its own, and a fixed argument would find those.
+ */
+const RUN_MARK = 100_000_000 + Math.floor(Math.random() * 800_000_000);
+
 describe('The process host: agent processes run beside the extension host', function () {
   this.timeout(120_000);
   let client: Client;
@@ -65,7 +71,7 @@ describe('The process host: agent processes run beside the extension host', func
   it('runs commands in a host of its own session, and workspace_info says their lifetime is the host', async () => {
     const info = await call<{ execution: { process: { capabilities: { lifetime: string } } } }>(client, 'workspace_info', { workspace_id: workspaceId });
     assert.equal(info.execution.process.capabilities.lifetime, 'process-host');
-    const s = await startSleeper('765431');
+    const s = await startSleeper(String(RUN_MARK + 1));
     assert.notEqual(stat(s.host)?.session, stat(process.pid)?.session, 'the host is detached from the extension host');
     const ended = await call<{ termination: string }>(client, 'terminate_process', { process_id: s.id });
     assert.equal(ended.termination, 'terminated');
@@ -73,14 +79,14 @@ describe('The process host: agent processes run beside the extension host', func
   });
 
   it('a host that dies under it: its processes are reported ended with output incomplete, and the next command starts a new host', async () => {
-    const s = await startSleeper('765432');
+    const s = await startSleeper(String(RUN_MARK + 2));
     process.kill(s.host, 'SIGKILL');
     const status = await pollFor('the process to be reported ended', async () => {
       const r = await call<{ state: string; output_complete?: boolean }>(client, 'process_status', { process_id: s.id });
       return r.state === 'exited' ? r : undefined;
     });
     assert.equal(status.output_complete, false);
-    const next = await startSleeper('765433');
+    const next = await startSleeper(String(RUN_MARK + 3));
     assert.notEqual(next.host, s.host);
     await call(client, 'terminate_process', { process_id: next.id });
     // The orphan of the killed host (nothing told it to stop: sleep writes nothing, so no SIGPIPE reaches it).
