@@ -161,7 +161,8 @@ async function runE2e() {
   await ensureVsCodeHost();
   mkdirSync(RESULTS_DIR, { recursive: true });
   const mocha = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
-  // --no-config: the repo's .mocharc.json is the unit suite's.
+  // --no-config: the repo's .mocharc.json is the unit suite's. --exit: a test that failed half-way may leave a handle
+  // open (a browser, a client); the run still ends, and test/e2e/host.ts kills any code-server left on exit.
   // CODESPACE_TEST_FILES=restricted,panel: only the e2e files whose name contains one of the words.
   const words = process.env.CODESPACE_TEST_FILES?.split(',').filter(Boolean);
   const dir = path.join(REPO_ROOT, 'out', 'test', 'e2e');
@@ -171,7 +172,7 @@ async function runE2e() {
   if (files.length === 0) throw new Error(`no e2e test file matches CODESPACE_TEST_FILES=${process.env.CODESPACE_TEST_FILES}`);
   // CODESPACE_TEST_GREP: only the tests whose title matches (the files' before/after hooks still run).
   const grep = process.env.CODESPACE_TEST_GREP ? ['--grep', process.env.CODESPACE_TEST_GREP] : [];
-  const args = [mocha, '--no-config', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', ...grep, ...files];
+  const args = [mocha, '--no-config', '--exit', '--reporter', 'spec', '--timeout', String(SUITE_TIMEOUT_MS), '--enable-source-maps', ...grep, ...files];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit' });
     const forward = (signal) => child.kill(signal);

@@ -7,7 +7,8 @@
 // installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects: by default both the
 // in-editor and the end-to-end suite run on both (1.100 and 1.139).
 //
-// Time: the VS Code hosts install (first run only) while the checks before them run, and each VS Code's two suites
+// Time: type-check, lint and packaging run at once; the VS Code hosts install (first run only) while the checks
+// before them run, and each VS Code's two suites
 // run beside the other VS Code's: the suites spend most of their time waiting on an editor, so two at once take
 // far less than one after the other. The first VS Code's output streams as it comes; the second's is held and
 // printed whole when the first is done (then streams). CODESPACE_TEST_SERIAL=1 runs them one after the other.
@@ -21,12 +22,16 @@ import { ensurePrerequisites } from './prerequisites.mjs';
 // packaged once before the build, and handed to it (CODESPACE_VSIX): packaging rebuilds dist/, which the other
 // VS Code's suites load at the same time.
 const VSIX = path.join(REPO_ROOT, 'test-results', 'codespace-under-test.vsix');
+// Each group's steps run at once (type-check, lint and packaging each keep about one core busy); the groups run in
+// order.
 const checks = [
-  ['type-check', ['run', 'typecheck']],
-  ['lint', ['run', 'lint']],
-  ['unit', ['run', 'test:unit']],
-  ['package', ['run', 'package', '--', '--out', VSIX]],
-  ['build', ['run', 'build']],
+  [
+    ['type-check', ['run', 'typecheck']],
+    ['lint', ['run', 'lint']],
+    ['package', ['run', 'package', '--', '--out', VSIX]],
+  ],
+  [['unit', ['run', 'test:unit']]],
+  [['build', ['run', 'build']]],
 ];
 const suites = [
   ['integration (inside VS Code)', 'integration'],
@@ -131,16 +136,26 @@ const installed =
   toInstall.length === 0 ? Promise.resolve(0) : run(process.execPath, ['scripts/installVsCodeHost.mjs', toInstall.join(',')], {}, install);
 
 let exitCode = 0;
-for (const [name, args] of checks) {
-  const t0 = Date.now();
-  console.log(`\n=== ${name} ===`);
-  const code = await run('npm', args, {}, live);
-  console.log(`=== ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===`);
-  if (code !== 0) {
-    exitCode = code;
-    if (failed === 0) failed = 1; // a failing step without mocha counts (type-check, lint, a crash) still fails
-    break;
+for (const group of checks) {
+  // The first step's output streams; the others' is printed whole, in order, once the one before is done.
+  const outputs = group.map((_, i) => (i === 0 ? live : heldOutput()));
+  const runs = group.map(async ([name, args], i) => {
+    const t0 = Date.now();
+    const out = outputs[i];
+    out.write(`\n=== ${name} ===\n`);
+    const code = await run('npm', args, {}, out);
+    out.write(`=== ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
+    return code;
+  });
+  for (const [i, r] of runs.entries()) {
+    const code = await r;
+    outputs[i + 1]?.release();
+    if (code !== 0 && exitCode === 0) {
+      exitCode = code;
+      if (failed === 0) failed = 1; // a failing step without mocha counts (type-check, lint, a crash) still fails
+    }
   }
+  if (exitCode !== 0) break;
 }
 
 if (exitCode === 0) {

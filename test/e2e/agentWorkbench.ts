@@ -10,11 +10,18 @@ import { call, connect, copyConnectionSettings } from './mcpClient';
 
 export async function startWorkbenchWithAgent(options: StartWorkbenchOptions, clientName: string): Promise<{ wb: Workbench; client: Client; wsId: string }> {
   const wb = await startWorkbench(options);
-  await wb.waitForActivation();
-  const { url, token } = await copyConnectionSettings(wb);
-  const client = await connect(url, token, clientName);
-  const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
-  return { wb, client, wsId: all.workspaces[0]?.id as string };
+  try {
+    await wb.waitForActivation();
+    const { url, token } = await copyConnectionSettings(wb);
+    const client = await connect(url, token, clientName);
+    const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
+    return { wb, client, wsId: all.workspaces[0]?.id as string };
+  } catch (error) {
+    // The caller never gets `wb` to stop: a workbench left running would keep this test run from ending.
+    await wb.screenshot('e2e-start-failed').catch(() => undefined);
+    await wb.stop();
+    throw error;
+  }
 }
 
 /** The after hook: the client closed, a last screenshot named `screenshot`, VS Code stopped. */

@@ -19,15 +19,6 @@ import { screenshotForDocs } from './agentWorkbench';
 import { call, callError, connect, copyConnectionSettings } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
-/** Waits until the extension's log has a line matching `re` (what the command palette's commands log). */
-async function waitForLog(wb: Workbench, re: RegExp, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!re.test(wb.readExtensionLog())) {
-    if (Date.now() > deadline) throw new Error(`no log line matching ${re} within ${timeoutMs} ms`);
-    await sleep(250);
-  }
-}
-
 /** An authenticated gh that logs its calls, opens a pull request once per repository and finds it afterwards. */
 const FAKE_GH = `#!/bin/sh
 echo "$*" >> "$FAKE_GH_LOG"
@@ -229,7 +220,7 @@ describe('delivered work (two agents, review in the editor, push and pull reques
     const creates = (): number => readFileSync(ghLog, 'utf8').split('\n').filter((l) => l.startsWith('pr create')).length;
     const createsBefore = creates();
     await wb.runCommand('CodeSpace: Deliver Reviewed Work');
-    await waitForLog(wb, /\[frozen-review\] VERSION_CONFLICT: /);
+    await wb.waitForExtensionLog(/\[frozen-review\] VERSION_CONFLICT: /);
     assert.equal(git(bare, 'rev-parse', `refs/heads/${workA.branch}`).trim(), racer, 'the racing push is kept');
     assert.equal(creates(), createsBefore, 'no pull request for a branch that was not pushed');
     const frame = await panelFrame(wb, `.work[data-work-id="${workA.work_id}"] [data-role="work-delivery"][data-state="committed"]`);

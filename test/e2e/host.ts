@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { discoveryDirs, readAllRecords } from '../../src/node/discovery/discoveryFiles';
 
 /** Repo root: this file compiles to out/test/e2e/host.js. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -74,13 +75,18 @@ export interface Workbench {
    * `logs/<session>/exthost1/codespace.codespace-vscode/CodeSpace.log`; `remoteexthost` is the host's own log).
    */
   readExtensionLog(nameContains?: string): string;
+  /**
+   * Waits until the extension's log has a line matching `re` and returns the log. VS Code writes the log file a few
+   * seconds after the lines are logged (about 5 s in code-server 4.139), so a test asserting on a line waits for it.
+   */
+  waitForExtensionLog(re: RegExp, timeoutMs?: number): Promise<string>;
   /** Polls until `file` (absolute) exists and is non-empty; returns its text. */
   waitForFile(file: string, timeoutMs?: number): Promise<string>;
   /**
-   * Waits until the extension is active: its own log says `[activate] ready` (activate() ran to a listening
-   * endpoint), or, when it does not say so, the extension host has started activating it (remoteexthost.log says
-   * `_doActivateExtension <id>`) and no activation failure was logged during the following `settleMs` (default 5 s).
-   * Throws with the logged error when activation failed.
+   * Waits until the extension is active: its endpoint listens (the window's discovery record is there, or its log
+   * says `[activate] ready`), or, when neither shows, the extension host has started activating it
+   * (remoteexthost.log says `_doActivateExtension <id>`) and no activation failure was logged during the following
+   * `settleMs` (default 5 s). Throws with the logged error when activation failed.
    */
   waitForActivation(timeoutMs?: number, settleMs?: number): Promise<void>;
   /**
@@ -169,6 +175,21 @@ function readLogs(userDataDir: string, nameContains: string): string {
     .join('\n');
 }
 
+/**
+ * The process groups of the code-servers started here and not stopped yet. Whatever a failing test left running is
+ * killed when this process exits (the e2e runner ends mocha with --exit), so a failure never leaves an editor behind.
+ */
+const liveServers = new Set<number>();
+process.on('exit', () => {
+  for (const pid of liveServers) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
 /** Starts a VS Code workbench with the extension under development loaded. Call stop() in an after hook. */
 export async function startWorkbench(options: StartWorkbenchOptions = {}): Promise<Workbench> {
   const host = await loadHostModule();
@@ -181,6 +202,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
   const cleanup = async (): Promise<void> => {
     await browser?.close().catch(() => undefined);
     await server?.stop();
+    if (server) liveServers.delete(server.pid);
     host.removeDir(tmpRoot);
   };
   try {
@@ -198,6 +220,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       ...(options.installVsix ? { installExtensions: options.installVsix } : {}),
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
+    liveServers.add(server.pid);
     browser = await host.launchBrowser();
     const url = host.workbenchUrl({
       base: server.base,
@@ -220,6 +243,11 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
     const workspaceDir = fixtures.roots[0] ?? fixtures.openPath;
     const userDataDir = startedServer.userDataDir;
     let stopped = false;
+    // The discovery record is written as the endpoint starts listening; the extension's log file is written
+    // seconds after its lines (about 5 s in code-server 4.139), so it comes second.
+    const listening = (): boolean =>
+      readAllRecords(discoveryDirs()).some((f) => fixtures.roots.some((root) => f.record.workspaceFolders.includes(root))) ||
+      readLogs(userDataDir, 'CodeSpace').includes('[activate] ready in ');
     // untilReady=false: the whole settle period passes even when the extension said it is ready (the trust prompt
     // looks once more for a dialog that came late).
     const waitForActivation = async (timeoutMs = 120_000, settleMs = 5_000, untilReady = true): Promise<void> => {
@@ -234,7 +262,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
           const lines = text.split('\n').slice(failure, failure + 6).join('\n');
           throw new Error(`${EXTENSION_ID} failed to activate:\n${lines}`);
         }
-        if (untilReady && readLogs(userDataDir, 'CodeSpace').includes('[activate] ready in ')) return;
+        if (untilReady && listening()) return;
         if (startedAt === undefined && text.includes(`_doActivateExtension ${EXTENSION_ID}`)) startedAt = Date.now();
         if (startedAt !== undefined && Date.now() - startedAt >= settleMs) return;
         if (Date.now() > deadline) throw new Error(`${EXTENSION_ID} did not activate within ${timeoutMs} ms`);
@@ -255,6 +283,15 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       readWorkspaceFile: (relativePath) => readIfExists(path.join(workspaceDir, relativePath)),
       readUserFile: (relativePath) => readIfExists(path.join(userDataDir, relativePath)),
       readExtensionLog: (nameContains = 'CodeSpace') => readLogs(userDataDir, nameContains),
+      waitForExtensionLog: async (re, timeoutMs = 90_000) => {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const text = readLogs(userDataDir, 'CodeSpace');
+          if (re.test(text)) return text;
+          if (Date.now() > deadline) throw new Error(`no line of the extension's log matches ${re} within ${timeoutMs} ms`);
+          await sleep(250);
+        }
+      },
       waitForFile: async (file, timeoutMs = 60_000) => {
         const deadline = Date.now() + timeoutMs;
         for (;;) {

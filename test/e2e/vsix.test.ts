@@ -135,7 +135,7 @@ describe('the packaged VSIX, installed into VS Code', function () {
     const st = await call<{ state: string; exit_code: number }>(client, 'process_status', { process_id: started.process_id });
     assert.deepEqual([st.state, st.exit_code], ['exited', 4]);
 
-    const log = wb.readExtensionLog();
+    const log = await wb.waitForExtensionLog(/\[pty\] node-pty /);
     assert.match(log, new RegExp(`\\[pty\\] node-pty ${(await vscodeNodePtyVersion()).replace(/\./g, '\\.')} loaded from VS Code's application: \\S*node_modules[/\\\\]node-pty`));
     assert.match(log, /\[activate\] ready in \d+(\.\d+)? ms \(activate\(\) to listening\)/);
   });
@@ -145,7 +145,7 @@ describe('the packaged VSIX, installed into VS Code', function () {
     assert.equal(fs.statSync(launcher).mode & 0o777, 0o755, 'written at activation');
     const installed = (): string[] => fs.readdirSync(wb.extensionsDir).filter((d) => d.startsWith(`${EXTENSION_ID}-`));
     const [first] = installed();
-    assert.match(wb.readExtensionLog(), new RegExp(`\\[connect\\] bridge launcher \\S+codespace-mcp runs \\S*${first!.replace(/\./g, '\\.')}/dist/stdio\\.js`));
+    await wb.waitForExtensionLog(new RegExp(`\\[connect\\] bridge launcher \\S+codespace-mcp runs \\S*${first!.replace(/\./g, '\\.')}/dist/stdio\\.js`));
     const user = os.userInfo();
     // What Codex gives an MCP server, in its working directory (the project).
     const codexEnv = { HOME: home, LANG: 'C.UTF-8', LOGNAME: user.username, PATH: '/usr/bin:/bin', SHELL: '/bin/sh', TERM: 'xterm', TMPDIR: path.join(tmp, 'agent-tmp'), USER: user.username };
