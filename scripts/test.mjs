@@ -8,10 +8,10 @@
 // in-editor and the end-to-end suite run on both (1.100 and 1.139).
 //
 // Time: type-check, lint and packaging run at once; the VS Code hosts install (first run only) while the checks
-// before them run, and each VS Code's two suites
-// run beside the other VS Code's: the suites spend most of their time waiting on an editor, so two at once take
-// far less than one after the other. The first VS Code's output streams as it comes; the second's is held and
-// printed whole when the first is done (then streams). CODESPACE_TEST_SERIAL=1 runs them one after the other.
+// before them run; and the in-editor suites of the two versions run side by side (they spend most of their time
+// waiting on an editor). Their first version's output streams as it comes; the second's is held and printed whole
+// when the first is done (then streams). The end-to-end suites run one after the other: their window reloads are
+// what a loaded machine makes slowest. CODESPACE_TEST_SERIAL=1 runs every suite one after the other.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT, installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
@@ -22,8 +22,7 @@ import { ensurePrerequisites } from './prerequisites.mjs';
 // packaged once before the build, and handed to it (CODESPACE_VSIX): packaging rebuilds dist/, which the other
 // VS Code's suites load at the same time.
 const VSIX = path.join(REPO_ROOT, 'test-results', 'codespace-under-test.vsix');
-// Each group's steps run at once (type-check, lint and packaging each keep about one core busy); the groups run in
-// order.
+// Each group's steps run at once; the groups run in order.
 const checks = [
   [
     ['type-check', ['run', 'typecheck']],
@@ -37,6 +36,7 @@ const suites = [
   ['integration (inside VS Code)', 'integration'],
   ['end-to-end (MCP client + browser)', 'e2e'],
 ];
+const hosts = selectHosts();
 
 let passed = 0;
 let failed = 0;
@@ -106,21 +106,36 @@ function seconds(t0) {
   return ((Date.now() - t0) / 1000).toFixed(1);
 }
 
-/** The two suites on one VS Code, one after the other; resolves with the first failing exit code, or 0. */
-async function suitesOn(key, out) {
+/** One suite on one VS Code; resolves with its exit code. */
+async function suiteOn(key, [name, suite], out) {
   const p = hostPaths(key);
-  for (const [name, suite] of suites) {
-    const t0 = Date.now();
-    out.write(`\n=== ${name} on VS Code ${p.vscode} (code-server ${p.codeServer}) ===\n`);
-    const code = await run(process.execPath, ['scripts/runVsCodeTests.mjs', suite], { CODESPACE_TEST_VSCODE: key, CODESPACE_VSIX: VSIX }, out);
-    out.write(`=== ${name} on VS Code ${p.vscode}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
-    if (code !== 0) return code;
+  const t0 = Date.now();
+  out.write(`\n=== ${name} on VS Code ${p.vscode} (code-server ${p.codeServer}) ===\n`);
+  const code = await run(process.execPath, ['scripts/runVsCodeTests.mjs', suite], { CODESPACE_TEST_VSCODE: key, CODESPACE_VSIX: VSIX }, out);
+  out.write(`=== ${name} on VS Code ${p.vscode}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
+  return code;
+}
+
+/** The suite on every VS Code: side by side (`together`) or one after the other; resolves with the codes. */
+async function suiteOnEach(suite, together) {
+  const codes = [];
+  if (!together || hosts.length === 1) {
+    for (const key of hosts) {
+      codes.push(await suiteOn(key, suite, live));
+      if (codes.at(-1) !== 0) break;
+    }
+    return codes;
   }
-  return 0;
+  const outputs = hosts.map((_, i) => (i === 0 ? live : heldOutput()));
+  const runs = hosts.map((key, i) => suiteOn(key, suite, outputs[i]));
+  for (const [i, r] of runs.entries()) {
+    codes.push(await r);
+    outputs[i + 1]?.release();
+  }
+  return codes;
 }
 
 const started = Date.now();
-const hosts = selectHosts();
 // Building a VS Code host needs compilers and headers, but only while one is still to be installed.
 const toInstall = hosts.filter((key) => installedVersion(key) !== hostPaths(key).codeServer);
 console.log('=== prerequisites ===');
@@ -172,27 +187,14 @@ if (exitCode === 0) {
   }
 }
 
-if (exitCode === 0) {
-  const serial = process.env.CODESPACE_TEST_SERIAL === '1';
+// The in-editor suites of both versions run side by side (CODESPACE_TEST_SERIAL=1: one after the other); the
+// end-to-end suites one after the other, as their window reloads are the tests most sensitive to a loaded machine.
+const together = process.env.CODESPACE_TEST_SERIAL !== '1';
+for (const [i, suite] of suites.entries()) {
+  if (exitCode !== 0) break;
   const t0 = Date.now();
-  let codes;
-  if (serial || hosts.length === 1) {
-    codes = [];
-    for (const key of hosts) {
-      const code = await suitesOn(key, live);
-      codes.push(code);
-      if (code !== 0) break;
-    }
-  } else {
-    const outputs = hosts.map((_, i) => (i === 0 ? live : heldOutput()));
-    const runs = hosts.map((key, i) => suitesOn(key, outputs[i]));
-    codes = [];
-    for (const [i, r] of runs.entries()) {
-      codes.push(await r);
-      outputs[i + 1]?.release();
-    }
-  }
-  console.log(`\n=== VS Code suites (${hosts.join(serial ? ' then ' : ' beside ')}): ${seconds(t0)} s ===`);
+  const codes = await suiteOnEach(suite, together && i === 0);
+  console.log(`\n=== ${suite[0]} on ${hosts.join(together && i === 0 ? ' beside ' : ' then ')}: ${seconds(t0)} s ===`);
   const bad = codes.find((c) => c !== 0);
   if (bad !== undefined) {
     exitCode = bad;

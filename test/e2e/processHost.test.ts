@@ -119,9 +119,11 @@ describe('agent processes outlive a window reload (the process host)', function 
   });
 
   // On a failure, what the extension and the host said about taking the processes over (the CI log is all there is).
-  afterEach(function () {
+  afterEach(async function () {
     if (this.currentTest?.state !== 'failed' || !wb) return;
-    const said = wb.readExtensionLog().split('\n').filter((l) => /process-host|\[window\]|activate/.test(l));
+    // VS Code writes the extension's log file seconds after the lines: wait for the last ones.
+    await new Promise((r) => setTimeout(r, 8000));
+    const said = wb.readExtensionLog().split('\n').filter((l) => /process-host|\[window\]|\[discovery\]|activate/.test(l));
     const hostLogs = findFiles(wb.userDataDir, /^process-host\.log$/).map((f) => fs.readFileSync(f, 'utf8'));
     console.log(`--- extension log (process host lines):\n${said.slice(-40).join('\n')}\n--- process-host.log:\n${hostLogs.join('\n').split('\n').slice(-40).join('\n')}`);
   });
