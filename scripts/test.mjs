@@ -61,8 +61,9 @@ function run(command, args, env, out) {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const relay = (stream) => {
       let rest = '';
+      stream.setEncoding('utf8'); // a character split between two chunks (the reporter's ✔) decodes whole
       stream.on('data', (chunk) => {
-        const text = rest + chunk.toString();
+        const text = rest + chunk;
         const cut = text.lastIndexOf('\n') + 1;
         rest = text.slice(cut);
         if (cut > 0) out.write(text.slice(0, cut));
@@ -106,33 +107,55 @@ function seconds(t0) {
   return ((Date.now() - t0) / 1000).toFixed(1);
 }
 
-/** One suite on one VS Code; resolves with its exit code. */
-async function suiteOn(key, [name, suite], out) {
-  const p = hostPaths(key);
+/** Runs one step between its `=== title ===` lines; resolves with its exit code. */
+async function step(title, command, args, env, out) {
   const t0 = Date.now();
-  out.write(`\n=== ${name} on VS Code ${p.vscode} (code-server ${p.codeServer}) ===\n`);
-  const code = await run(process.execPath, ['scripts/runVsCodeTests.mjs', suite], { CODESPACE_TEST_VSCODE: key, CODESPACE_VSIX: VSIX }, out);
-  out.write(`=== ${name} on VS Code ${p.vscode}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
+  out.write(`\n=== ${title} ===\n`);
+  const code = await run(command, args, env, out);
+  out.write(`=== ${title}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
   return code;
 }
 
-/** The suite on every VS Code: side by side (`together`) or one after the other; resolves with the codes. */
-async function suiteOnEach(suite, together) {
+/**
+ * Runs the tasks (each given its output) at once. The first's output streams; each next one's is printed whole once
+ * the one before is done, then streams. Resolves with their exit codes, in order.
+ */
+async function atOnce(tasks) {
+  const outputs = tasks.map((_, i) => (i === 0 ? live : heldOutput()));
+  const runs = tasks.map((task, i) => task(outputs[i]));
   const codes = [];
-  if (!together || hosts.length === 1) {
-    for (const key of hosts) {
-      codes.push(await suiteOn(key, suite, live));
-      if (codes.at(-1) !== 0) break;
-    }
-    return codes;
-  }
-  const outputs = hosts.map((_, i) => (i === 0 ? live : heldOutput()));
-  const runs = hosts.map((key, i) => suiteOn(key, suite, outputs[i]));
   for (const [i, r] of runs.entries()) {
     codes.push(await r);
     outputs[i + 1]?.release();
   }
   return codes;
+}
+
+/** One suite on one VS Code; resolves with its exit code. */
+function suiteOn(key, [name, suite], out) {
+  const p = hostPaths(key);
+  const env = { CODESPACE_TEST_VSCODE: key, CODESPACE_VSIX: VSIX };
+  return step(`${name} on VS Code ${p.vscode} (code-server ${p.codeServer})`, process.execPath, ['scripts/runVsCodeTests.mjs', suite], env, out);
+}
+
+/** The suite on every VS Code: side by side (`together`) or one after the other; resolves with the codes. */
+async function suiteOnEach(suite, together) {
+  if (together) return atOnce(hosts.map((key) => (out) => suiteOn(key, suite, out)));
+  const codes = [];
+  for (const key of hosts) {
+    codes.push(await suiteOn(key, suite, live));
+    if (codes.at(-1) !== 0) break;
+  }
+  return codes;
+}
+
+let exitCode = 0;
+/** Records the first failing exit code; a failure without mocha counts (type-check, lint, a crash) still counts one. */
+function fail(codes) {
+  const bad = codes.find((c) => c !== 0);
+  if (bad === undefined || exitCode !== 0) return;
+  exitCode = bad;
+  if (failed === 0) failed = 1;
 }
 
 const started = Date.now();
@@ -150,41 +173,18 @@ const install = heldOutput();
 const installed =
   toInstall.length === 0 ? Promise.resolve(0) : run(process.execPath, ['scripts/installVsCodeHost.mjs', toInstall.join(',')], {}, install);
 
-let exitCode = 0;
 for (const group of checks) {
-  // The first step's output streams; the others' is printed whole, in order, once the one before is done.
-  const outputs = group.map((_, i) => (i === 0 ? live : heldOutput()));
-  const runs = group.map(async ([name, args], i) => {
-    const t0 = Date.now();
-    const out = outputs[i];
-    out.write(`\n=== ${name} ===\n`);
-    const code = await run('npm', args, {}, out);
-    out.write(`=== ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
-    return code;
-  });
-  for (const [i, r] of runs.entries()) {
-    const code = await r;
-    outputs[i + 1]?.release();
-    if (code !== 0 && exitCode === 0) {
-      exitCode = code;
-      if (failed === 0) failed = 1; // a failing step without mocha counts (type-check, lint, a crash) still fails
-    }
-  }
+  fail(await atOnce(group.map(([name, args]) => (out) => step(name, 'npm', args, {}, out))));
   if (exitCode !== 0) break;
 }
 
-if (exitCode === 0) {
-  if (toInstall.length > 0) {
-    const t0 = Date.now();
-    console.log(`\n=== VS Code hosts (${toInstall.join(', ')}), installed while the checks ran ===`);
-    install.release();
-    const code = await installed;
-    console.log(`=== VS Code hosts: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}, waited ${seconds(t0)} s ===`);
-    if (code !== 0) {
-      exitCode = code;
-      failed = Math.max(failed, 1);
-    }
-  }
+if (exitCode === 0 && toInstall.length > 0) {
+  const t0 = Date.now();
+  console.log(`\n=== VS Code hosts (${toInstall.join(', ')}), installed while the checks ran ===`);
+  install.release();
+  const code = await installed;
+  console.log(`=== VS Code hosts: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}, waited ${seconds(t0)} s ===`);
+  fail([code]);
 }
 
 // The in-editor suites of both versions run side by side (CODESPACE_TEST_SERIAL=1: one after the other); the
@@ -193,13 +193,9 @@ const together = process.env.CODESPACE_TEST_SERIAL !== '1';
 for (const [i, suite] of suites.entries()) {
   if (exitCode !== 0) break;
   const t0 = Date.now();
-  const codes = await suiteOnEach(suite, together && i === 0);
-  console.log(`\n=== ${suite[0]} on ${hosts.join(together && i === 0 ? ' beside ' : ' then ')}: ${seconds(t0)} s ===`);
-  const bad = codes.find((c) => c !== 0);
-  if (bad !== undefined) {
-    exitCode = bad;
-    if (failed === 0) failed = 1;
-  }
+  const sideBySide = together && i === 0 && hosts.length > 1;
+  fail(await suiteOnEach(suite, sideBySide));
+  console.log(`\n=== ${suite[0]} on ${hosts.join(sideBySide ? ' beside ' : ' then ')}: ${seconds(t0)} s ===`);
 }
 
 console.log(`\nAll checks took ${((Date.now() - started) / 1000).toFixed(0)} s.`);

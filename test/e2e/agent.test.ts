@@ -143,7 +143,7 @@ describe('an agent working in VS Code over MCP', function () {
   it('keeps the operation ledger across a window reload, and an agent process runs on under the same id', async () => {
     // A dev server, then the developer reloads the window. Its pid is looked up from outside by its command line:
     // inside the command sandbox the process has its own PID namespace, so `$$` would name another process here.
-    // Unique to this run: another run on the machine (the other VS Code's suite runs beside this one) has its own.
+    // Unique to this run: another run on the machine (another checkout's, or the other VS Code's) has its own.
     const MARK = String(100_000_000 + Math.floor(Math.random() * 800_000_000));
     const started = await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: ['sh', '-c', `echo started > server.pid; exec sleep ${MARK}`], occupancy: 'shared' });
     const findPid = (): number | undefined => {

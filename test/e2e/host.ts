@@ -148,6 +148,17 @@ function loadHostModule(): Promise<VsCodeHostModule> {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Polls `probe` every `everyMs` until it returns a value; throws `${what} within <timeoutMs> ms` past the deadline. */
+async function pollFor<T>(what: string, probe: () => T | undefined, timeoutMs: number, everyMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+}
+
 function readIfExists(file: string): string | undefined {
   try {
     return fs.readFileSync(file, 'utf8');
@@ -283,24 +294,17 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       readWorkspaceFile: (relativePath) => readIfExists(path.join(workspaceDir, relativePath)),
       readUserFile: (relativePath) => readIfExists(path.join(userDataDir, relativePath)),
       readExtensionLog: (nameContains = 'CodeSpace') => readLogs(userDataDir, nameContains),
-      waitForExtensionLog: async (re, timeoutMs = 90_000) => {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const text = readLogs(userDataDir, 'CodeSpace');
-          if (re.test(text)) return text;
-          if (Date.now() > deadline) throw new Error(`no line of the extension's log matches ${re} within ${timeoutMs} ms`);
-          await sleep(250);
-        }
-      },
-      waitForFile: async (file, timeoutMs = 60_000) => {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const text = readIfExists(file);
-          if (text) return text;
-          if (Date.now() > deadline) throw new Error(`${file} did not appear within ${timeoutMs} ms`);
-          await sleep(200);
-        }
-      },
+      waitForExtensionLog: (re, timeoutMs = 90_000) =>
+        pollFor(
+          `no line of the extension's log matches ${re}`,
+          () => {
+            const text = readLogs(userDataDir, 'CodeSpace');
+            return re.test(text) ? text : undefined;
+          },
+          timeoutMs,
+          250,
+        ),
+      waitForFile: (file, timeoutMs = 60_000) => pollFor(`${file} did not appear`, () => readIfExists(file) || undefined, timeoutMs, 200),
       waitForActivation,
       runCommand: async (label, timeoutMs = 60_000) => {
         const deadline = Date.now() + timeoutMs;
