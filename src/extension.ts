@@ -305,10 +305,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   // Whether this window still answers (a remote window's extension host can outlive its page). While it does not,
   // the endpoint stops (its record goes, the bridge finds the live window) and the process host may be taken over.
   const liveness = new WindowLiveness({ roundTrip: () => vscode.commands.executeCommand('setContext', 'codespace.windowAnswers', true), intervalMs: WINDOW_ASK_INTERVAL_MS, timeoutMs: WINDOW_ASK_TIMEOUT_MS });
+  // Asked by a bridge's ping, and by the process host when another extension host of this window wants it.
+  const windowAnswers = async (): Promise<boolean> => (await liveness.check(PING_ANSWER_MS)) === 'live';
+  core.processHost?.answerWindowQuestionsWith(windowAnswers);
   let stoppedForLoss = false;
   context.subscriptions.push(
     liveness,
-    new PingAnswerer({ dir: discoveryFolder, recordFile: () => discovery.recordFile, windowAnswers: async () => (await liveness.check(PING_ANSWER_MS)) === 'live', logger: log }),
+    new PingAnswerer({ dir: discoveryFolder, recordFile: () => discovery.recordFile, windowAnswers, logger: log }),
     liveness.onDidChange((state) => {
       core.processHost?.windowLive(state === 'live');
       if (state === 'lost') {

@@ -633,6 +633,29 @@ describe('process host: processes outlive the extension host', function () {
     assert.equal(second.w.supervisor.status(id).state, 'running');
   });
 
+  it('an extension host whose window is gone but has not noticed yet: asked by the host, it checks and hands the host over to the newer one during its start', async () => {
+    const first = await open();
+    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const head = await readUntil(first.w.supervisor, id, 0, (t) => ticks(t).length >= 3);
+    const hostPid = first.w.processHost?.hostPid as number;
+    // A reloaded remote window: the old extension host still counts its window live (it asks only every 10 s), but
+    // a round trip to it now would go unanswered.
+    let checks = 0;
+    first.w.processHost?.answerWindowQuestionsWith(async () => {
+      checks++;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return false;
+    });
+    const second = await open();
+    assert.equal(checks, 1, 'the old extension host checked its window once');
+    assert.equal(second.w.processHost?.hostPid, hostPid, 'the newer extension host attached to the same host');
+    assert.deepEqual(second.w.supervisor.list().map((p) => p.process_id), [id]);
+    const rest = await readUntil(second.w.supervisor, id, head.cursor, (t) => ticks(t).length >= 3);
+    assertConsecutive(ticks(head.text + rest.text));
+    await waitFor('the old extension host to be let go', () => first.w.processHost?.hostPid === undefined);
+  });
+
   it('a superseded connection is not heard any more: its shutdown ends nothing', async () => {
     const first = await open();
     await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
@@ -874,5 +897,153 @@ describe('process host: output gathered into frames', function () {
     await got.exited;
     assert.equal(got.skipped(), 0, 'nothing skipped: the window was never behind');
     assert.ok(Buffer.concat(got.bytes).equals(Buffer.concat(expected)));
+  });
+});
+
+describe('process host: another extension host of the window asks for the host', function () {
+  this.timeout(30_000);
+  let tmp: string;
+  let socket: string;
+  let host: ProcessHost | undefined;
+  const opened: HostConnection[] = [];
+  const raws: net.Socket[] = [];
+  const ASK_MS = 1_500;
+
+  /** A process that only exists to be handed over. */
+  class IdleHandle implements ProcessHandle {
+    readonly events = new HandleEvents();
+    readonly pid = process.pid;
+    constructor(readonly tty: boolean) {}
+    onData(listener: (bytes: Uint8Array) => void): Disposable {
+      return this.events.onData(listener);
+    }
+    onExit(listener: (info: ExitInfo) => void): Disposable {
+      return this.events.onExit(listener);
+    }
+    write(): void {}
+    endInput(): void {}
+    resize(): void {}
+    kill(): void {}
+    terminate(): Promise<void> {
+      this.events.fireExit({ signal: 'SIGTERM' });
+      return Promise.resolve();
+    }
+  }
+
+  beforeEach(async () => {
+    tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ph-ask-')));
+    const dir = path.join(tmp, 's');
+    fs.mkdirSync(dir, { mode: 0o700 });
+    socket = path.join(dir, 'host.sock');
+    const backend = (kind: 'pty' | 'pipes'): ProcessBackend => ({ kind, available: () => true, spawn: (o) => Promise.resolve(new IdleHandle(o.tty)) });
+    host = new ProcessHost({ socket, secret: 'first', graceMs: 60_000, askWindowMs: ASK_MS, logger: silentLogger, backends: { tty: backend('pty'), pipes: backend('pipes') } });
+    await host.listen();
+  });
+
+  afterEach(async () => {
+    for (const c of opened.splice(0)) c.detach();
+    for (const r of raws.splice(0)) r.destroy();
+    await host?.close().catch(() => undefined);
+    host = undefined;
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** The first extension host: attached, with one process running. */
+  async function attached(): Promise<HostConnection> {
+    const c = await HostConnection.attach(socket, 'first', silentLogger);
+    opened.push(c);
+    const record = { process_id: 'p1', workspace_id: 'ws', command: ['x'], cwd: tmp, occupancy: 'shared' as const, started_at: Date.now(), capacity: 4096 };
+    await c.spawn({ file: 'x', args: [], cwd: tmp, env: {}, tty: true }, record, undefined);
+    return c;
+  }
+
+  function attach(secret: string): Promise<HostConnection> {
+    return HostConnection.attach(socket, secret, silentLogger).then((c) => {
+      opened.push(c);
+      return c;
+    });
+  }
+
+  async function denied(p: Promise<HostConnection>): Promise<{ reason: string; ms: number }> {
+    const t0 = Date.now();
+    try {
+      await p;
+    } catch (err) {
+      if (err instanceof AttachError) return { reason: err.reason, ms: Date.now() - t0 };
+      throw err;
+    }
+    assert.fail('the attach was admitted');
+  }
+
+  it('the attached one finds its window gone when asked: the newer one takes the host over at once, with the process', async () => {
+    const old = await attached();
+    let asked = 0;
+    old.windowAnswers = async () => {
+      asked++;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return false;
+    };
+    const t0 = Date.now();
+    const newer = await attach(old.nextSecret);
+    assert.equal(asked, 1, 'the attached one was asked once');
+    assert.ok(Date.now() - t0 < ASK_MS, 'admitted on the answer, not at the deadline');
+    assert.deepEqual(newer.processes.map((p) => p.record.process_id), ['p1']);
+    await waitFor('the old one to be let go', () => !old.open);
+  });
+
+  it('the attached one still has its window: the newer one is refused as busy on the answer, and the old one keeps the host', async () => {
+    const old = await attached();
+    old.windowAnswers = () => Promise.resolve(true);
+    const r = await denied(attach(old.nextSecret));
+    assert.equal(r.reason, 'busy');
+    assert.ok(r.ms < ASK_MS, `refused on the answer (${r.ms} ms), not at the deadline`);
+    assert.ok(old.open);
+    // A check that fails is no proof the window is gone.
+    old.windowAnswers = () => Promise.reject(new Error('no answer'));
+    assert.equal((await denied(attach(old.nextSecret))).reason, 'busy');
+    assert.ok(old.open);
+  });
+
+  it('an attached client that never answers (an older extension) keeps the host: the newer one is refused at the deadline', async () => {
+    const raw = net.connect({ path: socket });
+    raws.push(raw);
+    raw.on('error', () => undefined);
+    const reader = new FrameReader();
+    let next = '';
+    const asked: string[] = [];
+    raw.on('data', (c: Buffer) => {
+      for (const f of reader.push(c)) {
+        if (f.kind !== FRAME_JSON) continue;
+        if (f.message.t === 'welcome') next = f.message.secret;
+        asked.push(f.message.t);
+      }
+    });
+    raw.write(encodeMessage({ t: 'hello', secret: 'first' }));
+    await waitFor('the welcome', () => next !== '');
+    const r = await denied(attach(next));
+    assert.equal(r.reason, 'busy');
+    assert.ok(r.ms >= ASK_MS - 100, `refused after ${r.ms} ms`);
+    assert.ok(asked.includes('askWindow'), 'the attached client was asked');
+    assert.ok(!raw.destroyed, 'the attached client keeps its connection');
+  });
+
+  it('the attached one detaches while the newer one waits: the newer one takes over; a third is refused meanwhile; a closing host refuses the waiting one', async () => {
+    const old = await attached();
+    let release: (live: boolean) => void = () => undefined;
+    old.windowAnswers = () => new Promise<boolean>((resolve) => (release = resolve));
+    const secret = old.nextSecret;
+    const waiting = attach(secret);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal((await denied(attach(secret))).reason, 'busy', 'one waits at a time');
+    old.detach();
+    const newer = await waiting;
+    assert.deepEqual(newer.processes.map((p) => p.record.process_id), ['p1']);
+    release(true);
+    // The host closes while a fourth one waits for the newer one's answer.
+    newer.windowAnswers = () => new Promise<boolean>(() => undefined);
+    const fourth = attach(newer.nextSecret);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    void host?.close();
+    assert.equal((await denied(fourth)).reason, 'closing');
   });
 });

@@ -110,6 +110,11 @@ export class HostConnection {
   private superseded = false;
   /** Called once when the connection ends without detach() (true: it was superseded). */
   onClosed: ((superseded: boolean) => void) | undefined;
+  /**
+   * Answers the host's `askWindow` (another extension host of this window wants the host): whether this extension's
+   * window answers now. Unset: it does (a local window's extension host ends with its window).
+   */
+  windowAnswers: (() => Promise<boolean>) | undefined;
   /** The secret for the next attach (the host rotates it on every attach). */
   readonly nextSecret: string;
   /** The host's pid. */
@@ -324,6 +329,15 @@ export class HostConnection {
         this.superseded = true;
         this.logger.warn(`[process-host] ${m.message}`);
         return;
+      case 'askWindow': {
+        const ask = this.windowAnswers ?? (() => Promise.resolve(true));
+        ask().then(
+          (live) => this.windowLive(live),
+          // A check that fails is no proof the window is gone: keep the host.
+          () => this.windowLive(true),
+        );
+        return;
+      }
       case 'inputFailed':
         this.logger.warn(`[process-host] process ${m.id}: input failed: ${m.message}`);
         return;

@@ -24,6 +24,8 @@ export interface ProcessHostOptions {
    * ends them all and exits.
    */
   readonly graceMs: number;
+  /** How long a second client waits for the attached one to answer `askWindow` (default ASK_WINDOW_MS). */
+  readonly askWindowMs?: number;
   /** Where node-pty is looked for (nodePtyLoader.ts); default: the one this module resolves. */
   readonly nodePty?: readonly NodePtyCandidate[];
   /** The relay script a `domains` sandbox runs (default: netRelay.js beside this module). */
@@ -56,6 +58,12 @@ interface Entry {
 
 /** How long a connection may take to prove the secret before it is dropped. */
 const HELLO_MS = 10_000;
+/**
+ * How long a second client that proved the secret waits for the attached one to answer `askWindow`. The extension
+ * asks its window with a 5 s deadline (extension.ts, PING_ANSWER_MS); the rest is room for a loaded machine. No
+ * answer by then: the attached one keeps the host, and the other is refused as busy.
+ */
+export const ASK_WINDOW_MS = 15_000;
 /**
  * Output queued on the client's socket past which the host stops sending and lets the rings absorb a flood: the
  * processes never wait for the window (no back-pressure on a dev server), and the host's memory stays bounded by
@@ -92,6 +100,8 @@ export class ProcessHost {
   private client: net.Socket | undefined;
   /** False once the attached extension said its window stopped answering (a `window` message). */
   private clientLive = true;
+  /** A client that proved the secret while the attached one had its window: it waits for that one's answer. */
+  private contender: { socket: net.Socket; timer: ReturnType<typeof setTimeout> } | undefined;
   private secret: string;
   private graceTimer: ReturnType<typeof setTimeout> | undefined;
   private closing: Promise<void> | undefined;
@@ -164,6 +174,7 @@ export class ProcessHost {
   close(reason: EndReason = 'terminated'): Promise<void> {
     this.closing ??= (async () => {
       if (this.graceTimer) clearTimeout(this.graceTimer);
+      this.settleContender('closing');
       // The socket stays open meanwhile: an extension that comes now is told the host is closing (and waits for
       // the ends to be recorded), rather than finding no host and missing them.
       await Promise.all(
@@ -271,10 +282,13 @@ export class ProcessHost {
     });
     socket.on('close', () => {
       clearTimeout(helloTimer);
+      if (this.contender?.socket === socket) this.settleContender('busy');
       if (this.client === socket) {
         this.client = undefined;
         this.options.logger.info(`extension detached; keeping ${this.entries.size} process(es) for ${this.options.graceMs} ms`);
-        if (!this.closing) this.armGrace();
+        // The client that waited for this one's answer takes over at once.
+        if (this.contender && !this.closing) this.settleContender('admit');
+        else if (!this.closing) this.armGrace();
       }
     });
   }
@@ -284,12 +298,54 @@ export class ProcessHost {
     return false;
   }
 
+  /**
+   * The first message of a connection. True when it proved the secret: it is attached now, or (while the attached
+   * client has its window) waits as the contender until that client answers `askWindow`.
+   */
   private hello(socket: net.Socket, message: Message): boolean {
     if (message.t !== 'hello' || typeof message.secret !== 'string') return this.deny(socket, 'protocol', 'The first message must be hello.');
     if (this.closing) return this.deny(socket, 'closing', 'The process host is shutting down.');
     if (!sameSecret(message.secret, this.secret)) return this.deny(socket, 'secret', 'Wrong secret: this host belongs to another window, or to an earlier attach.');
     const previous = this.client && !this.client.destroyed ? this.client : undefined;
-    if (previous && this.clientLive) return this.deny(socket, 'busy', 'Another extension is attached to this process host, and its window answers.');
+    if (previous && this.clientLive) {
+      // A reloaded remote window's old extension host may not know yet that its page is gone (it asks its window
+      // every 10 s): ask it now, and let this client wait for the answer instead of refusing it at once.
+      if (this.contender) return this.deny(socket, 'busy', 'Another extension is attached to this process host, and another one waits to take it over.');
+      const wait = this.options.askWindowMs ?? ASK_WINDOW_MS;
+      const timer = setTimeout(() => {
+        this.options.logger.info(`the attached extension did not say within ${wait} ms whether it has its window: it keeps the host`);
+        this.settleContender('busy');
+      }, wait);
+      this.contender = { socket, timer };
+      this.options.logger.info('another extension host of this window asks for the host: asking the attached one whether it still has its window');
+      previous.write(encodeMessage({ t: 'askWindow' }));
+      return true;
+    }
+    this.admit(socket, previous);
+    return true;
+  }
+
+  /** The contender's wait ends: it takes the host over, or it is refused (busy, or the host is closing). */
+  private settleContender(outcome: 'admit' | 'busy' | 'closing'): void {
+    const c = this.contender;
+    if (!c) return;
+    this.contender = undefined;
+    clearTimeout(c.timer);
+    if (c.socket.destroyed) return;
+    if (outcome === 'closing' || this.closing) {
+      this.deny(c.socket, 'closing', 'The process host is shutting down.');
+      return;
+    }
+    if (outcome === 'busy') {
+      this.deny(c.socket, 'busy', 'Another extension is attached to this process host, and its window answers.');
+      return;
+    }
+    const previous = this.client && !this.client.destroyed ? this.client : undefined;
+    this.admit(c.socket, previous);
+  }
+
+  /** `socket` becomes the client: it gets the secret for the next attach, the processes, and their retained output. */
+  private admit(socket: net.Socket, previous: net.Socket | undefined): void {
     this.client = socket;
     this.clientLive = true;
     if (previous) {
@@ -324,7 +380,6 @@ export class ProcessHost {
       if (e.exit) socket.write(encodeMessage({ t: 'exit', id: e.record.process_id, exit: e.exit, ...(e.requested ? { requested: e.requested } : {}) }));
     }
     this.options.logger.info(`extension attached; ${processes.length} process(es) handed over`);
-    return true;
   }
 
   /** New output of a process: to the client once gathered (FRAME_GATHER_MS), unless the client is behind (then the ring keeps it). */
@@ -424,8 +479,10 @@ export class ProcessHost {
       }
       case 'window':
         if (socket === this.client && typeof m.live === 'boolean') {
+          const changed = this.clientLive !== m.live;
           this.clientLive = m.live;
-          this.options.logger.info(m.live ? 'the attached extension has its window again' : 'the attached extension lost its window: a newer extension host of it may take over');
+          if (changed) this.options.logger.info(m.live ? 'the attached extension has its window again' : 'the attached extension lost its window: a newer extension host of it may take over');
+          if (this.contender) this.settleContender(m.live ? 'busy' : 'admit');
         }
         return;
       case 'shutdown':

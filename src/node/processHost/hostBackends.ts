@@ -186,6 +186,7 @@ export class ProcessHostBackends {
   private detached = false;
   /** Whether this extension's window answers (windowLive); told to every host this window attaches to. */
   private live = true;
+  private windowCheck: (() => Promise<boolean>) | undefined;
 
   constructor(private readonly settings: ProcessHostSettings) {
     if (process.platform === 'win32') this.unavailable = 'the process host uses a Unix socket, which this build does not use on Windows';
@@ -349,7 +350,24 @@ export class ProcessHostBackends {
     writePrivate(file, JSON.stringify({ pid, socket, secret: connection.nextSecret } satisfies HostRecordFile));
     if (previousFile !== undefined && previousFile !== file) forget(previousFile);
     this.recordFile = file;
+    connection.windowAnswers = () => this.askWindow();
     if (!this.live) connection.windowLive(false);
+  }
+
+  /** The host asks whether this window answers (another extension host of the window wants the host). */
+  private async askWindow(): Promise<boolean> {
+    const check = this.windowCheck;
+    const live = check ? await check() : this.live;
+    this.settings.logger.info(`[process-host] another extension host of this window asked for the process host: this window ${live ? 'answers, so this one keeps it' : 'does not answer, so it is handed over'}`);
+    return live;
+  }
+
+  /**
+   * How to check, when asked, whether this window still answers (a round trip to the window with a deadline).
+   * Unset: the last state told through `windowLive`.
+   */
+  answerWindowQuestionsWith(check: () => Promise<boolean>): void {
+    this.windowCheck = check;
   }
 
   private view(fallback: ProcessBackend): ProcessBackend {

@@ -92,6 +92,11 @@ export type Message =
    */
   | { readonly t: 'window'; readonly live: boolean }
   // host → client
+  /**
+   * Another client proved the secret while this one is attached with its window: the host asks this one to check
+   * its window now and answer with a `window` message. Lost: the other client takes over; live: it is refused as busy.
+   */
+  | { readonly t: 'askWindow' }
   | { readonly t: 'welcome'; readonly secret: string; readonly pid: number; readonly processes: readonly HostedProcess[] }
   /** `closing`: the host is ending its processes and exiting (it records their ends first: HostEndsFile). */
   | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'closing' | 'protocol'; readonly message: string }
