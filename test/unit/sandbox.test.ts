@@ -365,6 +365,8 @@ describe('command sandbox (real bwrap)', function () {
   it('the command runs in the verified folder; a different one is refused inside the sandbox', async () => {
     fs.mkdirSync(path.join(f.root, 'a'));
     fs.mkdirSync(path.join(f.root, 'b'));
+    const own = (): string[] => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`codespace-sandbox-${process.pid}-`));
+    const before = own();
     const sandbox = new CommandSandbox({ ...settingsOf({ mode: 'required', network: 'block' }), logger: silentLogger });
     // Each launch is for one start: its argument files are consumed (opened, then deleted) by the start.
     const launchOnce = async (): Promise<NonNullable<Awaited<ReturnType<CommandSandbox['launch']>>>> => {
@@ -385,6 +387,10 @@ describe('command sandbox (real bwrap)', function () {
     again.release();
     assert.equal(right.code, 0);
     assert.match(right.out, new RegExp(`RAN\\n${path.join(f.root, 'a')}\\n`));
+    // Its private folder (argument files, the empty file) goes with it.
+    assert.equal(own().filter((n) => !before.includes(n)).length, 1, own().join(', '));
+    await sandbox.close();
+    assert.deepEqual(own(), before);
   });
 });
 

@@ -16,6 +16,8 @@ import { relayLauncher } from './netBridge';
 import type { TestHosts } from './networkProxy';
 import { NetworkProxy } from './networkProxy';
 import { parseAllowList } from '../../core/policy/networkDomains';
+import type { OwnTempDir } from '../ownTempDir';
+import { ownTempDir } from '../ownTempDir';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
 /** `domains`: no network but the network proxy, which admits the allowed domains only (networkProxy.ts). */
@@ -137,7 +139,7 @@ export class CommandSandbox implements CommandIsolation {
   private probes = new Map<NetworkMode, Promise<ProbeResult>>();
   private lastMode: IsolationMode | undefined;
   private readonly logged = new Set<string>();
-  private runDir: string | undefined;
+  private runDir: OwnTempDir | undefined;
   private sequence = 0;
   private readonly proxy: NetworkProxy;
 
@@ -146,8 +148,10 @@ export class CommandSandbox implements CommandIsolation {
     this.proxy = new NetworkProxy({ logger: options.logger, allowedDomains: () => this.allowedDomains(), ...(options.testHosts ? { testHosts: options.testHosts } : {}) });
   }
 
-  /** Stops the network proxy (commands still running lose their way out). */
+  /** Stops the network proxy (commands still running lose their way out) and removes the private folder. */
   close(): Promise<void> {
+    this.runDir?.remove();
+    this.runDir = undefined;
     return this.proxy.close();
   }
 
@@ -276,13 +280,10 @@ export class CommandSandbox implements CommandIsolation {
 
   /** This extension host's private folder for the argument files and the empty file (made on first use, 0700). */
   private privateDir(): string {
-    if (this.runDir === undefined || !fs.existsSync(this.runDir)) {
-      this.runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-sandbox-'));
-      fs.chmodSync(this.runDir, 0o700);
-    }
-    const empty = path.join(this.runDir, 'empty');
+    if (this.runDir === undefined || !fs.existsSync(this.runDir.path)) this.runDir = ownTempDir('codespace-sandbox-');
+    const empty = path.join(this.runDir.path, 'empty');
     if (!fs.existsSync(empty)) fs.writeFileSync(empty, '', { mode: 0o444 });
-    return this.runDir;
+    return this.runDir.path;
   }
 
   private build(bwrap: string, o: BuildRequest): SandboxedLaunch {
@@ -359,7 +360,8 @@ export class CommandSandbox implements CommandIsolation {
     if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) is not installed (looked in /usr/bin, /usr/local/bin, /bin); install the "bubblewrap" package.' };
     if (!fs.existsSync(SH)) return { ok: false, reason: `${SH} is missing.` };
     if (!firstExisting(BASH_LOCATIONS)) return { ok: false, reason: 'bash is missing (looked in /bin and /usr/bin); the sandbox needs it.' };
-    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-sandbox-probe-')));
+    const own = ownTempDir('codespace-sandbox-probe-');
+    const dir = fs.realpathSync(own.path);
     try {
       const env: Record<string, string> = { PATH: '/usr/bin:/bin', ...(process.env.HOME ? { HOME: process.env.HOME } : {}) };
       const bridge = network === 'domains' ? await this.bridge() : undefined;
@@ -378,7 +380,7 @@ export class CommandSandbox implements CommandIsolation {
     } catch (err) {
       return { ok: false, reason: `the sandbox probe failed: ${err instanceof Error ? err.message : String(err)}` };
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      own.remove();
     }
   }
 

@@ -1,6 +1,5 @@
 import * as dns from 'node:dns';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LookupAddress } from 'node:dns';
 import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult, Server } from 'proxy-chain' with { 'resolution-mode': 'import' };
@@ -8,6 +7,7 @@ import type { HostDecision } from '../../core/policy/networkDomains';
 import { checkHost } from '../../core/policy/networkDomains';
 import type { Logger } from '../../core/ports/logger';
 import { refusedAddress } from './addressPolicy';
+import { ownTempDir } from '../ownTempDir';
 
 /**
  * Tests only: names resolved to a fixed loopback address, for one port, without the loopback refusal (a stand-in
@@ -115,8 +115,7 @@ export class NetworkProxy {
   private async start(): Promise<string> {
     const { Server, RequestError } = await import('proxy-chain');
     // A folder only this user can enter: the socket is the way out of every sandbox, for this user's processes only.
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-net-'));
-    fs.chmodSync(dir, 0o700);
+    const dir = ownTempDir('codespace-net-').path;
     const socket = path.join(dir, 'proxy.sock');
     const prepareRequestFunction = async (o: PrepareRequestFunctionOpts): Promise<PrepareRequestFunctionResult> => {
       const what = `${o.isHttp ? 'HTTP' : 'CONNECT'} ${o.hostname}:${o.port}`;

@@ -48,6 +48,7 @@ export async function runawayUnderBound(limit: number, attempts: number): Promis
       }).length;
     return { limit: st.max_processes?.limit ?? null, ...(st.max_processes?.reason ? { reason: st.max_processes.reason } : {}), code, out, answered, left };
   } finally {
+    await sandbox.close();
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
