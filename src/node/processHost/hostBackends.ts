@@ -7,6 +7,7 @@ import type { Logger } from '../../core/ports/logger';
 import type { BackendOrigin, EndReason, ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../../core/ports/processBackend';
 import type { EndOutcome } from '../../core/process/supervisor';
 import { endOutcome } from '../../core/process/supervisor';
+import { pidAlive } from '../discovery/discoveryFiles';
 import type { NodePtyCandidate } from '../nodePtyLoader';
 import type { IsolationSettings } from '../sandbox/commandSandbox';
 import type { AttachedProcess } from './client';
@@ -151,20 +152,11 @@ const CLOSING_WAIT_MS = 10_000;
 /** Resolves true once `pid` has exited, false if it still runs after `ms`. */
 async function exited(pid: number, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
-  while (alive(pid)) {
+  while (pidAlive(pid)) {
     if (Date.now() >= end) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return true;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -224,7 +216,7 @@ export class ProcessHostBackends {
   async attachExisting(): Promise<readonly AttachedProcess[]> {
     if (this.unavailable !== undefined) return [];
     for (const { file, record } of this.readRecords()) {
-      if (!alive(record.pid)) {
+      if (!pidAlive(record.pid)) {
         forget(file);
         continue;
       }
