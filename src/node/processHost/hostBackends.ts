@@ -215,8 +215,12 @@ export class ProcessHostBackends {
    */
   async attachExisting(): Promise<readonly AttachedProcess[]> {
     if (this.unavailable !== undefined) return [];
-    for (const { file, record } of this.readRecords()) {
+    const records = this.readRecords();
+    // Said in the log either way: a reload that finds no host to take over says where it looked.
+    if (records.length === 0) this.settings.logger.info(`[process-host] no process host of this window to take over (no record in ${this.settings.storageDir})`);
+    for (const { file, record } of records) {
       if (!pidAlive(record.pid)) {
+        this.settings.logger.info(`[process-host] the process host pid ${record.pid} of an earlier extension host is gone; forgetting its record`);
         forget(file);
         continue;
       }
