@@ -30,7 +30,7 @@ import { SurvivorRegistry, reapSurvivors } from './survivors';
 import type { IsolationSettings } from './sandbox/commandSandbox';
 import { CommandSandbox } from './sandbox/commandSandbox';
 import type { ProcessHostSettings } from './processHost/hostBackends';
-import { ProcessHostBackends } from './processHost/hostBackends';
+import { ProcessHostBackends, processHostStorageDir } from './processHost/hostBackends';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
 import type { WorkBaseline } from '../core/steering/steering';
 import { SteeringService } from '../core/steering/steeringService';
@@ -173,7 +173,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const host = o.processHost
     ? new ProcessHostBackends({
         ...o.processHost,
-        storageDir: o.storageDir,
+        storageDir: processHostStorageDir(o.storageDir),
         ...(o.nodePty ? { nodePty: o.nodePty } : {}),
         ...(o.isolation ? { isolation: o.isolation } : {}),
         fallback: { tty: local.tty(), pipes: local.pipes() },

@@ -15,7 +15,7 @@ import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../src/core/por
 import { HandleEvents } from '../../src/core/process/handleEvents';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
 import { ProcessHost } from '../../src/node/processHost/host';
-import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir } from '../../src/node/processHost/hostBackends';
+import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir, processHostStorageDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
 import type { Message } from '../../src/node/processHost/protocol';
 import { FRAME_DATA, FRAME_JSON, FrameReader, FrameStream, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
@@ -200,6 +200,32 @@ describe('process host: private socket folder', () => {
     const elsewhere = fs.mkdtempSync(path.join(tmp, 'x'));
     fs.symlinkSync(elsewhere, path.join(tmp, `codespace-${process.getuid?.() ?? 0}`));
     assert.throws(() => privateSocketDir(tmp), /not a directory/);
+  });
+});
+
+describe('process host: where its records live', () => {
+  let tmp: string;
+  beforeEach(() => {
+    tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ph-dir-')));
+  });
+  afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it("in the workspace's first storage folder, also for an extension host VS Code gave a second one", () => {
+    const ws = (name: string): string => path.join(tmp, name, 'codespace.codespace-vscode');
+    fs.mkdirSync(ws('a1b2'), { recursive: true });
+    fs.mkdirSync(ws('a1b2-1'), { recursive: true });
+    fs.mkdirSync(ws('a1b2-9'), { recursive: true });
+    fs.mkdirSync(ws('c3d4-2'), { recursive: true });
+    fs.mkdirSync(ws('e5f6-10'), { recursive: true });
+    fs.mkdirSync(ws('e5f6-1'), { recursive: true });
+    fs.writeFileSync(path.join(tmp, 'e5f6'), 'a file, not a folder');
+    assert.equal(processHostStorageDir(ws('a1b2')), ws('a1b2'));
+    assert.equal(processHostStorageDir(ws('a1b2-1')), ws('a1b2'));
+    assert.equal(processHostStorageDir(ws('a1b2-9')), ws('a1b2'));
+    // No first folder to go to, a suffix VS Code never uses, and a file where the folder would be: unchanged.
+    assert.equal(processHostStorageDir(ws('c3d4-2')), ws('c3d4-2'));
+    assert.equal(processHostStorageDir(ws('e5f6-10')), ws('e5f6-10'));
+    assert.equal(processHostStorageDir(ws('e5f6-1')), ws('e5f6-1'));
   });
 });
 
@@ -654,6 +680,24 @@ describe('process host: processes outlive the extension host', function () {
     const rest = await readUntil(second.w.supervisor, id, head.cursor, (t) => ticks(t).length >= 3);
     assertConsecutive(ticks(head.text + rest.text));
     await waitFor('the old extension host to be let go', () => first.w.processHost?.hostPid === undefined);
+  });
+
+  it("a newer extension host that VS Code gave the workspace's second storage folder (the old one holds the first's lock) still takes the host over", async () => {
+    // VS Code's Node extension host takes <workspace storage>-1 when another live extension host locks the folder.
+    const first = path.join(tmp, 'workspaceStorage', '3f2a9c', 'codespace.codespace-vscode');
+    const second = path.join(tmp, 'workspaceStorage', '3f2a9c-1', 'codespace.codespace-vscode');
+    const one = await assembleWindow(first, root, socketRoot, GRACE_MS);
+    windows.push(one.assembled);
+    const id = (await one.assembled.supervisor.exec(one.assembled.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const head = await readUntil(one.assembled.supervisor, id, 0, (t) => ticks(t).length >= 3);
+    const hostPid = one.assembled.processHost?.hostPid as number;
+    one.assembled.processHost?.windowLive(false);
+    const two = await assembleWindow(second, root, socketRoot, GRACE_MS);
+    windows.push(two.assembled);
+    assert.equal(two.assembled.processHost?.hostPid, hostPid, 'the newer extension host attached to the same host');
+    assert.deepEqual(two.assembled.supervisor.list().map((p) => p.process_id), [id]);
+    const rest = await readUntil(two.assembled.supervisor, id, head.cursor, (t) => ticks(t).length >= 3);
+    assertConsecutive(ticks(head.text + rest.text));
   });
 
   it('a superseded connection is not heard any more: its shutdown ends nothing', async () => {

@@ -103,6 +103,28 @@ export async function attachPatiently(socket: string, secret: string, logger: Lo
   }
 }
 
+/**
+ * Where a window's process host records live: the extension's workspace storage folder, but always the first one of
+ * the workspace. VS Code's Node extension host locks its workspace storage folder (a `vscode.lock` file) and, when
+ * another live extension host holds it, takes `<folder>-1` … `<folder>-9` instead (extHostStoragePaths.ts). That is
+ * what a reloaded remote window's new extension host gets while the server keeps the old one for a reconnection, so
+ * it looked for the host's record in an empty folder and took nothing over. The records are made to be shared by the
+ * extension hosts of a folder (each host has its own record, and one whose window answers refuses the others), so
+ * every extension host of the workspace keeps them in the first folder.
+ */
+export function processHostStorageDir(storageDir: string): string {
+  const workspaceFolder = path.dirname(storageDir);
+  const m = /^(.+)-[1-9]$/.exec(path.basename(workspaceFolder));
+  if (!m) return storageDir;
+  const first = path.join(path.dirname(workspaceFolder), m[1] as string);
+  try {
+    if (!fs.statSync(first).isDirectory()) return storageDir;
+  } catch {
+    return storageDir;
+  }
+  return path.join(first, path.basename(storageDir));
+}
+
 /** The discovery record: where this window's host listens and the secret for the next attach (mode 0600). */
 interface HostRecordFile {
   readonly pid: number;
