@@ -841,31 +841,31 @@ describe('process host: processes outlive the extension host', function () {
   });
 });
 
+/** A process whose output and exit the test makes, through a fake backend. */
+class ScriptedHandle implements ProcessHandle {
+  readonly events = new HandleEvents();
+  readonly pid = process.pid;
+  constructor(readonly tty: boolean) {}
+  onData(listener: (bytes: Uint8Array) => void): Disposable {
+    return this.events.onData(listener);
+  }
+  onExit(listener: (info: ExitInfo) => void): Disposable {
+    return this.events.onExit(listener);
+  }
+  write(): void {}
+  endInput(): void {}
+  resize(): void {}
+  kill(): void {}
+  terminate(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 describe('process host: output gathered into frames', function () {
   this.timeout(30_000);
   let tmp: string;
   let host: ProcessHost | undefined;
   let connection: HostConnection | undefined;
-
-  /** A process whose output and exit the test makes, through a fake backend. */
-  class ScriptedHandle implements ProcessHandle {
-    readonly events = new HandleEvents();
-    readonly pid = process.pid;
-    constructor(readonly tty: boolean) {}
-    onData(listener: (bytes: Uint8Array) => void): Disposable {
-      return this.events.onData(listener);
-    }
-    onExit(listener: (info: ExitInfo) => void): Disposable {
-      return this.events.onExit(listener);
-    }
-    write(): void {}
-    endInput(): void {}
-    resize(): void {}
-    kill(): void {}
-    terminate(): Promise<void> {
-      return Promise.resolve();
-    }
-  }
 
   async function started(capacity: number): Promise<{ scripted: ScriptedHandle; seen: ProcessHandle }> {
     tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ph-frames-')));
@@ -953,22 +953,9 @@ describe('process host: another extension host of the window asks for the host',
   const raws: net.Socket[] = [];
   const ASK_MS = 1_500;
 
-  /** A process that only exists to be handed over. */
-  class IdleHandle implements ProcessHandle {
-    readonly events = new HandleEvents();
-    readonly pid = process.pid;
-    constructor(readonly tty: boolean) {}
-    onData(listener: (bytes: Uint8Array) => void): Disposable {
-      return this.events.onData(listener);
-    }
-    onExit(listener: (info: ExitInfo) => void): Disposable {
-      return this.events.onExit(listener);
-    }
-    write(): void {}
-    endInput(): void {}
-    resize(): void {}
-    kill(): void {}
-    terminate(): Promise<void> {
+  /** A process that only exists to be handed over: it ends when asked to. */
+  class IdleHandle extends ScriptedHandle {
+    override terminate(): Promise<void> {
       this.events.fireExit({ signal: 'SIGTERM' });
       return Promise.resolve();
     }
