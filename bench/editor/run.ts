@@ -95,7 +95,7 @@ const FULL: Sizes = {
   patchRounds: 8,
   ptyBytes: 200 * MIB,
   ptyWarmupBytes: 32 * MIB,
-  ptyRounds: 3,
+  ptyRounds: 5,
   floodBytes: 1024 * MIB,
   sessions: 32,
   callsPerSession: 1000,
@@ -387,6 +387,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
   rig.resources.add(() => fetch(info.mcpUrl, { method: 'DELETE', headers: rawHeaders }).then((r) => r.text()));
   let rawId = 1;
   const raw = async (): Promise<string> => (await fetch(info.mcpUrl, { method: 'POST', headers: rawHeaders, body: rpc(rawId++) })).text();
+  const ping = async (): Promise<string> => (await fetch(info.mcpUrl, { method: 'POST', headers: rawHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: rawId++, method: 'ping' }) })).text();
 
   // The floor in the extension host, and the same floor in this process (out of the host).
   let floorId = 1;
@@ -408,6 +409,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
     floor: 'floor: fetch → bare node:http JSON server in the extension host',
     raw: 'diag: raw fetch JSON-RPC → extension `read`',
     outside: 'diag: the same floor in a separate, idle Node process',
+    ping: 'diag: raw fetch JSON-RPC `ping` → extension (no tool)',
   } as const;
   const contenders: Contender[] = [
     { name: NAMES.ours, run: () => mcp.client.callTool({ name: 'read', arguments: args }) },
@@ -415,6 +417,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
     { name: NAMES.floor, run: floorCall(info.floorUrl) },
     { name: NAMES.raw, run: raw },
     { name: NAMES.outside, run: floorCall(outside.url) },
+    { name: NAMES.ping, run: ping },
   ];
   const samples = await interleave(contenders, {
     warmupRounds: sizes.readWarmupRounds,
@@ -429,6 +432,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
     { contender: NAMES.floor, stats: s('floor'), note: `response ${floorBytes} B; JSON.parse of the request, JSON.stringify of the answer` },
     { contender: NAMES.raw, stats: s('raw'), note: 'no SDK client: fetch + response.text()' },
     { contender: NAMES.outside, stats: s('outside'), note: 'the floor out of the extension host, still one process hop away' },
+    { contender: NAMES.ping, stats: s('ping'), note: 'the same session as the raw row: HTTP host, transport and SDK protocol, no tool' },
   ];
   const r = (a: keyof typeof NAMES, b: keyof typeof NAMES, label: string) => ({ label, value: s(a).median / s(b).median });
   return {
@@ -442,6 +446,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
         r('raw', 'floor', 'diag: raw fetch → ours / in-host floor (cost without the SDK client)'),
         r('ours', 'raw', 'diag: SDK client → ours / raw fetch → ours (the SDK client)'),
         r('floor', 'outside', 'diag: in-host floor / floor in an idle process (what sharing the extension host costs)'),
+        r('ping', 'floor', 'diag: raw fetch `ping` / in-host floor (the path without the tool)'),
       ],
       notes: [`${sizes.readWarmupRounds * sizes.readPerRound} warm-up calls, then ${sizes.readRounds * sizes.readPerRound} measured calls per contender in rounds of ${sizes.readPerRound}.`],
     },
@@ -872,6 +877,9 @@ async function ptyGroup(rig: Rig): Promise<GroupOutput> {
   const ours = summarize(flows.map((f) => f.ms));
   const base = summarize(bareMeasured.map((b) => b.ms));
   const throughput = base.median / ours.median;
+  // Each round's own ratio: both runs of a round share the machine's load of that moment, which moves the bare
+  // runs alone between 33 and 66 MB/s from one round to the next on a shared 2-core machine.
+  const paired = summarize(flows.slice(0, bareMeasured.length).map((f, i) => (bareMeasured[i] as BarePtyReport).ms / f.ms));
   const last = flows[flows.length - 1] as Streamed;
   const shortBare = bareMeasured.filter((b) => b.bytes < sizes.ptyBytes).length;
   return {
@@ -886,7 +894,10 @@ async function ptyGroup(rig: Rig): Promise<GroupOutput> {
         },
         { contender: NAMES.bare, stats: base, note: `${mbps(sizes.ptyBytes, base.median).toFixed(0)} MB/s${shortBare ? `; ${shortBare} run(s) ended short (node-pty lost the tail)` : ''}` },
       ],
-      ratios: [{ label: 'throughput ours / bare node-pty', value: throughput }],
+      ratios: [
+        { label: 'throughput ours / bare node-pty (medians)', value: throughput },
+        { label: `diag: each round's throughput ratio, median of ${paired.n} (from ${paired.min.toFixed(2)}x to ${paired.max.toFixed(2)}x)`, value: paired.median },
+      ],
       notes: [`One ${mib(sizes.ptyWarmupBytes)} warm-up run of each, then ${rounds} measured rounds, alternating which goes first${cut}.`],
     },
     verdicts: [

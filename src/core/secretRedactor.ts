@@ -26,10 +26,23 @@ interface Rule {
 /** The longest match of a rule's `tail` without its literal: a proper prefix of a token's start, or `-----BEGI`. */
 const TAIL_WITHOUT_LITERAL = 16;
 
-/** Whether a text holds one of `literals`: one search (an alternation of literals, no lookbehind to try at every character). */
+/**
+ * Whether a text holds one of `literals`: a substring search for each (`includes`), or one for the start they all share
+ * when it has three characters or more (finding only that start just lets the rule's pattern run, which decides). On a
+ * 1 MiB page a substring search takes about 0.015 ms where an alternation of the literals as one regular expression
+ * took 0.2–0.5 ms, and an agent's read of a flood asks every rule twice per page.
+ */
 function holds(...literals: string[]): Pick<Rule, 'present'> {
-  const any = new RegExp(literals.map(escape).join('|'));
-  return { present: (text) => any.test(text) };
+  const shared = commonStart(literals);
+  const keys = shared.length >= 3 ? [shared] : literals;
+  return { present: (text) => keys.some((key) => text.includes(key)) };
+}
+
+/** The longest start every one of `words` has. */
+function commonStart(words: readonly string[]): string {
+  let start = words[0] ?? '';
+  for (const w of words) while (!w.startsWith(start)) start = start.slice(0, -1);
+  return start;
 }
 
 /** Characters tokens are made of: what must not precede a token for it to start there. */
@@ -153,11 +166,16 @@ export class SecretRedactor {
     return out;
   }
 
+  /** Which rules' literals `text` holds (RULES' order): asked once per text, by both `find` and `heldTail`. */
+  private presentIn(text: string): boolean[] {
+    return RULES.map((rule) => rule.present(text));
+  }
+
   /** Every secret in `text`, sorted, without overlaps (the earlier start wins, then the longer match). */
-  find(text: string): Found[] {
+  find(text: string, present: readonly boolean[] = this.presentIn(text)): Found[] {
     const all: Found[] = [];
-    for (const rule of RULES) {
-      if (!rule.present(text)) continue;
+    for (const [i, rule] of RULES.entries()) {
+      if (!present[i]) continue;
       rule.pattern.lastIndex = 0;
       for (const m of text.matchAll(rule.pattern)) {
         const s = m.groups?.s;
@@ -175,15 +193,15 @@ export class SecretRedactor {
   }
 
   /** Where, at the end of `text`, a secret may have begun that has not all arrived; undefined when none may have. */
-  heldTail(text: string): number | undefined {
+  heldTail(text: string, present: readonly boolean[] = this.presentIn(text)): number | undefined {
     let at: number | undefined;
     const earliest = (i: number): void => {
       at = at === undefined ? i : Math.min(at, i);
     };
-    for (const rule of RULES) {
+    for (const [i, rule] of RULES.entries()) {
       if (!rule.tail) continue;
       let m: RegExpExecArray | null;
-      if (rule.present(text)) {
+      if (present[i]) {
         m = rule.tail.exec(text);
       } else {
         // Without the literal a match is short: look at the last characters only.
@@ -207,14 +225,16 @@ export class SecretRedactor {
   /** A text with every secret replaced by its marker; `cut` when the text was cut short (a secret may be cut too). */
   redactText(text: string, options: { cut?: boolean } = {}): string {
     if (!this.enabled) return text;
-    const found = this.find(text);
+    const present = this.presentIn(text);
+    const found = this.find(text, present);
     let out = '';
     let at = 0;
     for (const f of found) {
       out += text.slice(at, f.from) + marker(f.kind);
       at = f.to;
     }
-    const tail = options.cut ? this.heldTail(text.slice(at)) : undefined;
+    // Nothing found: the rules' presence in the whole text is the presence in what follows the last secret too.
+    const tail = options.cut ? (at === 0 ? this.heldTail(text, present) : this.heldTail(text.slice(at))) : undefined;
     return tail === undefined ? out + text.slice(at) : `${out}${text.slice(at, at + tail)}${marker('truncated')}`;
   }
 
@@ -232,9 +252,10 @@ export class SecretRedactor {
     const text = latin1.decode(window);
     const s = start - windowStart;
     let t = stop - windowStart;
-    const found = this.find(text);
+    const present = this.presentIn(text);
+    const found = this.find(text, present);
     if (options.atEnd && !options.final) {
-      const held = this.heldTail(text);
+      const held = this.heldTail(text, present);
       const touching = found.find((f) => f.to === text.length);
       const from = Math.min(held ?? text.length, touching?.from ?? text.length);
       if (from < t) t = Math.max(s, from);
