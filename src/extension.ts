@@ -172,7 +172,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     probeSandboxLater: true,
   });
   shutdown = core.shutdown;
-  phase('services');
+  phase(`services (${core.startup})`);
   try {
     for (const t of await loadingTokens) log.addSecret(t);
   } catch (err) {

@@ -30,6 +30,12 @@ export class FileJournal implements Journal {
   private queue: Promise<void> = Promise.resolve();
   private issues: JournalLoadIssue[] = [];
   private closed = false;
+  /**
+   * The file's text as this journal last read or wrote it, while it is known to be exactly that: every change goes
+   * through this instance, so a load (each section of a shared ledger loads at activation) decodes it again without
+   * reading the file. Forgotten after a failed write, when the file's end is not known.
+   */
+  private text: string | undefined;
 
   constructor(options: FileJournalOptions) {
     if (!path.isAbsolute(options.directory)) {
@@ -49,13 +55,18 @@ export class FileJournal implements Journal {
 
   load(): Promise<JournalRecord[]> {
     return this.enqueue(async () => {
-      let text: string;
-      try {
-        text = await fs.readFile(this.path, 'utf8');
-      } catch (err) {
-        if (errorCode(err) !== 'ENOENT') throw err;
-        this.issues = [];
-        return [];
+      let text = this.text;
+      if (text === undefined) {
+        try {
+          text = await fs.readFile(this.path, 'utf8');
+        } catch (err) {
+          if (errorCode(err) !== 'ENOENT') throw err;
+          this.issues = [];
+          // No file yet: the first append creates it with just its line.
+          this.text = '';
+          return [];
+        }
+        this.text = text;
       }
       const decoded = decodeJournalText(text);
       this.issues = decoded.issues;
@@ -66,9 +77,11 @@ export class FileJournal implements Journal {
 
   append(record: JournalRecord): Promise<void> {
     let bytes: Buffer;
+    let line: string;
     try {
       // Encode before queueing: a record that is not JSON fails at once and never touches the file.
-      bytes = Buffer.from(encodeJournalRecord(record), 'utf8');
+      line = encodeJournalRecord(record);
+      bytes = Buffer.from(line, 'utf8');
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
@@ -78,14 +91,19 @@ export class FileJournal implements Journal {
         const handle = await this.openHandle();
         if (!this.tailClean) {
           // A torn last line (crash, or a failed earlier write) must not swallow this record: start a new line.
-          if (!(await endsWithNewline(handle))) writeAll(handle, Buffer.from('\n'));
+          if (!(await endsWithNewline(handle))) {
+            writeAll(handle, Buffer.from('\n'));
+            if (this.text !== undefined) this.text += '\n';
+          }
           this.tailClean = true;
         }
         writeAll(handle, bytes);
+        if (this.text !== undefined) this.text += line;
         await handle.sync();
       } catch (err) {
         // The file may now end in a partial line; re-check before the next append and start with a fresh handle.
         this.tailClean = false;
+        this.text = undefined;
         await this.closeHandle();
         throw err;
       }
@@ -115,8 +133,10 @@ export class FileJournal implements Journal {
         await fs.rename(temp, this.path);
       } catch (err) {
         await fs.rm(temp, { force: true }).catch(() => undefined);
+        this.text = undefined;
         throw err;
       }
+      this.text = text;
       // The rename is durable only once the folder entry is on disk.
       await fsyncDirectory(this.directory, this.logger);
       this.tailClean = true;

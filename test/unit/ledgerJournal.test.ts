@@ -43,6 +43,32 @@ describe('ledger journal: FileJournal', () => {
     assert.deepEqual(await journal(dir).load(), [{ first: true }]);
   });
 
+  it('answers a load from what it read and wrote: the same records a fresh instance reads from the file', async () => {
+    const file = path.join(tmp.path, 'test.jsonl');
+    await fs.writeFile(file, '{"n":1}\n{"n":2,"half":"wr');
+    const j = journal();
+    assert.deepEqual(await j.load(), [{ n: 1 }]);
+    await j.append({ n: 3 });
+    assert.deepEqual(await j.load(), await journal().load(), 'after an append behind a torn line');
+    await j.rewrite([{ n: 3 }, { n: 5 }]);
+    await j.append({ n: 6 });
+    const fresh = await journal().load();
+    assert.deepEqual(fresh, [{ n: 3 }, { n: 5 }, { n: 6 }]);
+    assert.deepEqual(await j.load(), fresh, 'after a rewrite and an append');
+    // Read once: only this instance writes its file, so a change behind its back is not read again.
+    await fs.writeFile(file, '{"n":99}\n');
+    assert.deepEqual(await j.load(), fresh);
+
+    // A missing file: what the first appends create.
+    const dir = path.join(tmp.path, 'fresh');
+    const k = journal(dir);
+    assert.deepEqual(await k.load(), []);
+    await k.append({ a: 1 });
+    await k.append({ a: 2 });
+    assert.deepEqual(await k.load(), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(await journal(dir).load(), [{ a: 1 }, { a: 2 }]);
+  });
+
   it('rejects a relative folder', () => {
     assert.throws(() => new FileJournal({ directory: 'relative/dir', fileName: 'x.jsonl' }), /absolute/);
   });

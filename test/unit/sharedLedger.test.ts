@@ -33,6 +33,33 @@ describe('the shared ledger file', () => {
     assert.match(file.text, /from_the_future/, 'a kind no section claims is kept verbatim');
   });
 
+  it('leaves the file alone when a section is rewritten with the lines it already holds, unless a line was torn', async () => {
+    const file = new InMemoryJournal();
+    let rewrites = 0;
+    const rewrite = file.rewrite.bind(file);
+    file.rewrite = async (records) => {
+      rewrites++;
+      await rewrite(records);
+    };
+    file.text = '{"type":"a","n":1}\n{"type":"b","n":1}\n{"type":"a","n":2}\n';
+    const shared = new SharedJournal(file);
+    const a = shared.section(['a']);
+    // An owner compacting at open with nothing to drop: the same lines, in the same order.
+    await a.rewrite(await a.load());
+    assert.equal(rewrites, 0);
+    assert.equal(file.text, '{"type":"a","n":1}\n{"type":"b","n":1}\n{"type":"a","n":2}\n');
+    // A changed section is written.
+    await a.rewrite([{ type: 'a', n: 2 }]);
+    assert.equal(rewrites, 1);
+    assert.deepEqual(await shared.section(['b']).load(), [{ type: 'b', n: 1 }]);
+    assert.deepEqual(await a.load(), [{ type: 'a', n: 2 }]);
+    // A torn line elsewhere in the file: the rewrite cleans it, although the section's lines are the same.
+    file.text += '{"type":"b","n":2,"half';
+    await a.rewrite(await a.load());
+    assert.equal(rewrites, 2);
+    assert.doesNotMatch(file.text, /half/);
+  });
+
   it('never loses another section\'s line while one section compacts', async () => {
     const file = new InMemoryJournal();
     const shared = new SharedJournal(file);

@@ -1,4 +1,5 @@
 import type { Journal, JournalLoadIssue, JournalRecord } from '../ports/journal';
+import { encodeJournalRecord } from '../ports/journal';
 
 /**
  * One durable ledger file for every record kind: patch operations, approval holds and commands each see their own
@@ -24,8 +25,12 @@ export class SharedJournal {
       append: (record) => this.run(() => this.inner.append(record)),
       rewrite: (records) =>
         this.run(async () => {
-          const others = (await this.loadAll()).filter((r) => !mine(r));
-          await this.inner.rewrite([...others, ...records]);
+          const all = await this.loadAll();
+          const current = all.filter(mine);
+          // The section already holds exactly these lines (an owner compacting at open with nothing to drop): the
+          // file stays as it is, without a rewrite's two fsyncs. A file with a torn or unreadable line is rewritten.
+          if (this.issues.length === 0 && sameLines(current, records)) return;
+          await this.inner.rewrite([...all.filter((r) => !mine(r)), ...records]);
         }),
       get lastLoadIssues() {
         return issues();
@@ -52,4 +57,9 @@ export class SharedJournal {
     this.queue = next.catch(() => undefined);
     return next;
   }
+}
+
+/** Whether two lists of records are the same lines, in the same order. */
+function sameLines(a: readonly JournalRecord[], b: readonly JournalRecord[]): boolean {
+  return a.length === b.length && a.every((r, i) => encodeJournalRecord(r) === encodeJournalRecord(b[i] as JournalRecord));
 }
