@@ -19,6 +19,7 @@ import { sandboxStartup } from './sandboxStartup';
 import { sessionTransport } from './sessionTransport';
 import { searchThroughput } from './searchThroughput';
 import { toolListSize } from './toolListSize';
+import { answerEncoding } from './answerEncoding';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
@@ -31,6 +32,7 @@ const GROUPS: Record<string, BenchGroup> = {
   search: searchThroughput,
   toollist: toolListSize,
   redact: redactionCost,
+  answer: answerEncoding,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

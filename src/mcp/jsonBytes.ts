@@ -5,10 +5,12 @@
  * string of about twice that size. Strings over 128 KiB are large objects to V8: one still alive when a young
  * collection runs goes to the old generation at once, and only a full collection frees it, so an agent reading a
  * flood of output grows the extension host's heap by about what it reads until V8's limit forces a full collection.
- * Here a long string is written as it is, straight into bytes, between the characters JSON must escape (quote,
- * backslash, control characters, lone surrogates): a run of at least RAW characters becomes a buffer of its own
- * (outside the heap, no string made), shorter runs and the escapes are gathered into text that is turned into bytes
- * once it holds FLUSH characters. No string this builds reaches the large-object size, and a page costs the heap
+ * Here a long string is written a piece of SLICE characters at a time: pieces with nothing JSON must escape (quote,
+ * backslash, control characters, surrogates) are written as they are, straight into bytes (a run of at least RAW
+ * characters becomes a buffer of its own, outside the heap, no string made); a piece with something to escape is
+ * serialized by JSON.stringify alone (at most six times SLICE characters). What is not a buffer is gathered into text
+ * that is turned into bytes once it holds FLUSH characters. No string this builds reaches the large-object size, and
+ * a page costs the heap
  * almost nothing: the young collections an agent's reads used to set off (and the pages they promoted to the old
  * generation on the way) are gone with it.
  *
@@ -20,9 +22,13 @@ const SLICE = 4 * 1024;
 const FLUSH = 16 * 1024;
 /** A run of characters that need no escape at least this long is encoded into a buffer of its own. */
 const RAW = 1024;
-/** What JSON.stringify escapes in a string (a surrogate only when it is not half of a pair). */
+/**
+ * A run of characters JSON.stringify leaves as they are, from `lastIndex` (sticky; it may be empty). Any surrogate ends
+ * it (JSON.stringify escapes one that is not half of a pair). Matching the run is about 1.7 times faster than searching
+ * for the next character to escape.
+ */
 // eslint-disable-next-line no-control-regex
-const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/g;
+const SAFE_RUN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
 
 export function jsonBytes(value: unknown): Buffer {
   const parts: Buffer[] = [];
@@ -49,31 +55,38 @@ export function jsonBytes(value: unknown): Buffer {
     parts.push(Buffer.from(s.slice(a, b), 'utf8'));
   };
 
-  /** A long string: its runs as they are, each character JSON escapes escaped as JSON.stringify does. */
+  /**
+   * A long string, a piece of SLICE characters at a time: a piece with nothing to escape joins the run written as it is
+   * (raw), and a piece with something to escape is written as JSON.stringify writes it (fast, and its text is at most
+   * six times SLICE). A piece never ends between the halves of a surrogate pair.
+   */
   const writeString = (s: string): void => {
     if (s.length <= SLICE) {
       emit(JSON.stringify(s));
       return;
     }
     emit('"');
+    // `written`: where the characters not yet written start; `clean`: how far from there none needs an escape.
+    let written = 0;
+    let clean = 0;
     let at = 0;
-    ESCAPED.lastIndex = 0;
-    for (let m = ESCAPED.exec(s); m !== null; m = ESCAPED.exec(s)) {
-      const i = m.index;
-      const c = s.charCodeAt(i);
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          // A pair, written as it is: go on after its second half.
-          ESCAPED.lastIndex = i + 2;
-          continue;
-        }
+    while (at < s.length) {
+      let end = Math.min(s.length, at + SLICE);
+      const last = s.charCodeAt(end - 1);
+      if (end < s.length && last >= 0xd800 && last <= 0xdbff) end++;
+      if (clean < end) {
+        SAFE_RUN.lastIndex = Math.max(clean, at);
+        SAFE_RUN.test(s);
+        clean = SAFE_RUN.lastIndex;
       }
-      raw(s, at, i);
-      emit(JSON.stringify(s[i]).slice(1, -1));
-      at = i + 1;
+      if (clean < end) {
+        raw(s, written, at);
+        emit(JSON.stringify(s.slice(at, end)).slice(1, -1));
+        written = end;
+      }
+      at = end;
     }
-    raw(s, at, s.length);
+    raw(s, written, s.length);
     emit('"');
   };
 
