@@ -32,7 +32,7 @@ export function legacySurface(server: McpServer): McpSurface {
     },
     prompt(name, definition: PromptDefinition) {
       const shape: Record<string, z.ZodTypeAny> = {};
-      for (const [arg, { schema, complete }] of Object.entries(definition.args)) shape[arg] = complete ? completable(schema, (value, context) => complete(value ?? '', context)) : schema;
+      for (const [arg, { schema, complete }] of Object.entries(definition.args)) shape[arg] = complete ? completable(fresh(schema), (value, context) => complete(value ?? '', context)) : schema;
       server.registerPrompt(name, { title: definition.title, description: definition.description, argsSchema: shape }, (args: Record<string, string | undefined>) => definition.get(args));
     },
     registerCapabilities(capabilities) {
@@ -40,4 +40,12 @@ export function legacySurface(server: McpServer): McpSurface {
     },
     onClose,
   };
+}
+
+/**
+ * A new instance of `schema` (the same definition): the v1 SDK's completable() marks the object it is given with a
+ * property that cannot be set again, and a prompt's argument schemas are made once and shared by every session.
+ */
+function fresh(schema: z.ZodTypeAny): z.ZodTypeAny {
+  return new (schema.constructor as new (def: unknown) => z.ZodTypeAny)(schema._def);
 }

@@ -45,6 +45,12 @@ export function agentLoopText(args: { workspace_id?: string | undefined; task?: 
  * the argument is offered without completion. Change notifications are wired apart (`watchSteering`), because on
  * the 2026 era they leave through the handler, not through the instance that serves one request.
  */
+/** The agent-loop prompt's arguments, made once (a 2026-era request defines the prompt for its own server each time). */
+const AGENT_LOOP_ARGS = {
+  workspace_id: z.string().max(200).optional().describe('The workspace to work in (from workspace_info); completes to the open folders.'),
+  task: z.string().max(200).optional().describe('A short title of the task, used as the work title.'),
+};
+
 export function registerSteeringResources(surface: McpSurface, steering: SteeringService, completeWorkspace?: (prefix: string) => Promise<string[]>): void {
   surface.resourceTemplate(
     'steering',
@@ -84,10 +90,10 @@ export function registerSteeringResources(surface: McpSurface, steering: Steerin
     description: 'How to use this server: read → preview → apply → run → judge by process_status → check steering → finish.',
     args: {
       workspace_id: {
-        schema: z.string().max(200).optional().describe('The workspace to work in (from workspace_info); completes to the open folders.'),
+        schema: AGENT_LOOP_ARGS.workspace_id,
         complete: (value) => (completeWorkspace ? completeWorkspace(value) : Promise.resolve([])),
       },
-      task: { schema: z.string().max(200).optional().describe('A short title of the task, used as the work title.') },
+      task: { schema: AGENT_LOOP_ARGS.task },
     },
     get: (args) => ({ messages: [{ role: 'user', content: { type: 'text', text: agentLoopText(args) } }] }),
   });
