@@ -7,6 +7,10 @@ import { decodeJournalText, encodeJournalRecord, logJournalIssues } from '../cor
 import type { Logger } from '../core/ports/logger';
 import { silentLogger } from '../core/ports/logger';
 
+/** How long a journal keeps the text it read for the next load, and up to what length. */
+const TEXT_KEPT_MS = 10_000;
+const TEXT_KEPT_CHARS = 1024 * 1024;
+
 export interface FileJournalOptions {
   /** Absolute folder holding the journal (the extension passes its workspace storage folder). Created if missing. */
   readonly directory: string;
@@ -32,10 +36,13 @@ export class FileJournal implements Journal {
   private closed = false;
   /**
    * The file's text as this journal last read or wrote it, while it is known to be exactly that: every change goes
-   * through this instance, so a load (each section of a shared ledger loads at activation) decodes it again without
-   * reading the file. Forgotten after a failed write, when the file's end is not known.
+   * through this instance, so a load (each section of a shared ledger loads at activation, one after the other)
+   * decodes it again without reading the file. Kept for TEXT_KEPT_MS after the last load and only up to
+   * TEXT_KEPT_CHARS, so a large ledger is not held in memory for the life of the extension host; forgotten after a
+   * failed write, when the file's end is not known.
    */
   private text: string | undefined;
+  private forget: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: FileJournalOptions) {
     if (!path.isAbsolute(options.directory)) {
@@ -63,11 +70,11 @@ export class FileJournal implements Journal {
           if (errorCode(err) !== 'ENOENT') throw err;
           this.issues = [];
           // No file yet: the first append creates it with just its line.
-          this.text = '';
+          this.keep('');
           return [];
         }
-        this.text = text;
       }
+      this.keep(text);
       const decoded = decodeJournalText(text);
       this.issues = decoded.issues;
       logJournalIssues(this.logger, this.path, decoded.issues);
@@ -98,7 +105,7 @@ export class FileJournal implements Journal {
           this.tailClean = true;
         }
         writeAll(handle, bytes);
-        if (this.text !== undefined) this.text += line;
+        if (this.text !== undefined) this.text = this.text.length + line.length <= TEXT_KEPT_CHARS ? this.text + line : undefined;
         await handle.sync();
       } catch (err) {
         // The file may now end in a partial line; re-check before the next append and start with a fresh handle.
@@ -136,7 +143,7 @@ export class FileJournal implements Journal {
         this.text = undefined;
         throw err;
       }
-      this.text = text;
+      this.keep(text);
       // The rename is durable only once the folder entry is on disk.
       await fsyncDirectory(this.directory, this.logger);
       this.tailClean = true;
@@ -146,8 +153,20 @@ export class FileJournal implements Journal {
   close(): Promise<void> {
     return this.enqueue(async () => {
       this.closed = true;
+      clearTimeout(this.forget);
+      this.text = undefined;
       await this.closeHandle();
     });
+  }
+
+  /** Keeps the file's text for the loads that follow (see `text`). */
+  private keep(text: string): void {
+    this.text = text.length <= TEXT_KEPT_CHARS ? text : undefined;
+    clearTimeout(this.forget);
+    this.forget = setTimeout(() => {
+      this.text = undefined;
+    }, TEXT_KEPT_MS);
+    this.forget.unref?.();
   }
 
   private assertOpen(): void {

@@ -69,6 +69,16 @@ describe('ledger journal: FileJournal', () => {
     assert.deepEqual(await journal(dir).load(), [{ a: 1 }, { a: 2 }]);
   });
 
+  it('does not keep a large file in memory: above 1 MiB each load reads the file', async () => {
+    const file = path.join(tmp.path, 'test.jsonl');
+    const big = `{"pad":"${'x'.repeat(1024 * 1024)}"}\n`;
+    await fs.writeFile(file, big);
+    const j = journal();
+    assert.equal((await j.load()).length, 1);
+    await fs.writeFile(file, `${big}{"n":2}\n`);
+    assert.equal((await j.load()).length, 2, 'read again, not kept');
+  });
+
   it('rejects a relative folder', () => {
     assert.throws(() => new FileJournal({ directory: 'relative/dir', fileName: 'x.jsonl' }), /absolute/);
   });
