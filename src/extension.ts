@@ -51,6 +51,7 @@ import { editorRipgrep } from './vscode/search/vscodeContentSearch';
 import { RipgrepContentSearch } from './node/ripgrepContentSearch';
 import { VsCodeLanguageFeatures } from './vscode/language/vscodeLanguageFeatures';
 import { DocumentWatchers } from './vscode/documentWatchers';
+import { StepTimes } from './core/util/stepTimes';
 
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
@@ -91,13 +92,9 @@ function describe(err: unknown): string {
 export async function activate(context: vscode.ExtensionContext): Promise<CodeSpaceApi> {
   const activationStarted = performance.now();
   // Where activation spends its time, in the ready line of the log (`npm run bench:editor` reads it).
-  const phases: string[] = [];
-  let lastMark = activationStarted;
-  const phase = (name: string): void => {
-    const now = performance.now();
-    phases.push(`${name} ${(now - lastMark).toFixed(1)}`);
-    lastMark = now;
-  };
+  const phases = new StepTimes(activationStarted);
+  const phase = (name: string): void => phases.mark(name);
+
   const version = (context.extension.packageJSON as { version: string }).version;
   context.subscriptions.push(cacheSettings());
   const log = new OutputLogger();
@@ -331,7 +328,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     await host.start(ports.preferredPort());
     phase('listen');
     // Read by `npm run bench:editor` (activation time) and the VSIX test.
-    log.info(`[activate] ready in ${(performance.now() - activationStarted).toFixed(1)} ms (activate() to listening) on port ${host.port ?? '?'}; ${phases.join(', ')} ms`);
+    log.info(`[activate] ready in ${(performance.now() - activationStarted).toFixed(1)} ms (activate() to listening) on port ${host.port ?? '?'}; ${phases.toString()} ms`);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error(`[activate] the MCP endpoint could not start: ${message}`);

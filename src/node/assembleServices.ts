@@ -32,6 +32,7 @@ import { CommandSandbox } from './sandbox/commandSandbox';
 import type { ProcessHostSettings } from './processHost/hostBackends';
 import { ProcessHostBackends, processHostStorageDir } from './processHost/hostBackends';
 import { NO_ISOLATION } from '../core/ports/commandIsolation';
+import { StepTimes } from '../core/util/stepTimes';
 import type { WorkBaseline } from '../core/steering/steering';
 import { SteeringService } from '../core/steering/steeringService';
 import { WorkFreezer } from '../core/steering/freeze';
@@ -144,27 +145,21 @@ export interface AssembledServices {
  * Shared by the extension, the tests and the benchmarks, so all of them run the same assembly.
  */
 export async function assembleServices(o: AssembleOptions): Promise<AssembledServices> {
-  const steps: string[] = [];
-  let lastStep = performance.now();
-  const step = (name: string): void => {
-    const now = performance.now();
-    steps.push(`${name} ${(now - lastStep).toFixed(1)}`);
-    lastStep = now;
-  };
+  const steps = new StepTimes();
   // One ledger file for every record kind: patch operations, approval holds and commands each own a section.
   const file = new FileJournal({ directory: o.storageDir, fileName: 'operations.jsonl', logger: o.logger });
   const shared = new SharedJournal(file);
   const ledger = new OperationLedger({ journal: shared.section([LINE_TYPES.patch.type]), logger: o.logger, ...(o.ledger ?? {}) });
   const summary = await ledger.open();
   o.logger.info(`[ledger] ${summary.loaded} operation(s) loaded, ${summary.pending} pending, ${summary.rolled_off} rolled off`);
-  step('ledger');
+  steps.mark('ledger');
   const checkpointContent = new FileBlobStore({ directory: path.join(o.storageDir, 'checkpoints'), logger: o.logger, ...(o.checkpointStore ?? {}) });
   const patches = new PatchService({ fs: o.fs, workspaces: o.workspaces, ledger, logger: o.logger, checkpointContent, ...(o.faults ? { faults: o.faults } : {}) });
 
   // Children an earlier extension host left running (it crashed before ending them) go before any new one starts.
   const survivorsDir = path.join(o.storageDir, 'survivors');
   await reapSurvivors({ directory: survivorsDir, logger: o.logger });
-  step('survivors');
+  steps.mark('survivors');
   const sandbox = o.isolation ? new CommandSandbox({ ...o.isolation, logger: o.logger }) : undefined;
   // Probe at start, so the first command and workspace_info do not wait for it (and the log says what holds).
   if (sandbox && o.probeSandboxLater !== true) void sandbox.warmUp();
@@ -199,9 +194,9 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     redactor,
   });
   // The processes an earlier extension host of this window left in the process host, with their output.
-  step('backends');
+  steps.mark('backends');
   const adopted = (await host?.attachExisting()) ?? [];
-  step('process host');
+  steps.mark('process host');
   for (const p of adopted) supervisor.adopt(p);
   const survivors = new SurvivorRegistry({ directory: survivorsDir, logger: o.logger });
   // Only processes of this extension host are survivors to end after a crash: the process host keeps its own.
@@ -218,7 +213,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     replan: (hold) => runner.replan(hold),
   });
   const holds = await approvals.open();
-  step('holds');
+  steps.mark('holds');
   o.logger.info(`[approvals] ${holds.loaded} hold(s) loaded, ${holds.pending} pending, ${holds.ambiguous} interrupted while resuming`);
   const runner = new OperationRunner({
     workspaces: o.workspaces,
@@ -244,7 +239,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     o.logger.info(`[exec-log] ${recorded.ends.length} command end(s) recorded by an earlier process host`);
   }
   recorded?.forget();
-  step('exec log');
+  steps.mark('exec log');
   if (execs.interrupted > 0) o.logger.info(`[exec-log] ${execs.interrupted} command(s) were running when the previous window ended`);
   const observing = runner.onEvent((e) => {
     if (e.type === 'operation.committed' || e.type === 'process.exited') execLog.observe(e);
@@ -261,7 +256,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     sources: { patches: () => ledger.list(), execs: () => execLog.list() },
   });
   const steer = await steering.open();
-  step('steering');
+  steps.mark('steering');
   // From here a tool's work_id resolves to the work's worktree (WorkspaceRegistry.get).
   o.workspaces.setWorkRoots(steering);
   // Settled once works resolve: a patch a crash cut off in a work's worktree is checked there, not in the folder.
@@ -322,9 +317,9 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const engine = services.search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
   else o.logger.warn(`[search] content search unavailable: ${engine.reason ?? 'no ripgrep'}`);
-  step('services');
+  steps.mark('services');
   const dispatcher = new ToolDispatcher(toolCatalogue(), services, o.logger);
-  step('tools');
+  steps.mark('tools');
   return {
     services,
     supervisor,
@@ -336,7 +331,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     dispatcher,
     steering,
     checkpoints,
-    startup: steps.join(', '),
+    startup: steps.toString(),
     async shutdown() {
       diagnosticsFeed.dispose();
       afterWrite.dispose();
