@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 /** Compares two secrets in time that does not depend on where they differ (nor, via hashing, on length). */
@@ -8,52 +9,85 @@ export function secretsEqual(given: string, expected: string): boolean {
   return timingSafeEqual(a, b) && given.length === expected.length;
 }
 
-function jsonRpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+/** Why a request is turned away before any handler runs: the HTTP status, the JSON-RPC error and extra headers. */
+export interface Refusal {
+  readonly status: number;
+  readonly code: number;
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
- * Rejects any Host that is not this server's loopback address (DNS rebinding), before any handler runs.
+ * A check every request passes before any handler. The HTTP host runs the same checks on both of its paths (its
+ * own /mcp listener and the express app behind it), so a guard can never exist on one and not the other.
+ */
+export type RequestCheck = (req: IncomingMessage) => Refusal | undefined;
+
+/**
+ * Refuses any Host that is not this server's loopback address (DNS rebinding).
  * `port()` is read per request because the port is only known after listening.
  */
-export function hostGuard(port: () => number) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+export function hostCheck(port: () => number): RequestCheck {
+  return (req) => {
     const p = port();
-    const allowed = [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`];
     const host = (req.headers.host ?? '').toLowerCase();
-    if (!allowed.includes(host)) {
-      jsonRpcError(res, 403, -32000, 'Forbidden: this server only answers requests addressed to its loopback address.');
-      return;
-    }
-    next();
+    if (host === `127.0.0.1:${p}` || host === `localhost:${p}` || host === `[::1]:${p}`) return undefined;
+    return { status: 403, code: -32000, message: 'Forbidden: this server only answers requests addressed to its loopback address.' };
   };
 }
 
 /** Browsers send Origin; agents do not. Any Origin, including "null", is refused: no web page may call us. */
-export function originGuard() {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (req.headers.origin !== undefined || req.headers['sec-fetch-site'] === 'cross-site') {
-      jsonRpcError(res, 403, -32000, 'Forbidden: requests from web pages are not accepted.');
-      return;
-    }
-    next();
-  };
+export function originCheck(): RequestCheck {
+  return (req) =>
+    req.headers.origin !== undefined || req.headers['sec-fetch-site'] === 'cross-site'
+      ? { status: 403, code: -32000, message: 'Forbidden: requests from web pages are not accepted.' }
+      : undefined;
 }
 
 /**
  * Requires `Authorization: Bearer <token>`. The token is read per request (rotation applies at once) and never
  * echoed. Tokens in the query string are not looked at.
  */
-export function bearerGuard(token: () => string | undefined, realm: string) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+export function bearerCheck(token: () => string | undefined, realm: string): RequestCheck {
+  return (req) => {
     const expected = token();
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
-    if (expected === undefined || match === null || !secretsEqual(match[1] as string, expected)) {
-      res.setHeader('WWW-Authenticate', `Bearer realm="${realm}"`);
-      jsonRpcError(res, 401, -32001, 'Unauthorized: send "Authorization: Bearer <token>". Get the token in VS Code with "CodeSpace: Copy Connection Settings".');
-      return;
+    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');
+    if (expected !== undefined && match !== null && secretsEqual(match[1] as string, expected)) return undefined;
+    return {
+      status: 401,
+      code: -32001,
+      message: 'Unauthorized: send "Authorization: Bearer <token>". Get the token in VS Code with "CodeSpace: Copy Connection Settings".',
+      headers: { 'WWW-Authenticate': `Bearer realm="${realm}"` },
+    };
+  };
+}
+
+/** A JSON-RPC error with no id, as bytes with their length; `extra` headers first (WWW-Authenticate). */
+export function sendRpcError(res: ServerResponse, status: number, code: number, message: string, extra?: Readonly<Record<string, string>>): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), 'utf8');
+  if (extra) for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', body.length);
+  res.end(body);
+}
+
+/** Answers the refusal and returns true, or returns false when every check passes. */
+export function refuse(req: IncomingMessage, res: ServerResponse, checks: readonly RequestCheck[]): boolean {
+  for (const check of checks) {
+    const r = check(req);
+    if (r) {
+      sendRpcError(res, r.status, r.code, r.message, r.headers);
+      return true;
     }
-    next();
+  }
+  return false;
+}
+
+/** The same check as express middleware. */
+export function asMiddleware(check: RequestCheck) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!refuse(req, res, [check])) next();
   };
 }
