@@ -3,6 +3,7 @@
 // Usage: node esbuild.mjs [--watch] [--production]
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
+import { sdkMessageChecks } from './scripts/sdkMessageChecks.mjs';
 
 /**
  * The v2 MCP SDK's server and core packages each bring their own copy of the same zod 4 (the project's own zod is
@@ -53,7 +54,9 @@ const builds = [
     // src/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
     // proxy-chain (the network proxy, src/node/sandbox/networkProxy.ts) can chain to an upstream SOCKS proxy; ours
     // never does, so its SOCKS client (70 KB minified) is replaced by src/node/sandbox/noSocks.ts, which throws.
-    plugins: [oneZodForMcpV2, noAjvInTheExtension],
+    // Both MCP SDKs try every incoming request as two kinds of response (two failing zod parses) before they see a
+    // request (and each request's params as a task's): scripts/sdkMessageChecks.mjs looks at the message's keys first.
+    plugins: [oneZodForMcpV2, noAjvInTheExtension, sdkMessageChecks()],
     alias: {
       // The v2 MCP SDK's Node shims without their inlined ajv copy: src/mcp/v2Shims.ts.
       '@modelcontextprotocol/server/_shims': './src/mcp/v2Shims.ts',
@@ -103,6 +106,7 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
+    plugins: [sdkMessageChecks()],
     sourcemap: !production,
     minify: production,
     logLevel: 'info',
