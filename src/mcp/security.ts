@@ -2,11 +2,25 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
+/**
+ * Digests of the expected secrets (the /mcp and /inbox tokens): each is the same on every request until it is
+ * rotated, so it is hashed once. Kept small: a rotation adds one, and past four the old ones go.
+ */
+const expectedDigests = new Map<string, Buffer>();
+
+function digestOf(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
 /** Compares two secrets in time that does not depend on where they differ (nor, via hashing, on length). */
 export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given, 'utf8').digest();
-  const b = createHash('sha256').update(expected, 'utf8').digest();
-  return timingSafeEqual(a, b) && given.length === expected.length;
+  let digest = expectedDigests.get(expected);
+  if (digest === undefined) {
+    if (expectedDigests.size >= 4) expectedDigests.clear();
+    digest = digestOf(expected);
+    expectedDigests.set(expected, digest);
+  }
+  return timingSafeEqual(digestOf(given), digest) && given.length === expected.length;
 }
 
 /** Why a request is turned away before any handler runs: the HTTP status, the JSON-RPC error and extra headers. */

@@ -18,6 +18,12 @@ let cached: vscode.WorkspaceConfiguration | undefined;
  * read by an agent put it among the extension host's largest allocators).
  */
 const inspections = new Map<string, unknown>();
+/**
+ * Values of the section read without a scope, in the same snapshot: `get` checks the key's scope against the
+ * configuration registry on each call, and `read` asks for its limit on every call. Only numbers, strings and
+ * booleans: an object is handed out anew each time, so no caller can change another's.
+ */
+const values = new Map<string, number | string | boolean>();
 let caching = false;
 
 function section(): vscode.WorkspaceConfiguration {
@@ -46,6 +52,7 @@ export function cacheSettings(): vscode.Disposable {
   const drop = (): void => {
     cached = undefined;
     inspections.clear();
+    values.clear();
   };
   const subscriptions = [vscode.workspace.onDidChangeConfiguration(drop), vscode.workspace.onDidGrantWorkspaceTrust(drop)];
   return {
@@ -54,6 +61,7 @@ export function cacheSettings(): vscode.Disposable {
       caching = false;
       cached = undefined;
       inspections.clear();
+      values.clear();
     },
   };
 }
@@ -68,7 +76,13 @@ function read<T>(key: string, fallback: T, scope?: vscode.ConfigurationScope, sa
     const inspected = config.inspect<T>(key);
     return inspected?.globalValue ?? inspected?.defaultValue ?? fallback;
   }
-  return config.get<T>(key, fallback);
+  if (!caching || scope !== undefined) return config.get<T>(key, fallback);
+  const known = values.get(key);
+  if (known !== undefined) return known as T;
+  const value = config.get<T>(key);
+  if (value === undefined) return fallback;
+  if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') values.set(key, value);
+  return value;
 }
 
 /**
