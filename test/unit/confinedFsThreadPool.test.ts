@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { TURN_SLICE_MS } from '../../src/node/confinedFs';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
@@ -55,6 +56,28 @@ describe('confined file access on a busy thread pool', () => {
     root = fs.realpathSync(path.join(base, 'proj'));
   });
   afterEach(() => removeTree(base));
+
+  it('a loop of synchronous file operations still gives timers and I/O their turns', async () => {
+    // Every call below is answered by synchronous system calls; the loop must still let the event loop run at
+    // least every TURN_SLICE_MS, or a timer due at once would wait for the whole loop.
+    const disk = new NodeWorkspaceFs();
+    const file = path.join(root, 'src', 'a.ts');
+    const sawTimer: number[] = [];
+    let calls = 0;
+    const timer = setTimeout(() => sawTimer.push(calls), 0);
+    try {
+      const started = performance.now();
+      // Run well past several slices (bounded by count, not by time, so a slow machine only makes it longer).
+      while (calls < 20_000 && (sawTimer.length === 0 || performance.now() - started < 10 * TURN_SLICE_MS)) {
+        await disk.readFile(file, { within: root, maxBytes: 1024 });
+        calls++;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    assert.equal(sawTimer.length, 1, 'the timer ran while the loop went on');
+    assert.ok((sawTimer[0] as number) < calls, `the timer ran during the loop (after ${sawTimer[0]} of ${calls} calls)`);
+  });
 
   it('reads, inspects, writes, links and deletes a small file without a worker', async () => {
     const disk = new NodeWorkspaceFs();
