@@ -186,7 +186,8 @@ export class McpHttpHost implements ServerControl {
     }
     const modern = this.modern;
     // The SDK's own classification, so the branch never disagrees with createMcpHandler; route every `false` there.
-    if (modern && req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body)))) {
+    // The body is parsed already: given to the classification, it is not read and parsed again from a clone.
+    if (modern && req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body))) {
       await modern.node(req, res, body);
       return;
     }
