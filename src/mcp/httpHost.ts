@@ -125,7 +125,13 @@ export class McpHttpHost implements ServerControl {
         app(req, res);
         return;
       }
-      if (refuse(req, res, this.outerChecks) || refuse(req, res, [this.tokenCheck])) return;
+      // As express would: a check that throws is a 500 for this request, never an exception out of the listener.
+      try {
+        if (refuse(req, res, this.outerChecks) || refuse(req, res, [this.tokenCheck])) return;
+      } catch (err) {
+        this.failed(res, err);
+        return;
+      }
       this.serveMcp(req, res).catch((err: unknown) => this.failed(res, err));
     };
   }

@@ -2,6 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import type { RawResponse, RunningHost } from './helpers/httpFixture';
+import { silentLogger } from '../../src/core/ports/logger';
+import { McpHttpHost } from '../../src/mcp/httpHost';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
 
@@ -134,5 +136,40 @@ describe('HTTP host: the /mcp listener and the express app answer alike', functi
     const r = await rawRequest(h.port, { headers: auth(), body: INIT_BODY });
     assert.equal(r.status, 200, r.body);
     assert.equal(h.host.sessionCount, before + 1);
+  });
+});
+
+describe('HTTP host: a check that throws', function () {
+  this.timeout(30000);
+
+  it('answers 500 on both paths, logs it, and the host goes on serving', async () => {
+    const errors: string[] = [];
+    let broken = true;
+    const host = new McpHttpHost({
+      createServer: () => {
+        throw new Error('unused');
+      },
+      token: () => {
+        if (broken) throw new Error('the token store failed');
+        return 'T'.repeat(43);
+      },
+      logger: { ...silentLogger, error: (m: string | Error) => void errors.push(String(m)) },
+    });
+    const port = await host.start(0);
+    try {
+      const headers = { ...MCP_HEADERS, authorization: `Bearer ${'T'.repeat(43)}`, host: `127.0.0.1:${port}` };
+      for (const path of ['/mcp', '/mcp?via=app']) {
+        const r = await rawRequest(port, { path, headers, body: '{}' });
+        assert.equal(r.status, 500, `${path}: ${r.body}`);
+        assert.equal((JSON.parse(r.body) as { error: { code: number } }).error.code, -32603);
+        assert.ok(!r.body.includes('token store'), r.body);
+      }
+      assert.ok(errors.some((e) => /request failed/.test(e)), errors.join('\n'));
+      broken = false;
+      const ok = await rawRequest(port, { headers: { ...headers, 'mcp-session-id': 'none' }, body: '{}' });
+      assert.equal(ok.status, 404, ok.body);
+    } finally {
+      await host.stop();
+    }
   });
 });
