@@ -185,7 +185,10 @@ describe('diagnostics without the wait (the feed behind apply_patch)', () => {
     const third = await lang.nextSettle();
     third.report(at('src/a.ts'), []);
     third.answer([{ path: at('src/a.ts'), diagnostics: [typeError(1)] }]);
-    await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 0 });
+    // diagnostics waits (bounded) until the feed has taken the answer in; with wait_ms 0 it would depend on whether
+    // the feed's round had run yet.
+    const taken = await call('diagnostics', { workspace_id: 'proj', paths: ['src/a.ts'], wait_ms: 10_000 });
+    assert.deepEqual((taken.diagnostics as { code?: string }[]).map((d) => d.code), ['2322']);
     assert.equal((await call('workspace_info', {})).diagnostics_update, undefined, 'taken by diagnostics, once');
   });
 

@@ -317,11 +317,11 @@ describe('process supervisor (real processes)', function () {
       const sup = supervisor();
       const id = await run(sup, ['sh', '-c', 'setsid sleep 1000 & sleep 1000']);
       const pid = sup.info(id).pid;
+      // /proc is read a process at a time: a sleep can show its new name before its new group, so wait for both.
       const procs = await until(async () => {
         const t = await tree(pid);
-        return t.filter((e) => comm(e.pid) === 'sleep').length >= 2 ? t : undefined;
-      }, 'both sleeps to start');
-      assert.ok(procs.some((e) => e.pgid !== pid), 'one sleep runs in another group');
+        return t.filter((e) => comm(e.pid) === 'sleep').length >= 2 && t.some((e) => e.pgid !== pid) ? t : undefined;
+      }, 'both sleeps to start, one of them in another process group');
       await sup.terminate(id);
       assert.deepEqual(await stillAlive(procs), []);
     });
