@@ -5,6 +5,7 @@ import type { ToolErrorBody } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
 import type { WorkView } from '../core/steering/steering';
 import type { SteeringService } from '../core/steering/steeringService';
+import { isJsonContentType } from './jsonBody';
 import { secretsEqual } from './security';
 
 export const INBOX_PATH = '/inbox';
@@ -55,11 +56,6 @@ function statusOf(body: ToolErrorBody): number {
   }
 }
 
-/** application/json with or without parameters, nothing else ("text/plain" simple requests change nothing). */
-function isJson(value: string | undefined): boolean {
-  return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
-}
-
 /** Requires `Authorization: Bearer <inbox token>`; the /mcp token is a different secret and never matches. */
 function inboxToken(token: () => string | undefined) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -81,7 +77,8 @@ function inboxToken(token: () => string | undefined) {
 function jsonBody() {
   const parse = express.json({ limit: INBOX_MAX_BODY_BYTES, strict: true, type: () => true });
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!isJson(req.headers['content-type'])) {
+    // application/json only: a browser's "text/plain" simple request changes nothing.
+    if (!isJsonContentType(req.headers['content-type'])) {
       fail(res, { status: 415, body: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json.' } });
       return;
     }

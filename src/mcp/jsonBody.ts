@@ -16,15 +16,19 @@ export type JsonBody =
   /** The client went away before the body ended. */
   | { readonly kind: 'aborted' };
 
-/** The media type of a Content-Type header and its charset parameter, lower-cased. */
-function contentType(req: IncomingMessage): { readonly type: string; readonly charset: string | undefined } {
-  const [type = '', ...params] = (req.headers['content-type'] ?? '').split(';');
+/** application/json, with or without parameters; never a substring match ("application/jsonx"). */
+export function isJsonContentType(value: string | undefined): boolean {
+  return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/** The charset parameter of a Content-Type header, lower-cased. */
+function charsetOf(req: IncomingMessage): string | undefined {
   let charset: string | undefined;
-  for (const p of params) {
+  for (const p of (req.headers['content-type'] ?? '').split(';').slice(1)) {
     const eq = p.indexOf('=');
     if (eq >= 0 && p.slice(0, eq).trim().toLowerCase() === 'charset') charset = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
   }
-  return { type: type.trim().toLowerCase(), charset };
+  return charset;
 }
 
 /**
@@ -34,7 +38,7 @@ function contentType(req: IncomingMessage): { readonly type: string; readonly ch
 export function plainBody(req: IncomingMessage): boolean {
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false;
-  const { charset } = contentType(req);
+  const charset = charsetOf(req);
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
 
@@ -46,7 +50,7 @@ export function plainBody(req: IncomingMessage): boolean {
  * a small call's HTTP handling (`npm run bench:editor read`, docs/BENCHMARKS.md).
  */
 export function readJsonBody(req: IncomingMessage, limit: number): Promise<JsonBody> {
-  if (contentType(req).type !== 'application/json') return Promise.resolve({ kind: 'none' });
+  if (!isJsonContentType(req.headers['content-type'])) return Promise.resolve({ kind: 'none' });
   const declared = req.headers['content-length'];
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve({ kind: 'none' });
   return new Promise((resolve) => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCResultResponse, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from './jsonBody';
 import { jsonBytes } from './jsonBytes';
 import {
   JSONRPCErrorResponseSchema,
@@ -283,11 +284,6 @@ function sseEvent(message: unknown): Buffer {
 }
 const SSE_HEAD = Buffer.from('event: message\ndata: ', 'utf8');
 const SSE_TAIL = Buffer.from('\n\n', 'utf8');
-
-/** application/json, with or without parameters; never a substring match ("application/jsonx"). */
-function isJsonContentType(value: string | undefined): boolean {
-  return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
-}
 
 /**
  * The one JSON-RPC schema a message can match, chosen by its keys, so a request is parsed once rather than tried
