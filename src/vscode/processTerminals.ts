@@ -31,6 +31,14 @@ const FLUSH_BYTES = 16 * 1024;
  * retained output (256 KiB by default), so a reload's replay fits with room for what follows it.
  */
 const MAX_PENDING_BYTES = 512 * 1024;
+/**
+ * The mirror's pace while a process writes faster than its terminal is given output: a write of up to eight batches
+ * (128 KiB) every 250 ms, instead of a batch at every turn of the barrier (about 25 a second). Each write the terminal
+ * takes is a frame the workbench draws: during a 200 MiB flood, a window drawing in software (no GPU) spent about half
+ * a core drawing those frames, beside the agent's own command; at this pace about a fifth (docs/BENCHMARKS.md). The
+ * text shown a second stays about the same; output that the terminal keeps up with is written as before.
+ */
+const FLOOD_PACE = { delayMs: 250, batches: 8 } as const;
 
 /**
  * Resolves once the workbench has processed what was written to a terminal before it. Extension terminals have
@@ -131,6 +139,7 @@ class ProcessPty implements vscode.Pseudoterminal {
       write: (text) => this.writeEmitter.fire(text),
       ...(info.tty ? {} : { render: (text: string) => this.crlf(text) }),
       barrier: workbenchBarrier,
+      flood: FLOOD_PACE,
     });
   }
 

@@ -1,11 +1,15 @@
 import * as assert from 'node:assert/strict';
-import { TerminalFeed, droppedMarker } from '../../src/core/process/terminalFeed';
+import { TerminalFeed, WRITE_DELAY_MS, droppedMarker } from '../../src/core/process/terminalFeed';
 
 /** A feed whose timer and terminal the test drives by hand. */
 const enc = (text: string): Uint8Array => new TextEncoder().encode(text);
 
-function harness(options: { maxPendingBytes?: number; batchBytes?: number; flowControl?: boolean; render?: (text: string) => string } = {}) {
+function harness(
+  options: { maxPendingBytes?: number; batchBytes?: number; flowControl?: boolean; render?: (text: string) => string; flood?: { delayMs: number; batches: number } } = {},
+) {
   const writes: string[] = [];
+  /** The delay of each timer the feed set, in order. */
+  const delays: number[] = [];
   let scheduled: (() => void) | undefined;
   let release: (() => void) | undefined;
   const feed = new TerminalFeed({
@@ -13,6 +17,7 @@ function harness(options: { maxPendingBytes?: number; batchBytes?: number; flowC
     batchBytes: options.batchBytes ?? 100,
     write: (text) => writes.push(text),
     ...(options.render ? { render: options.render } : {}),
+    ...(options.flood ? { flood: options.flood } : {}),
     ...(options.flowControl === false
       ? {}
       : {
@@ -21,7 +26,8 @@ function harness(options: { maxPendingBytes?: number; batchBytes?: number; flowC
               release = resolve;
             }),
         }),
-    schedule: (fn) => {
+    schedule: (fn, delayMs) => {
+      delays.push(delayMs);
       scheduled = fn;
       return () => (scheduled = undefined);
     },
@@ -29,6 +35,7 @@ function harness(options: { maxPendingBytes?: number; batchBytes?: number; flowC
   return {
     feed,
     writes,
+    delays,
     /** Runs the pending timer, if any; true when one ran. */
     tick(): boolean {
       const fn = scheduled;
@@ -159,6 +166,43 @@ describe('terminal feed (the bounded terminal mirror)', () => {
     assert.equal(h.writes.length, 64);
     assert.ok(h.writes.every((w) => w.length === 16 * 1024));
     assert.equal(writes, 64);
+  });
+
+  it('paces a flood as fewer, fuller writes: after the delay given, up to that many batches at once, each its own write', async () => {
+    const h = harness({ maxPendingBytes: 1024 * 1024, batchBytes: 16 * 1024, flood: { delayMs: 100, batches: 4 } });
+    h.feed.push(enc('f'.repeat(200 * 1024)));
+    h.tick();
+    assert.deepEqual(h.writes.map((w) => w.length), [16 * 1024], 'the first write is one batch, as for any output');
+    assert.deepEqual(h.delays, [WRITE_DELAY_MS]);
+    await h.ack();
+    assert.equal(h.delays.at(-1), 100, 'output was still waiting: the next write follows the flood pace');
+    h.tick();
+    assert.deepEqual(h.writes.slice(1).map((w) => w.length), [16 * 1024, 16 * 1024, 16 * 1024, 16 * 1024], 'four batches, four writes');
+    while (h.waiting) {
+      await h.ack();
+      h.tick();
+    }
+    assert.equal(h.writes.join(''), 'f'.repeat(200 * 1024), 'everything, in order, nothing dropped');
+    assert.ok(h.writes.every((w) => w.length <= 16 * 1024));
+    assert.equal(h.writes.length, 13, '16 KiB, then 184 KiB as 4 + 4 + 4 writes (the last 8 KiB)');
+    assert.equal(h.delays.filter((d) => d === 100).length, 3, 'three writes after the flood delay');
+    // Caught up: the next output is written after the normal delay again, one batch.
+    h.feed.push(enc('tail'));
+    assert.equal(h.delays.at(-1), WRITE_DELAY_MS, 'nothing was left waiting: back to the normal delay');
+    h.tick();
+    assert.equal(h.writes.at(-1), 'tail');
+  });
+
+  it('without a flood pace, a backlog is written a batch at a time after the normal delay', async () => {
+    const h = harness({ maxPendingBytes: 1024 * 1024, batchBytes: 1024 });
+    h.feed.push(enc('g'.repeat(4096)));
+    h.tick();
+    while (h.waiting) {
+      await h.ack();
+      h.tick();
+    }
+    assert.equal(h.writes.length, 4);
+    assert.ok(h.delays.every((d) => d === WRITE_DELAY_MS));
   });
 
   it('never splits a character between writes, however the batches cut its bytes', () => {

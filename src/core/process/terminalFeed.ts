@@ -3,7 +3,8 @@
  * the feed reuses, and decoded only when it is written, a small batch at a time: every string the mirror makes (the
  * batch, and the extension host's copies of it on the way to the workbench) stays below V8's large-object size, so
  * a flood leaves nothing behind in the old generation of the extension host's heap. The next write waits until the
- * terminal has taken the previous one (`barrier`), so nothing piles up downstream either. When the terminal falls
+ * terminal has taken the previous one (`barrier`), so nothing piles up downstream either; while output comes faster
+ * than that, the writes come less often and carry more (`flood`). When the terminal falls
  * behind and `maxPendingBytes` are waiting, the oldest waiting output is dropped for the newest (the middle of a
  * flood is skipped, its end is shown), and where output was dropped the terminal shows a dim
  * `[… N bytes not shown …]`. Notes of the mirror itself (echo, the exit line) are never dropped. Only the mirror
@@ -23,8 +24,15 @@ export interface TerminalFeedOptions {
    * flow control (only the coalescing delay paces writes).
    */
   readonly barrier?: () => PromiseLike<unknown>;
-  /** Runs `fn` after the coalescing delay; returns a cancel function. Default: setTimeout of 16 ms. */
-  readonly schedule?: (fn: () => void) => () => void;
+  /**
+   * While the terminal is behind (output was still waiting after the last write): the delay before the next write,
+   * and how many batches it hands over at once (each its own `write`). Every write the terminal takes is a frame the
+   * workbench draws, so a flood drawn as fewer, fuller frames costs the renderer less for the same text. Default: the
+   * normal delay and one batch.
+   */
+  readonly flood?: { readonly delayMs: number; readonly batches: number };
+  /** Runs `fn` after `delayMs`; returns a cancel function. Default: setTimeout. */
+  readonly schedule?: (fn: () => void, delayMs: number) => () => void;
 }
 
 /**
@@ -39,14 +47,16 @@ const DIM = '\x1b[2m';
 const RESET = '\x1b[0m';
 /** Storage starts this small and doubles up to maxPendingBytes, so a quiet terminal costs little. */
 const INITIAL_STORAGE = 64 * 1024;
+/** The coalescing delay before a write while the terminal keeps up. */
+export const WRITE_DELAY_MS = 16;
 
 /** The dim line shown where `bytes` bytes of output were dropped. */
 export function droppedMarker(bytes: number): string {
   return `${RESET}\r\n${DIM}[… ${bytes} bytes not shown …]${RESET}\r\n`;
 }
 
-function defaultSchedule(fn: () => void): () => void {
-  const t = setTimeout(fn, 16);
+function defaultSchedule(fn: () => void, delayMs: number): () => void {
+  const t = setTimeout(fn, delayMs);
   return () => clearTimeout(t);
 }
 
@@ -63,7 +73,9 @@ export class TerminalFeed {
   private droppedTotal = 0;
   /** Whether what the terminal was given so far ends a line. */
   private atLineStart = true;
-  private readonly schedule: (fn: () => void) => () => void;
+  /** Output was still waiting after the last write: the next one follows the flood pacing. */
+  private behind = false;
+  private readonly schedule: (fn: () => void, delayMs: number) => () => void;
 
   constructor(private readonly options: TerminalFeedOptions) {
     this.schedule = options.schedule ?? defaultSchedule;
@@ -177,10 +189,11 @@ export class TerminalFeed {
 
   private arm(): void {
     if (this.cancel || this.inFlight || this.disposed) return;
+    const delay = this.behind && this.options.flood ? this.options.flood.delayMs : WRITE_DELAY_MS;
     this.cancel = this.schedule(() => {
       this.cancel = undefined;
       this.flush();
-    });
+    }, delay);
   }
 
   /** Grows the queue (keeping its order) so that `need` bytes fit. */
@@ -212,6 +225,36 @@ export class TerminalFeed {
 
   private flush(): void {
     if (this.disposed || this.inFlight) return;
+    const batches = this.behind && this.options.flood ? Math.max(1, this.options.flood.batches) : 1;
+    let wrote = false;
+    for (let i = 0; i < batches; i++) {
+      const out = this.nextBatch();
+      if (out === '') break;
+      this.options.write(out);
+      wrote = true;
+    }
+    if (!wrote) {
+      // Only part of a character so far (its rest is pending): go on with the next batch.
+      this.behind = false;
+      if (this.segments.length > 0) this.arm();
+      return;
+    }
+    this.behind = this.size > 0;
+    const barrier = this.options.barrier;
+    if (!barrier) {
+      if (this.segments.length > 0) this.arm();
+      return;
+    }
+    this.inFlight = true;
+    const resume = (): void => {
+      this.inFlight = false;
+      if (this.segments.length > 0) this.arm();
+    };
+    Promise.resolve(barrier()).then(resume, resume);
+  }
+
+  /** The text of the next write: at most `batchBytes` of output, with the notes and markers among it. */
+  private nextBatch(): string {
     let out = '';
     let budget = this.options.batchBytes;
     const add = (text: string): void => {
@@ -242,22 +285,6 @@ export class TerminalFeed {
         add(typeof seg.note === 'string' ? seg.note : seg.note(this.atLineStart));
       }
     }
-    if (out === '') {
-      // Only part of a character so far (its rest is pending): go on with the next batch.
-      if (this.segments.length > 0) this.arm();
-      return;
-    }
-    this.options.write(out);
-    const barrier = this.options.barrier;
-    if (!barrier) {
-      if (this.segments.length > 0) this.arm();
-      return;
-    }
-    this.inFlight = true;
-    const resume = (): void => {
-      this.inFlight = false;
-      if (this.segments.length > 0) this.arm();
-    };
-    Promise.resolve(barrier()).then(resume, resume);
+    return out;
   }
 }
