@@ -102,11 +102,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
 
   const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
   // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse. Both are
-  // read at once, and while the services are built: each is a SecretStorage round trip to the window, the slowest
-  // step of activation, and nothing before the supervisor needs them.
+  // read at once, while the services and the editor's side are built: each is a SecretStorage round trip to the
+  // window, the slowest step of activation, and nothing before the endpoint needs them.
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
   const loadingTokens = Promise.all([tokens.load(), inboxTokens.load()]);
-  loadingTokens.catch(() => undefined); // awaited below, after the services
+  loadingTokens.catch(() => undefined); // awaited below, after the editor's side
 
   // A remote window's server may keep this window's previous extension host alive after a reload (it waits for the
   // old page to reconnect): ask the owner of any record with these very folders whether its window still answers.
@@ -170,16 +170,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   });
   shutdown = core.shutdown;
   phase(`services (${core.startup})`);
-  try {
-    for (const t of await loadingTokens) log.addSecret(t);
-  } catch (err) {
-    await core.shutdown().catch(() => undefined);
-    shutdown = undefined;
-    throw err;
-  }
-  phase('token');
-  const secret = core.supervisor.addSecret(tokens.get() as string);
-  const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
+  // The editor's side needs no token: it is built while the tokens are still on their way (see loadingTokens).
+  const uiFrom = context.subscriptions.length;
   const terminals = new ProcessTerminals(core.supervisor, log);
   context.subscriptions.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
   // The editor's view of approvals and of what agents do: the panel, the diff review and the status bar read these.
@@ -236,6 +228,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...checkpointCommands.disposables);
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
+  phase('editor UI');
+  try {
+    for (const t of await loadingTokens) log.addSecret(t);
+  } catch (err) {
+    for (const d of context.subscriptions.splice(uiFrom)) d.dispose();
+    await core.shutdown().catch(() => undefined);
+    shutdown = undefined;
+    throw err;
+  }
+  phase('token');
+  const secret = core.supervisor.addSecret(tokens.get() as string);
+  const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
   context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {
     log.addSecret(t);
     context.subscriptions.push(core.supervisor.addSecret(t));
@@ -323,7 +327,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     }),
   );
 
-  phase('editor UI');
+  phase('endpoint');
   try {
     await host.start(ports.preferredPort());
     phase('listen');
