@@ -3,6 +3,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCResultResponse, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from './jsonBody';
 import { jsonBytes } from './jsonBytes';
+import { sendRpcError } from './security';
 import {
   JSONRPCErrorResponseSchema,
   JSONRPCNotificationSchema,
@@ -75,7 +76,7 @@ export class JsonSessionTransport implements Transport {
    * response has been handed to node:http.
    */
   async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    if (this.closed) return reply(res, 404, rpcError(-32001, 'Session not found: initialize a new session.'));
+    if (this.closed) return sendRpcError(res, 404, -32001, 'Session not found: initialize a new session.');
     if (req.method === 'DELETE') {
       if (!this.checkProtocolVersion(req, res)) return;
       reply(res, 200, undefined);
@@ -85,42 +86,42 @@ export class JsonSessionTransport implements Transport {
     if (req.method === 'GET') return this.openStream(req, res);
     if (req.method !== 'POST') {
       res.setHeader('allow', 'GET, POST, DELETE');
-      return reply(res, 405, rpcError(-32000, 'Method not allowed.'));
+      return sendRpcError(res, 405, -32000, 'Method not allowed.');
     }
     const accept = String(req.headers.accept ?? '');
     if (!/application\/json|\*\/\*/.test(accept)) {
-      return reply(res, 406, rpcError(-32000, 'Not Acceptable: the client must accept application/json.'));
+      return sendRpcError(res, 406, -32000, 'Not Acceptable: the client must accept application/json.');
     }
     if (!isJsonContentType(req.headers['content-type'])) {
-      return reply(res, 415, rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json.'));
+      return sendRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json.');
     }
     const batch = Array.isArray(body);
     const raw: unknown[] = batch ? body : [body];
     if (raw.length === 0 || raw.length > MAX_BATCH) {
-      return reply(res, 400, rpcError(-32600, `Invalid Request: a batch holds 1 to ${MAX_BATCH} messages.`));
+      return sendRpcError(res, 400, -32600, `Invalid Request: a batch holds 1 to ${MAX_BATCH} messages.`);
     }
     const messages: JSONRPCMessage[] = [];
     for (const m of raw) {
       const parsed = schemaByShape(m)?.safeParse(m);
-      if (!parsed?.success) return reply(res, 400, rpcError(-32600, 'Invalid Request: the body is not a JSON-RPC 2.0 message.'));
+      if (!parsed?.success) return sendRpcError(res, 400, -32600, 'Invalid Request: the body is not a JSON-RPC 2.0 message.');
       messages.push(parsed.data as JSONRPCMessage);
     }
     const initialize = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
     if (initialize) {
-      if (this.sessionId !== undefined) return reply(res, 400, rpcError(-32600, 'Invalid Request: this session is already initialized.'));
-      if (messages.length > 1) return reply(res, 400, rpcError(-32600, 'Invalid Request: initialize must be sent alone.'));
+      if (this.sessionId !== undefined) return sendRpcError(res, 400, -32600, 'Invalid Request: this session is already initialized.');
+      if (messages.length > 1) return sendRpcError(res, 400, -32600, 'Invalid Request: initialize must be sent alone.');
       this.sessionId = this.options.sessionIdGenerator();
       this.options.onsessioninitialized?.(this.sessionId);
     } else {
-      if (this.sessionId === undefined) return reply(res, 400, rpcError(-32000, 'Bad Request: the session is not initialized.'));
+      if (this.sessionId === undefined) return sendRpcError(res, 400, -32000, 'Bad Request: the session is not initialized.');
       if (!this.checkProtocolVersion(req, res)) return;
     }
     const requests = messages.filter(isJSONRPCRequest);
     for (const r of requests) {
-      if (this.waiting.has(r.id)) return reply(res, 400, rpcError(-32600, `Invalid Request: request id ${JSON.stringify(r.id)} is already in flight in this session.`));
+      if (this.waiting.has(r.id)) return sendRpcError(res, 400, -32600, `Invalid Request: request id ${JSON.stringify(r.id)} is already in flight in this session.`);
     }
     if (new Set(requests.map((r) => r.id)).size !== requests.length) {
-      return reply(res, 400, rpcError(-32600, 'Invalid Request: request ids in one batch must differ.'));
+      return sendRpcError(res, 400, -32600, 'Invalid Request: request ids in one batch must differ.');
     }
     if (this.sessionId !== undefined) res.setHeader('mcp-session-id', this.sessionId);
     const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
@@ -140,12 +141,12 @@ export class JsonSessionTransport implements Transport {
 
   /** GET: the standalone stream for unprompted server messages; one per session. */
   private openStream(req: IncomingMessage, res: ServerResponse): void {
-    if (this.sessionId === undefined) return reply(res, 400, rpcError(-32000, 'Bad Request: the session is not initialized.'));
+    if (this.sessionId === undefined) return sendRpcError(res, 400, -32000, 'Bad Request: the session is not initialized.');
     if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
-      return reply(res, 406, rpcError(-32000, 'Not Acceptable: the client must accept text/event-stream.'));
+      return sendRpcError(res, 406, -32000, 'Not Acceptable: the client must accept text/event-stream.');
     }
     if (!this.checkProtocolVersion(req, res)) return;
-    if (this.stream && !this.stream.destroyed) return reply(res, 409, rpcError(-32000, 'Conflict: this session already has an open event stream.'));
+    if (this.stream && !this.stream.destroyed) return sendRpcError(res, 409, -32000, 'Conflict: this session already has an open event stream.');
     res.statusCode = 200;
     res.setHeader('content-type', 'text/event-stream');
     res.setHeader('cache-control', 'no-cache, no-transform');
@@ -161,7 +162,7 @@ export class JsonSessionTransport implements Transport {
     const header = req.headers['mcp-protocol-version'];
     const version = Array.isArray(header) ? header[0] : header;
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      reply(res, 400, rpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`));
+      sendRpcError(res, 400, -32000, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`);
       return false;
     }
     return true;
@@ -245,7 +246,7 @@ class Exchange {
       return;
     }
     if (this.res.headersSent) return;
-    reply(this.res, 404, rpcError(-32001, 'Session closed before the request finished: initialize a new session.'));
+    sendRpcError(this.res, 404, -32001, 'Session closed before the request finished: initialize a new session.');
   }
 }
 
@@ -256,10 +257,6 @@ class Exchange {
 function withoutCodePrefix(message: JSONRPCErrorResponse): JSONRPCErrorResponse {
   const text = message.error.message.replace(/^MCP error -?\d+: /, '');
   return text === message.error.message ? message : { ...message, error: { ...message.error, message: text } };
-}
-
-function rpcError(code: number, message: string): unknown {
-  return { jsonrpc: '2.0', error: { code, message }, id: null };
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
