@@ -1,8 +1,9 @@
 /**
  * What credential redaction adds to a `read_process` page: a 1 MiB page of a flood read from the output ring with
  * redaction (readRedacted: the page plus 8 KiB either side, read one character per byte and matched against every
- * secret shape) against the same page read raw. Two kinds of output: log lines, and one long run of a single letter
- * (the flood `bench:editor` reads, where every position could start a token).
+ * secret shape) against the same page read raw. Three kinds of output: log lines, a test runner's lines with non-ASCII
+ * marks and names (UTF-8), and one long run of a single letter (the flood `bench:editor` reads, where every position
+ * could start a token).
  */
 import { readRedacted } from '../src/core/process/redactedRead';
 import { RingBuffer } from '../src/core/process/ringBuffer';
@@ -19,9 +20,16 @@ function logLines(bytes: number): Uint8Array {
   return new TextEncoder().encode(s.slice(0, bytes));
 }
 
+function testRunnerLines(bytes: number): Uint8Array {
+  let s = '';
+  for (let i = 0; s.length < bytes; i++) s += `  ${i % 7 === 0 ? '✗' : '✔'} décodé le fichier nº${i} → résultat attendu (${i % 97} ms)\n`;
+  const all = new TextEncoder().encode(s);
+  return all.subarray(0, bytes);
+}
+
 export const redactionCost: BenchGroup = async (log) => {
   const redactor = new SecretRedactor({ enabled: () => true, values: () => [], ownTokens: () => ['own-token-0123456789abcdef'] });
-  const kinds = { 'log lines': logLines(3 * MIB), 'one letter': new Uint8Array(3 * MIB).fill(0x61) };
+  const kinds = { 'log lines': logLines(3 * MIB), 'test runner, UTF-8': testRunnerLines(3 * MIB), 'one letter': new Uint8Array(3 * MIB).fill(0x61) };
   const contenders: Contender[] = [];
   for (const [kind, bytes] of Object.entries(kinds)) {
     const ring = new RingBuffer(4 * MIB);
