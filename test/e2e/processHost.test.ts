@@ -182,7 +182,7 @@ describe('agent processes outlive a window reload (the process host)', function 
     await wb!.page.locator('.terminal-tabs-entry, .single-terminal-tab, .terminal-tab', { hasText: 'sh' }).first().waitFor({ timeout: 60_000 });
   });
 
-  it('VS Code stopped for good: the host ends every process and exits within its grace period', async () => {
+  it('VS Code stopped for good: the host ends every process and exits at once, without waiting out its grace period', async () => {
     const host = hostRecord().pid;
     const children = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((p) => {
       try {
@@ -198,6 +198,9 @@ describe('agent processes outlive a window reload (the process host)', function 
     wb = undefined;
     await waitFor('the process host to exit', () => (alive(host) ? undefined : true), HOST_GRACE_MS + 90_000);
     for (const p of children) await waitFor(`process ${p} to be gone`, () => (alive(p) ? undefined : true), 30_000);
-    assert.ok(Date.now() - stopped >= HOST_GRACE_MS - 5_000, 'the host waited for a window to come back first');
+    // The server that started the extension host is gone with VS Code: no window can come back, so the host does
+    // not wait (a reload or a killed extension host, above, leaves the server running, and the host waits).
+    const took = Date.now() - stopped;
+    assert.ok(took < HOST_GRACE_MS / 2, `the host ended its processes ${took} ms after VS Code stopped, not after its ${HOST_GRACE_MS} ms grace period`);
   });
 });

@@ -17,7 +17,7 @@ import { AttachError, HostConnection } from '../../src/node/processHost/client';
 import { ProcessHost } from '../../src/node/processHost/host';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir, processHostStorageDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
-import type { Message } from '../../src/node/processHost/protocol';
+import type { HostEndsFile, Message } from '../../src/node/processHost/protocol';
 import { FRAME_DATA, FRAME_JSON, FrameReader, FrameStream, encodeData, encodeMessage } from '../../src/node/processHost/protocol';
 import { TICKER, assembleWindow } from './helpers/processHostChild';
 
@@ -337,6 +337,41 @@ describe('process host: processes outlive the extension host', function () {
       assertConsecutive(ticks(r.text));
     }
     assert.equal(next.w.processHost?.hostPid, started.hostPid);
+  });
+
+  it('VS Code exits (the process that started the extension host goes): the host ends every process at once, not after the grace period', async () => {
+    const editor = fork(path.join(__dirname, 'helpers', 'processHostChild.js'), ['editor', storage, root, socketRoot, String(GRACE_MS)], { execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    let stderr = '';
+    editor.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const started = await new Promise<{ pipes: string; tty: string; hostPid: number; windowPid: number }>((resolve, reject) => {
+      editor.once('message', (m) => resolve(m as { pipes: string; tty: string; hostPid: number; windowPid: number }));
+      editor.once('exit', (code) => reject(new Error(`the editor child exited (${String(code)}): ${stderr}`)));
+    });
+    const children = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((p) => {
+      try {
+        return Number(fs.readFileSync(`/proc/${p}/stat`, 'latin1').split(') ')[1]?.split(' ')[1]) === started.hostPid;
+      } catch {
+        return false;
+      }
+    });
+    // Both tickers and the orphan guard run under the host.
+    assert.ok(children.length >= 2, `the host runs the processes (children: ${children.join(', ')})`);
+    // The extension host goes first (a reload, or VS Code quitting): the editor still runs, so the host waits.
+    process.kill(started.windowPid, 'SIGKILL');
+    await waitFor('the extension host to be gone', () => gone(started.windowPid));
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.equal(gone(started.hostPid), false, 'with the editor running, the host waits for a window to come back');
+    // Then the editor goes: no window can come back.
+    const stopped = Date.now();
+    editor.kill('SIGKILL');
+    await waitFor('the host to exit', () => gone(started.hostPid), 20_000);
+    for (const p of children) await waitFor(`process ${p} to be gone`, () => gone(p), 10_000);
+    assert.ok(Date.now() - stopped < GRACE_MS / 3, `ended ${Date.now() - stopped} ms after the editor, well within the ${GRACE_MS} ms grace period`);
+    // It recorded why it ended them, for the next window's command log.
+    const files = endsFiles();
+    assert.equal(files.length, 1, 'the host recorded the ends');
+    const ends = (JSON.parse(fs.readFileSync(files[0] as string, 'utf8')) as HostEndsFile).ends;
+    assert.deepEqual(ends.map((e) => [e.process_id, e.requested]).sort(), [started.pipes, started.tty].sort().map((id) => [id, 'window_closed']));
   });
 
   it('with no extension back within the grace period the host ends every process and exits', async () => {

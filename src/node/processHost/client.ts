@@ -7,6 +7,7 @@ import type { SpawnFailure } from '../../core/ports/processBackend';
 import { HandleEvents } from '../../core/process/handleEvents';
 import type { HostedProcess, HostedRecord, IsolationSnapshot, Message } from './protocol';
 import { FrameStream, encodeMessage } from './protocol';
+import { identify } from '../survivors';
 
 /** Why an attach did not happen: wrong secret (another window's host, or a stale one), busy, closing, or no host there. */
 export class AttachError extends Error {
@@ -190,7 +191,10 @@ export class HostConnection {
         },
       });
       socket.on('error', (err: NodeJS.ErrnoException) => fail(new AttachError('unreachable', `No process host answers at the socket (${err.code ?? err.message}).`)));
-      socket.on('connect', () => socket.write(encodeMessage({ t: 'hello', secret })));
+      socket.on('connect', () => {
+        const editor = process.ppid > 1 ? identify(process.ppid) : undefined;
+        socket.write(encodeMessage({ t: 'hello', secret, ...(editor ? { editor } : {}) }));
+      });
       socket.on('close', () => {
         fail(new AttachError('unreachable', 'The process host closed the connection before attaching.'));
         connection?.dropped();

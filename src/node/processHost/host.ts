@@ -11,6 +11,8 @@ import type { NodePtyCandidate } from '../nodePtyLoader';
 import type { GitWrites } from '../sandbox/sandboxInventory';
 import { CommandSandbox } from '../sandbox/commandSandbox';
 import { OrphanGuard } from './orphanGuard';
+import type { ProcessIdentity } from '../survivors';
+import { isSameProcessAlive } from '../survivors';
 import type { Frame, HostEndsFile, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
 import { FRAME_JSON, FrameReader, encodeData, encodeMessage, sameSecret } from './protocol';
 
@@ -26,6 +28,8 @@ export interface ProcessHostOptions {
   readonly graceMs: number;
   /** How long a second client waits for the attached one to answer `askWindow` (default ASK_WINDOW_MS). */
   readonly askWindowMs?: number;
+  /** How often the editor process is looked at while no extension is attached (default EDITOR_POLL_MS). */
+  readonly editorPollMs?: number;
   /** Where node-pty is looked for (nodePtyLoader.ts); default: the one this module resolves. */
   readonly nodePty?: readonly NodePtyCandidate[];
   /** The relay script a `domains` sandbox runs (default: netRelay.js beside this module). */
@@ -58,6 +62,21 @@ interface Entry {
 
 /** How long a connection may take to prove the secret before it is dropped. */
 const HELLO_MS = 10_000;
+/** How often the editor process is looked at while no extension is attached (see watchEditor). */
+const EDITOR_POLL_MS = 1_000;
+
+/**
+ * The editor process a hello names, when it is one the host can watch: a live process, not the init process (an
+ * extension host already orphaned has no editor to follow) and not the host itself.
+ */
+function editorOf(value: unknown): ProcessIdentity | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { pid, start, boot } = value as Partial<ProcessIdentity>;
+  if (!Number.isSafeInteger(pid) || (pid as number) <= 1 || pid === process.pid) return undefined;
+  if (typeof start !== 'string' || start.length === 0 || start.length > 64 || typeof boot !== 'string' || boot.length > 64) return undefined;
+  const editor = { pid: pid as number, start, boot };
+  return isSameProcessAlive(editor) ? editor : undefined;
+}
 /**
  * How long a second client that proved the secret waits for the attached one to answer `askWindow`. The extension
  * asks its window with a 5 s deadline (extension.ts, PING_ANSWER_MS); the rest is room for a loaded machine. No
@@ -104,6 +123,11 @@ export class ProcessHost {
   private contender: { socket: net.Socket; timer: ReturnType<typeof setTimeout> } | undefined;
   private secret: string;
   private graceTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The editor process each connection named in its hello (see `hello` in protocol.ts). */
+  private readonly editors = new WeakMap<net.Socket, ProcessIdentity>();
+  /** The editor process of the extension attached last: while none is attached, its end ends the wait. */
+  private editor: ProcessIdentity | undefined;
+  private editorTimer: ReturnType<typeof setInterval> | undefined;
   private closing: Promise<void> | undefined;
   private readonly tty: ProcessBackend;
   private readonly pipes: ProcessBackend;
@@ -174,6 +198,7 @@ export class ProcessHost {
   close(reason: EndReason = 'terminated'): Promise<void> {
     this.closing ??= (async () => {
       if (this.graceTimer) clearTimeout(this.graceTimer);
+      if (this.editorTimer) clearInterval(this.editorTimer);
       this.settleContender('closing');
       // The socket stays open meanwhile: an extension that comes now is told the host is closing (and waits for
       // the ends to be recorded), rather than finding no host and missing them.
@@ -244,6 +269,32 @@ export class ProcessHost {
       this.options.logger.info(`no extension attached for ${this.options.graceMs} ms: ending ${this.entries.size} process(es) and exiting`);
       void this.close('window_closed');
     }, this.options.graceMs);
+    this.watchEditor();
+  }
+
+  /**
+   * While no extension is attached: once the editor process of the last one is gone (VS Code quit, or a remote
+   * window's server stopped), no window can come back, so the processes end now rather than after the grace period.
+   * A reload or an extension host that crashed leaves the editor running, and the wait goes on.
+   */
+  private watchEditor(): void {
+    if (this.editorTimer) clearInterval(this.editorTimer);
+    this.editorTimer = undefined;
+    const editor = this.editor;
+    if (!editor) return;
+    this.editorTimer = setInterval(() => {
+      if (this.client || this.closing) {
+        clearInterval(this.editorTimer);
+        this.editorTimer = undefined;
+        return;
+      }
+      if (isSameProcessAlive(editor)) return;
+      clearInterval(this.editorTimer);
+      this.editorTimer = undefined;
+      this.options.logger.info(`the editor process (pid ${editor.pid}) has exited with no extension attached: ending ${this.entries.size} process(es) and exiting`);
+      void this.close('window_closed');
+    }, this.options.editorPollMs ?? EDITOR_POLL_MS);
+    this.editorTimer.unref?.();
   }
 
   private connected(socket: net.Socket): void {
@@ -306,6 +357,8 @@ export class ProcessHost {
     if (message.t !== 'hello' || typeof message.secret !== 'string') return this.deny(socket, 'protocol', 'The first message must be hello.');
     if (this.closing) return this.deny(socket, 'closing', 'The process host is shutting down.');
     if (!sameSecret(message.secret, this.secret)) return this.deny(socket, 'secret', 'Wrong secret: this host belongs to another window, or to an earlier attach.');
+    const editor = editorOf(message.editor);
+    if (editor) this.editors.set(socket, editor);
     const previous = this.client && !this.client.destroyed ? this.client : undefined;
     if (previous && this.clientLive) {
       // A reloaded remote window's old extension host may not know yet that its page is gone (it asks its window
@@ -356,6 +409,9 @@ export class ProcessHost {
       this.options.logger.info('the attached extension had lost its window: handing the host over to the newer one');
     }
     if (this.graceTimer) clearTimeout(this.graceTimer);
+    if (this.editorTimer) clearInterval(this.editorTimer);
+    this.editorTimer = undefined;
+    this.editor = this.editors.get(socket);
     this.secret = randomBytes(32).toString('hex');
     const processes: HostedProcess[] = [...this.entries.values()].map((e) => ({
       record: e.record,

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { EndReason, SpawnOptions, SpawnRecord } from '../../core/ports/processBackend';
+import type { ProcessIdentity } from '../survivors';
 
 /**
  * The process host's wire format on its Unix socket. Every frame is a 4-byte big-endian length, then one kind
@@ -76,7 +77,12 @@ export type WireSpawn = Pick<SpawnOptions, 'file' | 'args' | 'cwd' | 'root' | 'e
 
 export type Message =
   // client → host
-  | { readonly t: 'hello'; readonly secret: string }
+  /**
+   * `editor`: the process that started the extension host (VS Code's main process, or a remote window's server),
+   * by pid and start time. The host watches it while no extension is attached: once it is gone, VS Code has exited
+   * and no window can come back, so the processes end at once instead of after the grace period.
+   */
+  | { readonly t: 'hello'; readonly secret: string; readonly editor?: ProcessIdentity }
   | { readonly t: 'spawn'; readonly req: number; readonly options: WireSpawn; readonly record: HostedRecord; readonly isolation?: IsolationSnapshot }
   | { readonly t: 'write'; readonly id: string; readonly data: string }
   | { readonly t: 'endInput'; readonly id: string }

@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import { silentLogger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
@@ -38,8 +39,15 @@ export const TICKER = [
 ];
 
 // Run as a child (fork): a window's extension host that starts a ticker on pipes and one on a terminal in the
-// process host, tells its parent their ids and the host's pid, then waits to be killed.
-if (require.main === module) {
+// process host, tells its parent their ids and the host's pid, then waits to be killed. With `editor` first, the
+// child is an editor instead: it starts the window as its own child (as VS Code starts its extension host), passes
+// the window's message on with the window's pid, and waits to be killed.
+if (require.main === module && process.argv[2] === 'editor') {
+  const window = fork(__filename, process.argv.slice(3), { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  window.on('message', (m) => process.send?.({ ...(m as object), windowPid: window.pid }));
+  window.on('exit', (code) => code !== null && code !== 0 && process.exit(code));
+  setInterval(() => undefined, 60_000);
+} else if (require.main === module) {
   const [storage, root, socketRoot, grace] = process.argv.slice(2) as [string, string, string, string];
   void (async () => {
     const { assembled, workspaceId } = await assembleWindow(storage, root, socketRoot, Number(grace));
