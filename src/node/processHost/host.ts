@@ -77,6 +77,7 @@ function editorOf(value: unknown): ProcessIdentity | undefined {
   const editor = { pid: pid as number, start, boot };
   return isSameProcessAlive(editor) ? editor : undefined;
 }
+
 /**
  * How long a second client that proved the secret waits for the attached one to answer `askWindow`. The extension
  * asks its window with a 5 s deadline (extension.ts, PING_ANSWER_MS); the rest is room for a loaded machine. No
@@ -198,7 +199,7 @@ export class ProcessHost {
   close(reason: EndReason = 'terminated'): Promise<void> {
     this.closing ??= (async () => {
       if (this.graceTimer) clearTimeout(this.graceTimer);
-      if (this.editorTimer) clearInterval(this.editorTimer);
+      this.stopWatchingEditor();
       this.settleContender('closing');
       // The socket stays open meanwhile: an extension that comes now is told the host is closing (and waits for
       // the ends to be recorded), rather than finding no host and missing them.
@@ -278,23 +279,22 @@ export class ProcessHost {
    * A reload or an extension host that crashed leaves the editor running, and the wait goes on.
    */
   private watchEditor(): void {
-    if (this.editorTimer) clearInterval(this.editorTimer);
-    this.editorTimer = undefined;
+    this.stopWatchingEditor();
     const editor = this.editor;
     if (!editor) return;
+    // An attach (admit) and close() stop the watch, so each look is one with no extension attached.
     this.editorTimer = setInterval(() => {
-      if (this.client || this.closing) {
-        clearInterval(this.editorTimer);
-        this.editorTimer = undefined;
-        return;
-      }
       if (isSameProcessAlive(editor)) return;
-      clearInterval(this.editorTimer);
-      this.editorTimer = undefined;
+      this.stopWatchingEditor();
       this.options.logger.info(`the editor process (pid ${editor.pid}) has exited with no extension attached: ending ${this.entries.size} process(es) and exiting`);
       void this.close('window_closed');
     }, this.options.editorPollMs ?? EDITOR_POLL_MS);
     this.editorTimer.unref?.();
+  }
+
+  private stopWatchingEditor(): void {
+    if (this.editorTimer) clearInterval(this.editorTimer);
+    this.editorTimer = undefined;
   }
 
   private connected(socket: net.Socket): void {
@@ -409,8 +409,7 @@ export class ProcessHost {
       this.options.logger.info('the attached extension had lost its window: handing the host over to the newer one');
     }
     if (this.graceTimer) clearTimeout(this.graceTimer);
-    if (this.editorTimer) clearInterval(this.editorTimer);
-    this.editorTimer = undefined;
+    this.stopWatchingEditor();
     this.editor = this.editors.get(socket);
     this.secret = randomBytes(32).toString('hex');
     const processes: HostedProcess[] = [...this.entries.values()].map((e) => ({
