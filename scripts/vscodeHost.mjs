@@ -250,9 +250,10 @@ export function workbenchUrl({ base, port, openPath, kind, extensionDevelopmentP
  * @param {{ url: string, onLog?: (type: string, message: string) => void,
  *   onExit?: (code: number, logs: Array<{ relativePath: string, contents: string }> | undefined) => void }} options
  */
-export async function openWorkbench(browser, { url, onLog, onExit }) {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  const page = await context.newPage();
+export async function openWorkbench(browser, { url, onLog, onExit, context }) {
+  // A fresh browser context is a fresh browser profile; pass `context` to open the window in an existing one (its
+  // storage: a web workbench keeps the extensions' global state and secrets in the browser).
+  const page = await (context ?? (await browser.newContext({ viewport: { width: 1400, height: 900 } }))).newPage();
   // The workbench passes console-style arguments (a printf format and its values, e.g. mocha's reporter).
   await page.exposeFunction('codeAutomationLog', (type, args) => {
     onLog?.(String(type), Array.isArray(args) ? format(...args) : String(args));

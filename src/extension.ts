@@ -100,11 +100,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const log = new OutputLogger();
   context.subscriptions.push(log);
 
-  const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)));
+  // Each token's verifier (its SHA-256, never the token) is kept in the global state, which is here at once: with
+  // it the endpoint checks tokens from the moment it listens, while the tokens themselves are still on their way.
+  const tokens = new TokenStore(context.secrets, (err) => log.error('[token] a token listener failed', describe(err)), undefined, context.globalState);
   // The /inbox API's own token: a second secret, so the /mcp token never opens /inbox and the reverse. Both are
   // read at once, while the services and the editor's side are built: each is a SecretStorage round trip to the
-  // window, the slowest step of activation, and nothing before the endpoint needs them.
-  const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY);
+  // window, the slowest step of activation.
+  const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY, context.globalState);
   const loadingTokens = Promise.all([tokens.load(), inboxTokens.load()]);
   loadingTokens.catch(() => undefined); // awaited below, after the editor's side
 
@@ -229,32 +231,46 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
   context.subscriptions.push(panel);
   phase('editor UI');
-  try {
+  // The tokens' secrets for the process supervisor (no child gets them in its environment, no agent reads them in
+  // output) and the log. Until they are registered, commands and reads of output wait (awaitSecrets).
+  const secretsKnown = (async () => {
     for (const t of await loadingTokens) log.addSecret(t);
-  } catch (err) {
-    for (const d of context.subscriptions.splice(uiFrom)) d.dispose();
-    await core.shutdown().catch(() => undefined);
-    shutdown = undefined;
-    throw err;
+    context.subscriptions.push(core.supervisor.addSecret(tokens.get() as string), core.supervisor.addSecret(inboxTokens.get() as string));
+    context.subscriptions.push(inboxTokens.onDidChange((t) => {
+      log.addSecret(t);
+      context.subscriptions.push(core.supervisor.addSecret(t));
+    }));
+    context.subscriptions.push(tokens.onDidChange((t) => {
+      log.addSecret(t);
+      // Older tokens stay masked too; every registration is released when the extension deactivates.
+      context.subscriptions.push(core.supervisor.addSecret(t));
+    }));
+  })();
+  core.supervisor.awaitSecrets(secretsKnown);
+  /** Waits for the tokens; if they cannot be read, undoes what activation built and fails it. */
+  const tokensOrUndo = async (): Promise<void> => {
+    try {
+      await secretsKnown;
+    } catch (err) {
+      for (const d of context.subscriptions.splice(uiFrom)) d.dispose();
+      await core.shutdown().catch(() => undefined);
+      shutdown = undefined;
+      throw err;
+    }
+  };
+  // Without a verifier (the first activation, or one before verifiers were kept) the endpoint waits for the tokens:
+  // it could check no token before.
+  const verified = tokens.expected() !== undefined && inboxTokens.expected() !== undefined;
+  if (!verified) {
+    await tokensOrUndo();
+    phase('token');
   }
-  phase('token');
-  const secret = core.supervisor.addSecret(tokens.get() as string);
-  const inboxSecret = core.supervisor.addSecret(inboxTokens.get() as string);
-  context.subscriptions.push(inboxSecret, inboxTokens.onDidChange((t) => {
-    log.addSecret(t);
-    context.subscriptions.push(core.supervisor.addSecret(t));
-  }));
-  context.subscriptions.push(secret, tokens.onDidChange((t) => {
-    log.addSecret(t);
-    // Older tokens stay masked too; every registration is released when the extension deactivates.
-    context.subscriptions.push(core.supervisor.addSecret(t));
-  }));
 
   const host = new McpHttpHost({
     ...bothEras({ dispatcher: core.dispatcher, version }),
-    token: () => tokens.get(),
+    token: () => tokens.expected(),
     logger: log,
-    inbox: { steering: core.steering, token: () => inboxTokens.get(), logger: log },
+    inbox: { steering: core.steering, token: () => inboxTokens.expected(), logger: log },
   });
 
   // Connecting agents: the discovery record (for the stdio bridge), the terminals' environment, a stable port.
@@ -332,7 +348,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     await host.start(ports.preferredPort());
     phase('listen');
     // Read by `npm run bench:editor` (activation time) and the VSIX test.
-    log.info(`[activate] ready in ${(performance.now() - activationStarted).toFixed(1)} ms (activate() to listening) on port ${host.port ?? '?'}; ${phases.toString()} ms`);
+    log.info(`[activate] ready in ${(performance.now() - activationStarted).toFixed(1)} ms (activate() to listening) on port ${host.port ?? '?'}; ${phases.toString()} ms${verified ? ' (tokens checked by their verifiers until they load)' : ''}`);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error(`[activate] the MCP endpoint could not start: ${message}`);
@@ -343,6 +359,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       (e: unknown) => log.error('[activate] showing the error failed', describe(e)),
     );
   }
+  // Listening on the verifiers: activation ends once the tokens are here (the discovery record, the terminals'
+  // environment and VS Code's own MCP client hear of them through onDidChange).
+  if (verified) await tokensOrUndo();
   // The sandbox probe starts a process: after the endpoint listens, so the first request does not wait for it (the log
   // and workspace_info still say what holds, and a first command probes at once if this has not finished).
   core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));

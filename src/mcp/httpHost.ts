@@ -17,6 +17,7 @@ import { INBOX_PATH, inboxRouter } from './inbox';
 import { plainBody, readJsonBody } from './jsonBody';
 import { JsonSessionTransport } from './jsonSessionTransport';
 import type { RequestCheck } from './security';
+import type { ExpectedSecret } from '../core/expectedSecret';
 import { asMiddleware, bearerCheck, hostCheck, originCheck, refuse, sendRpcError } from './security';
 import type { ChangeSink } from './surface';
 
@@ -51,7 +52,8 @@ export interface McpHttpHostOptions {
   readonly createServer: () => McpServer;
   /** Serves 2026-07-28 requests on the same endpoint; absent, the endpoint speaks 2025-11-25 only. */
   readonly modern?: ModernServing;
-  readonly token: () => string | undefined;
+  /** The /mcp token, or its verifier while the token is loading (see ExpectedSecret); undefined refuses every request. */
+  readonly token: () => ExpectedSecret | undefined;
   readonly logger: Logger;
   /** Serves the /inbox JSON API (steering) behind the same Host and Origin guards, with its own token. */
   readonly inbox?: InboxOptions;

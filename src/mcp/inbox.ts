@@ -6,6 +6,7 @@ import type { Logger } from '../core/ports/logger';
 import type { WorkView } from '../core/steering/steering';
 import type { SteeringService } from '../core/steering/steeringService';
 import { isJsonContentType } from './jsonBody';
+import type { ExpectedSecret } from '../core/expectedSecret';
 import { secretsEqual } from './security';
 
 export const INBOX_PATH = '/inbox';
@@ -15,7 +16,7 @@ export const INBOX_MAX_BODY_BYTES = 64 * 1024;
 export interface InboxOptions {
   readonly steering: SteeringService;
   /** The inbox token (its own, never the /mcp token), read per request so a rotation applies at once. */
-  readonly token: () => string | undefined;
+  readonly token: () => ExpectedSecret | undefined;
   readonly logger: Logger;
 }
 
@@ -57,7 +58,7 @@ function statusOf(body: ToolErrorBody): number {
 }
 
 /** Requires `Authorization: Bearer <inbox token>`; the /mcp token is a different secret and never matches. */
-function inboxToken(token: () => string | undefined) {
+function inboxToken(token: () => ExpectedSecret | undefined) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const expected = token();
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
+import type { ExpectedSecret } from '../core/expectedSecret';
 
 /**
  * Digests of the expected secrets (the /mcp and /inbox tokens): each is the same on every request until it is
@@ -8,19 +9,23 @@ import type { NextFunction, Request, Response } from 'express';
  */
 const expectedDigests = new Map<string, Buffer>();
 
-function digestOf(secret: string): Buffer {
+function secretDigest(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 
-/** Compares two secrets in time that does not depend on where they differ (nor, via hashing, on length). */
-export function secretsEqual(given: string, expected: string): boolean {
+/**
+ * Compares a given secret with the expected one in time that does not depend on where they differ (nor, via
+ * hashing, on length). Against a verifier, the digests alone decide: equal SHA-256 digests are equal secrets.
+ */
+export function secretsEqual(given: string, expected: ExpectedSecret): boolean {
+  if (typeof expected !== 'string') return expected.sha256.length === 32 && timingSafeEqual(secretDigest(given), expected.sha256);
   let digest = expectedDigests.get(expected);
   if (digest === undefined) {
     if (expectedDigests.size >= 4) expectedDigests.clear();
-    digest = digestOf(expected);
+    digest = secretDigest(expected);
     expectedDigests.set(expected, digest);
   }
-  return timingSafeEqual(digestOf(given), digest) && given.length === expected.length;
+  return timingSafeEqual(secretDigest(given), digest) && given.length === expected.length;
 }
 
 /** Why a request is turned away before any handler runs: the HTTP status, the JSON-RPC error and extra headers. */
@@ -62,7 +67,7 @@ export function originCheck(): RequestCheck {
  * Requires `Authorization: Bearer <token>`. The token is read per request (rotation applies at once) and never
  * echoed. Tokens in the query string are not looked at.
  */
-export function bearerCheck(token: () => string | undefined, realm: string): RequestCheck {
+export function bearerCheck(token: () => ExpectedSecret | undefined, realm: string): RequestCheck {
   return (req) => {
     const expected = token();
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');

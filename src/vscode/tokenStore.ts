@@ -1,26 +1,61 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
+import type { ExpectedSecret } from '../core/expectedSecret';
+
+function secretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
 
 const KEY = 'codespace.mcpToken';
 /** The /inbox token's SecretStorage key: a different secret from the /mcp token. */
 export const INBOX_TOKEN_KEY = 'codespace.inboxToken';
 
-/** A bearer token: 256 random bits, kept only in SecretStorage and in memory. One store per key (/mcp, /inbox). */
+/**
+ * Where a token's verifier is kept: the extension's global state (a Memento). Its values are there synchronously
+ * when the extension activates, where SecretStorage answers only after a round trip to the system keychain.
+ */
+export type VerifierStore = Pick<vscode.Memento, 'get' | 'update'>;
+
+/** The verifier's key in the global state: the token's SecretStorage key with this suffix. */
+export const VERIFIER_SUFFIX = '.sha256';
+
+/**
+ * A bearer token: 256 random bits, kept only in SecretStorage and in memory. One store per key (/mcp, /inbox).
+ *
+ * With a `verifiers` store, the token's SHA-256 (hex) is kept there too, never the token. Until `load()` has the
+ * token, `expected()` gives that verifier, so the HTTP endpoint checks agents' tokens from the moment it listens
+ * instead of waiting for the keychain. A digest of 256 random bits gives nothing that opens the endpoint. Every
+ * rotation writes the new verifier before it returns, so a rotated-away token is refused by the next window too.
+ */
 export class TokenStore {
   private current: string | undefined;
   private readonly listeners = new Set<(token: string) => void>();
+  /** The verifier read at construction, while the token is not loaded yet. */
+  private readonly stored: Buffer | undefined;
 
   constructor(
     private readonly secrets: vscode.SecretStorage,
     private readonly onListenerError: (err: unknown) => void = () => undefined,
     private readonly key: string = KEY,
-  ) {}
+    private readonly verifiers?: VerifierStore,
+  ) {
+    const hex = verifiers?.get<unknown>(key + VERIFIER_SUFFIX);
+    this.stored = typeof hex === 'string' && /^[0-9a-f]{64}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
+  }
 
-  /** Loads the stored token, creating one on first use. */
+  /**
+   * Loads the stored token, creating one on first use. Listeners hear of it when it is not the token `get()`
+   * gave before (which is none, on the first load).
+   */
   async load(): Promise<string> {
     const stored = await this.secrets.get(this.key);
     if (stored && stored.length >= 32) {
+      const before = this.current;
       this.current = stored;
+      const digest = secretDigest(stored);
+      // Kept for the next activation; not awaited, since the token is known now (a failure is reported).
+      if (this.verifiers && !(this.stored?.equals(digest) ?? false)) this.verifiers.update(this.key + VERIFIER_SUFFIX, digest.toString('hex')).then(undefined, this.onListenerError);
+      if (before !== stored) this.fire(stored);
     } else {
       await this.rotate();
     }
@@ -31,12 +66,36 @@ export class TokenStore {
     return this.current;
   }
 
+  /** What an incoming token is checked against: the token once loaded, before that its stored verifier (if any). */
+  expected(): ExpectedSecret | undefined {
+    if (this.current !== undefined) return this.current;
+    return this.stored ? { sha256: this.stored } : undefined;
+  }
+
   async rotate(): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     await this.secrets.store(this.key, token);
     this.current = token;
-    // Every listener hears of the new token even if one throws, and the rotation goes on (the caller still has
-    // to close the sessions opened with the old token): the failure is reported, not thrown.
+    try {
+      await this.verifiers?.update(this.key + VERIFIER_SUFFIX, secretDigest(token).toString('hex'));
+    } catch (err) {
+      // The token is rotated either way; the listeners must still hear of it. Reported, not thrown.
+      this.onListenerError(err);
+    }
+    this.fire(token);
+    return token;
+  }
+
+  onDidChange(listener: (token: string) => void): vscode.Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /**
+   * Every listener hears of the new token even if one throws, and the rotation goes on (the caller still has to
+   * close the sessions opened with the old token): the failure is reported, not thrown.
+   */
+  private fire(token: string): void {
     for (const l of [...this.listeners]) {
       try {
         l(token);
@@ -44,11 +103,5 @@ export class TokenStore {
         this.onListenerError(err);
       }
     }
-    return token;
-  }
-
-  onDidChange(listener: (token: string) => void): vscode.Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
   }
 }

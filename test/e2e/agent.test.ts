@@ -179,6 +179,10 @@ describe('an agent working in VS Code over MCP', function () {
     client = await connect(url, token);
     const status = await call<{ status: string; operation_key: string }>(client, 'operation_status', { operation_key: 'e2e-apply' });
     assert.equal(status.status, 'applied');
+    // The reloaded window listened before its token came from SecretStorage, checking tokens by the verifier the
+    // first activation kept (VS Code writes the log file a few seconds after the line).
+    await wb.waitForExtensionLog(/\[activate\] ready in .*tokens checked by their verifiers until they load/, 60_000);
+    assert.ok(/\[activate\] ready in .* ms \(activate\(\) to listening\)[^\n]* token [\d.]+,/.test(wb.readExtensionLog()), 'the first activation waited for the token');
     // The process host kept it: the same process_id answers, and terminate_process ends it.
     assert.equal(alive(pid), true, 'the reload left the process running');
     const running = await call<{ state: string }>(client, 'process_status', { process_id: started.process_id });

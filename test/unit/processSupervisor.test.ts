@@ -414,6 +414,37 @@ describe('process supervisor (real processes)', function () {
     });
   });
 
+  describe('secrets still loading (awaitSecrets)', () => {
+    it('a command waits for them, then starts without them in its environment; a read waits too', async () => {
+      const sup = supervisor();
+      const early = await run(sup, ['echo', 'started before']);
+      const token = 'tok_0a1b2c3d4e5f60718293';
+      let loaded!: () => void;
+      sup.awaitSecrets(new Promise<void>((resolve) => (loaded = resolve)));
+      let started = false;
+      const exec = run(sup, ['env'], { occupancy: 'shared', env: { ...baseEnv, STOLEN: token } }).then((id) => {
+        started = true;
+        return id;
+      });
+      let read = false;
+      const reading = sup.read(early, 0, 65536, 0).then((r) => {
+        read = true;
+        return r;
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(started, false, 'no command starts while the secrets load');
+      assert.equal(read, false, 'no output is read while the secrets load');
+      sup.addSecret(token);
+      loaded();
+      const id = await exec;
+      assert.ok(!(await readAll(sup, id)).includes(token), 'scrubbed with the secret registered meanwhile');
+      assert.match((await reading).chunk + (await readAll(sup, early)), /started before/);
+      // A failed load does not hold commands forever (the extension shuts down in that case).
+      sup.awaitSecrets(Promise.reject(new Error('keychain locked')));
+      assert.match(await readAll(sup, await run(sup, ['echo', 'after']), 5000), /after/);
+    });
+  });
+
   describe('memory under a flood', () => {
     for (const tty of [false, true]) {
       it(`keeps retained output bounded while yes floods for a while (${tty ? 'pty' : 'pipes'})`, async () => {

@@ -266,6 +266,8 @@ function sleep(ms: number): Promise<void> {
 export class ProcessSupervisor implements Disposable {
   private readonly records = new Map<string, ProcessRecord>();
   private readonly secrets = new SecretSet();
+  /** Set by awaitSecrets until its secrets are registered. */
+  private secretsPending: Promise<void> | undefined;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly settings: SupervisorSettings;
@@ -314,6 +316,21 @@ export class ProcessSupervisor implements Disposable {
     return this.secrets.add(value);
   }
 
+  /**
+   * Makes `exec` and `read` wait until `known` settles: the secrets (addSecret) are still being loaded, and no child
+   * may get one in its environment, nor an agent read one in output, before it is known to scrub or redact.
+   */
+  awaitSecrets(known: Promise<unknown>): void {
+    const settled = known.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.secretsPending = settled;
+    void settled.then(() => {
+      if (this.secretsPending === settled) this.secretsPending = undefined;
+    });
+  }
+
   // ---- spawning -----------------------------------------------------------------------------------------
 
   /**
@@ -321,6 +338,7 @@ export class ProcessSupervisor implements Disposable {
    * while they run: a second exclusive exec there gets WORKSPACE_BUSY. Shared ones neither block nor wait.
    */
   async exec(workspace: Workspace, command: readonly string[], options: ExecOptions): Promise<ExecResult> {
+    if (this.secretsPending) await this.secretsPending;
     if (this.shuttingDown) {
       throw new ToolError('EXEC_DISABLED', 'CodeSpace is shutting down: no process may start.', {
         hint: 'Retry once VS Code has reloaded the window.',
@@ -539,6 +557,7 @@ export class ProcessSupervisor implements Disposable {
    */
   async read(processId: string, cursor: number, maxBytes?: number, waitMs?: number, signal?: AbortSignal): Promise<ProcessRead> {
     const rec = this.lookup(processId);
+    if (this.secretsPending) await this.secretsPending;
     const max = clampInt(maxBytes, this.settings.defaultReadBytes, 1, this.settings.maxReadBytes);
     const wait = clampInt(waitMs, 0, 0, this.settings.maxWaitMs);
     const deadline = performance.now() + wait;

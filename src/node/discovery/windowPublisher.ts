@@ -47,6 +47,10 @@ export class WindowPublisher {
         this.entry = undefined;
         return;
       }
+      const token = this.options.publishToken() ? this.options.token() : undefined;
+      // The endpoint may listen before the token has loaded (it checks tokens by their verifier meanwhile): a
+      // record whose token file is due waits for the token, so a bridge never finds one without it.
+      if (this.options.publishToken() && token === undefined) return;
       if (!this.entry) {
         this.entry = DiscoveryEntry.create(this.dir);
         this.createdAt = new Date().toISOString();
@@ -62,7 +66,7 @@ export class WindowPublisher {
         serverVersion: this.options.version,
         ...(this.pidStart !== undefined ? { pidStart: this.pidStart } : {}),
       };
-      this.entry.write(record, this.options.publishToken() ? this.options.token() : undefined);
+      this.entry.write(record, token);
     } catch (err) {
       this.options.logger.error(`[discovery] publishing this window's record in ${this.dir} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
