@@ -35,7 +35,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
 
   const copyConnectionSettings = async (): Promise<{ url: string } | undefined> => {
     const url = requireRunning();
-    const token = tokens.get();
+    const token = await tokens.loaded();
     if (!url || !token) return undefined;
     await vscode.env.clipboard.writeText(connectionText({ url, token, serverName: deps.serverName }));
     log.info('[commands] connection settings copied to the clipboard');
@@ -44,7 +44,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   };
 
   const showToken = async (): Promise<void> => {
-    const token = tokens.get();
+    const token = await tokens.loaded();
     if (!token) return;
     await vscode.window.showInputBox({
       title: 'CodeSpace token',

@@ -17,7 +17,7 @@ export function registerInboxCommands(deps: { server: ServerControl; tokens: Tok
   const { server, tokens, log } = deps;
 
   const copyInboxToken = async (): Promise<{ url: string | undefined }> => {
-    const token = tokens.get();
+    const token = await tokens.loaded();
     if (!token) return { url: undefined };
     const url = inboxUrl(server);
     await vscode.env.clipboard.writeText(token);

@@ -30,6 +30,7 @@ export const VERIFIER_SUFFIX = '.sha256';
 export class TokenStore {
   private current: string | undefined;
   private readonly listeners = new Set<(token: string) => void>();
+  private loading: Promise<string> | undefined;
   /** The verifier read at construction, while the token is not loaded yet. */
   private readonly stored: Buffer | undefined;
 
@@ -47,7 +48,18 @@ export class TokenStore {
    * Loads the stored token, creating one on first use. Listeners hear of it when it is not the token `get()`
    * gave before (which is none, on the first load).
    */
-  async load(): Promise<string> {
+  load(): Promise<string> {
+    this.loading ??= this.read();
+    return this.loading;
+  }
+
+  /** The token: at once when it is loaded; while `load()` runs, once it is done (the commands that hand it out). */
+  async loaded(): Promise<string | undefined> {
+    if (this.current !== undefined || !this.loading) return this.current;
+    return this.loading.catch(() => undefined);
+  }
+
+  private async read(): Promise<string> {
     const stored = await this.secrets.get(this.key);
     if (stored && stored.length >= 32) {
       const before = this.current;

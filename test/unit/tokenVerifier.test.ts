@@ -61,7 +61,11 @@ describe('token verifiers: checking tokens before the keychain answers', () => {
     assert.equal(secretsEqual(token, before), true);
     assert.equal(secretsEqual(token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A'), before), false);
     assert.equal(secretsEqual('', before), false);
-    await next.load();
+    assert.equal(await next.loaded(), undefined, 'not loading yet: nothing to wait for');
+    const loading = next.load();
+    const handedOut = next.loaded(); // a command run meanwhile (Copy Connection Settings) waits for the token
+    await loading;
+    assert.equal(await handedOut, token);
     assert.equal(next.expected(), token);
     assert.deepEqual(heard, [token], 'listeners hear of the token when it loads');
   });

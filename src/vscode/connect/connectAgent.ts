@@ -62,7 +62,7 @@ async function pickFolder(args: ConnectAgentArgs | undefined): Promise<vscode.Wo
 export function registerConnectAgent(deps: ConnectAgentDeps): vscode.Disposable {
   return vscode.commands.registerCommand(COMMANDS.connectAgent, async (args?: ConnectAgentArgs): Promise<ConnectAgentResult | undefined> => {
     const url = endpointUrl(deps.server);
-    const token = deps.tokens.get();
+    const token = await deps.tokens.loaded();
     if (!url || !token) {
       void vscode.window.showWarningMessage('CodeSpace: the MCP endpoint is not running; restart it first.');
       return undefined;
