@@ -61,6 +61,10 @@ describe('token verifiers: checking tokens before the keychain answers', () => {
     assert.equal(secretsEqual(token, before), true);
     assert.equal(secretsEqual(token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A'), before), false);
     assert.equal(secretsEqual('', before), false);
+    // The verifier itself is no token: sent as one (hex or base64url), it is refused.
+    const digest = createHash('sha256').update(token, 'utf8').digest();
+    assert.equal(secretsEqual(digest.toString('hex'), before), false);
+    assert.equal(secretsEqual(digest.toString('base64url'), before), false);
     assert.equal(await next.loaded(), undefined, 'not loading yet: nothing to wait for');
     const loading = next.load();
     const handedOut = next.loaded(); // a command run meanwhile (Copy Connection Settings) waits for the token
