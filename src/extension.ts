@@ -107,6 +107,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   // read at once, while the services and the editor's side are built: each is a SecretStorage round trip to the
   // window, the slowest step of activation.
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY, context.globalState);
+  context.subscriptions.push(tokens, inboxTokens);
   const loadingTokens = Promise.all([tokens.load(), inboxTokens.load()]);
   loadingTokens.catch(() => undefined); // awaited below, after the editor's side
 
@@ -297,6 +298,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     discovery,
     ports,
     tokens.onDidChange(() => discovery.refresh()),
+    // A token that replaced another (rotated here or in another window of the profile) ends the sessions opened
+    // with the old one; the first load replaces none.
+    tokens.onDidChange((_token, previous) => {
+      if (previous === undefined) return;
+      host.closeSessions().then(
+        () => log.info('[token] the token changed: sessions opened with the previous one are closed'),
+        (err: unknown) => log.error('[token] closing the sessions of the previous token failed', describe(err)),
+      );
+    }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => discovery.refresh()),
     registerTerminalEnvironment(context.environmentVariableCollection, host, tokens),
     registerPortAttributes(host, (line) => log.info(line)),

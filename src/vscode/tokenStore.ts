@@ -26,10 +26,16 @@ export const VERIFIER_SUFFIX = '.sha256';
  * token, `expected()` gives that verifier, so the HTTP endpoint checks agents' tokens from the moment it listens
  * instead of waiting for the keychain. A digest of 256 random bits gives nothing that opens the endpoint. Every
  * rotation writes the new verifier before it returns, so a rotated-away token is refused by the next window too.
+ *
+ * A rotation in another window of the profile reaches this one through SecretStorage's change event: the new token
+ * replaces the old one here at once, and the listeners hear of it with the token it replaced.
  */
-export class TokenStore {
+export class TokenStore implements vscode.Disposable {
   private current: string | undefined;
-  private readonly listeners = new Set<(token: string) => void>();
+  private readonly listeners = new Set<(token: string, previous: string | undefined) => void>();
+  /** The token this store is writing (rotate), so that the change event of its own write is not taken for another's. */
+  private storing: string | undefined;
+  private readonly watching: vscode.Disposable;
   private loading: Promise<string> | undefined;
   /** The verifier read at construction, while the token is not loaded yet. */
   private readonly stored: Buffer | undefined;
@@ -42,6 +48,23 @@ export class TokenStore {
   ) {
     const hex = verifiers?.get<unknown>(key + VERIFIER_SUFFIX);
     this.stored = typeof hex === 'string' && /^[0-9a-f]{64}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
+    this.watching = secrets.onDidChange((e) => {
+      if (e.key === this.key) this.changedElsewhere().then(undefined, this.onListenerError);
+    });
+  }
+
+  dispose(): void {
+    this.watching.dispose();
+    this.listeners.clear();
+  }
+
+  /** The secret changed in SecretStorage: another window rotated it (or this one, which is then nothing new). */
+  private async changedElsewhere(): Promise<void> {
+    const now = await this.secrets.get(this.key);
+    if (!now || now.length < 32 || now === this.current || now === this.storing) return;
+    const previous = this.current;
+    this.current = now;
+    this.fire(now, previous);
   }
 
   /**
@@ -63,11 +86,13 @@ export class TokenStore {
     const stored = await this.secrets.get(this.key);
     if (stored && stored.length >= 32) {
       const before = this.current;
+      // A rotation heard meanwhile (changedElsewhere) is newer than what this read returned.
+      if (before !== undefined) return before;
       this.current = stored;
       const digest = secretDigest(stored);
       // Kept for the next activation; not awaited, since the token is known now (a failure is reported).
       if (this.verifiers && !(this.stored?.equals(digest) ?? false)) this.verifiers.update(this.key + VERIFIER_SUFFIX, digest.toString('hex')).then(undefined, this.onListenerError);
-      if (before !== stored) this.fire(stored);
+      this.fire(stored, undefined);
     } else {
       await this.rotate();
     }
@@ -86,7 +111,13 @@ export class TokenStore {
 
   async rotate(): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    await this.secrets.store(this.key, token);
+    const previous = this.current;
+    this.storing = token;
+    try {
+      await this.secrets.store(this.key, token);
+    } finally {
+      this.storing = undefined;
+    }
     this.current = token;
     try {
       await this.verifiers?.update(this.key + VERIFIER_SUFFIX, secretDigest(token).toString('hex'));
@@ -94,11 +125,12 @@ export class TokenStore {
       // The token is rotated either way; the listeners must still hear of it. Reported, not thrown.
       this.onListenerError(err);
     }
-    this.fire(token);
+    this.fire(token, previous);
     return token;
   }
 
-  onDidChange(listener: (token: string) => void): vscode.Disposable {
+  /** Hears of every new token: loaded (`previous` undefined), rotated here, or rotated in another window. */
+  onDidChange(listener: (token: string, previous: string | undefined) => void): vscode.Disposable {
     this.listeners.add(listener);
     return { dispose: () => this.listeners.delete(listener) };
   }
@@ -107,10 +139,10 @@ export class TokenStore {
    * Every listener hears of the new token even if one throws, and the rotation goes on (the caller still has to
    * close the sessions opened with the old token): the failure is reported, not thrown.
    */
-  private fire(token: string): void {
+  private fire(token: string, previous: string | undefined): void {
     for (const l of [...this.listeners]) {
       try {
-        l(token);
+        l(token, previous);
       } catch (err) {
         this.onListenerError(err);
       }

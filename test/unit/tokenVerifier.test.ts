@@ -12,19 +12,33 @@ import { TokenStore, VERIFIER_SUFFIX, type VerifierStore } from '../../src/vscod
 
 type SecretStorage = ConstructorParameters<typeof TokenStore>[0];
 
-/** SecretStorage in memory, answering after `delayMs` (the keychain's round trip). */
+/**
+ * SecretStorage in memory, answering after `delayMs` (the keychain's round trip). Like VS Code's, it tells every
+ * store subscribed (every window of the profile) of each change, after the change.
+ */
 function memorySecrets(delayMs = 0): SecretStorage & { map: Map<string, string> } {
   const map = new Map<string, string>();
+  const subscribers = new Set<(e: { key: string }) => void>();
   const later = <T>(v: () => T): Promise<T> => new Promise((r) => setTimeout(() => r(v()), delayMs));
+  const changed = (key: string): void => void setTimeout(() => subscribers.forEach((l) => l({ key })), delayMs);
   return {
     map,
     get: (k: string) => later(() => map.get(k)),
-    store: (k: string, v: string) => later(() => void map.set(k, v)),
+    store: (k: string, v: string) =>
+      later(() => {
+        map.set(k, v);
+        changed(k);
+      }),
     delete: (k: string) => later(() => void map.delete(k)),
     keys: () => later(() => [...map.keys()]),
-    onDidChange: () => ({ dispose: () => undefined }),
+    onDidChange: (l: (e: { key: string }) => void) => {
+      subscribers.add(l);
+      return { dispose: () => subscribers.delete(l) };
+    },
   } as unknown as SecretStorage & { map: Map<string, string> };
 }
+
+const settle = (ms = 50): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The global state (a Memento) in memory. */
 function memoryState(): VerifierStore & { map: Map<string, unknown> } {
@@ -54,7 +68,7 @@ describe('token verifiers: checking tokens before the keychain answers', () => {
     const token = await new TokenStore(secrets, undefined, KEY, state).load();
     const next = new TokenStore(secrets, undefined, KEY, state);
     const heard: string[] = [];
-    next.onDidChange((t) => heard.push(t));
+    next.onDidChange((t, previous) => heard.push(`${t} after ${String(previous)}`));
     const before = next.expected();
     assert.ok(before !== undefined && typeof before !== 'string', 'before the load: the verifier only');
     assert.equal(next.get(), undefined);
@@ -71,7 +85,7 @@ describe('token verifiers: checking tokens before the keychain answers', () => {
     await loading;
     assert.equal(await handedOut, token);
     assert.equal(next.expected(), token);
-    assert.deepEqual(heard, [token], 'listeners hear of the token when it loads');
+    assert.deepEqual(heard, [`${token} after undefined`], 'listeners hear of the token when it loads, replacing none');
   });
 
   it('a rotation writes the new verifier before it returns: the old token opens no later window', async () => {
@@ -85,6 +99,33 @@ describe('token verifiers: checking tokens before the keychain answers', () => {
     assert.ok(expected !== undefined);
     assert.equal(secretsEqual(old, expected), false);
     assert.equal(secretsEqual(rotated, expected), true);
+  });
+
+  it('a rotation in another window replaces the token here at once; listeners hear the token it replaced', async () => {
+    const secrets = memorySecrets(5);
+    const state = memoryState();
+    const here = new TokenStore(secrets, undefined, KEY, state);
+    const there = new TokenStore(secrets, undefined, KEY, state);
+    const old = await here.load();
+    assert.equal(await there.load(), old);
+    const heardHere: [string, string | undefined][] = [];
+    const heardThere: [string, string | undefined][] = [];
+    here.onDidChange((t, previous) => heardHere.push([t, previous]));
+    there.onDidChange((t, previous) => heardThere.push([t, previous]));
+    const rotated = await there.rotate();
+    await settle();
+    assert.equal(here.get(), rotated);
+    const expected = here.expected();
+    assert.ok(expected !== undefined);
+    assert.equal(secretsEqual(old, expected), false, 'the old token is refused here too');
+    assert.deepEqual(heardHere, [[rotated, old]]);
+    assert.deepEqual(heardThere, [[rotated, old]], 'the rotating store hears its own rotation once');
+    // Disposed, a store no longer follows the keychain.
+    here.dispose();
+    await there.rotate();
+    await settle();
+    assert.equal(here.get(), rotated);
+    there.dispose();
   });
 
   it('a verifier that no longer matches the keychain is replaced when the token loads', async () => {
