@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { secretsEqual } from '../../src/mcp/security';
@@ -169,6 +170,22 @@ describe('HTTP endpoint security (real port on 127.0.0.1)', function () {
       assert.equal(ok.status, 200);
     } finally {
       h.token.value = old;
+    }
+  });
+
+  it('closing the sessions twice at once (a rotation: the command and the token\'s change event) leaves both eras serving', async () => {
+    const old = await initSession();
+    await Promise.all([h.host.closeSessions(), h.host.closeSessions(), h.host.closeSessions()]);
+    const gone = await rawRequest(h.port, { headers: { ...auth(), host: host(), 'mcp-session-id': old }, body: '{"jsonrpc":"2.0","id":2,"method":"ping"}' });
+    assert.equal(gone.status, 404, 'the old session is closed');
+    await initSession();
+    const modern = new ClientV2({ name: 'after-close', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await modern.connect(new TransportV2(new URL(`http://127.0.0.1:${h.port}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token.value}` } } }));
+    try {
+      const r = await modern.callTool({ name: 'read', arguments: { workspace_id: 'demo', path: 'hello.txt' } });
+      assert.equal((r.structuredContent as { content: string }).content, 'hi\n');
+    } finally {
+      await modern.close();
     }
   });
 
