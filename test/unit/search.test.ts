@@ -280,6 +280,17 @@ describe('search: content search with ripgrep', () => {
     assert.equal(last?.message, 'done');
     for (let i = 1; i < seen.length; i++) assert.ok((seen[i]?.progress ?? 0) > (seen[i - 1]?.progress ?? 0), 'progress only increases');
   });
+
+  it('ends its progress with done also when nothing matched', async () => {
+    const seen: { progress: number; total?: number; message?: string }[] = [];
+    const result = await h.client.callTool({ name: 'search', arguments: { workspace_id: 'proj', query: 'no-such-text-anywhere-0x5f' } }, CallToolResultSchema, {
+      onprogress: (p) => seen.push(p),
+    });
+    assert.equal((result.structuredContent as { matches: unknown[] }).matches.length, 0);
+    assert.equal(seen[0]?.message, 'searching');
+    assert.equal(seen[seen.length - 1]?.message, 'done');
+    assert.ok((seen[seen.length - 1]?.progress ?? 0) > (seen[0]?.progress ?? 0), 'progress only increases');
+  });
 });
 
 describe('search: the engine and its bounds', () => {

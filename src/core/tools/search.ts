@@ -91,6 +91,7 @@ export const searchTool = defineTool({
     const max = args.max_results ?? SEARCH_DEFAULT_RESULTS;
     progress?.(0, max, 'searching');
     let lastReport = Date.now();
+    let reported = 0;
     const result = await services.search.search({
       root: realRoot,
       query: args.query,
@@ -106,8 +107,10 @@ export const searchTool = defineTool({
       timeoutMs: SEARCH_TIMEOUT_MS,
       signal,
       onMatches: (matches, files) => {
-        if (!progress || Date.now() - lastReport < 100) return;
+        // A report that reached the total would leave the final 'done' no room (progress only increases).
+        if (!progress || matches >= max || Date.now() - lastReport < 100) return;
         lastReport = Date.now();
+        reported = matches;
         progress(matches, max, `${matches} matching line(s) in ${files} file(s)`);
       },
     });
@@ -146,7 +149,9 @@ export const searchTool = defineTool({
     if (outside.size > 0) notes.push(`${outside.size} file(s) were left out because they resolve outside the workspace.`);
     if (unnameable.size > 0) notes.push(`${unnameable.size} file(s) were left out because their names cannot be passed as paths (a backslash or a percent-encoded dot or slash in a name); use exec_command to handle them.`);
     if (result.errors.length > 0) notes.push(`Some files could not be searched: ${result.errors.join('; ')}`);
-    progress?.(matches.length, matches.length, 'done');
+    // Always above the last report, also when none matched or links and names left matches out: 'done' always goes.
+    const done = Math.max(matches.length, reported + 1);
+    progress?.(done, done, 'done');
     return {
       matches,
       truncated: result.truncated,
