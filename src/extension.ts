@@ -237,15 +237,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const secretsKnown = (async () => {
     for (const t of await loadingTokens) log.addSecret(t);
     context.subscriptions.push(core.supervisor.addSecret(tokens.get() as string), core.supervisor.addSecret(inboxTokens.get() as string));
-    context.subscriptions.push(inboxTokens.onDidChange((t) => {
-      log.addSecret(t);
-      context.subscriptions.push(core.supervisor.addSecret(t));
-    }));
-    context.subscriptions.push(tokens.onDidChange((t) => {
-      log.addSecret(t);
-      // Older tokens stay masked too; every registration is released when the extension deactivates.
-      context.subscriptions.push(core.supervisor.addSecret(t));
-    }));
+    for (const store of [tokens, inboxTokens]) {
+      context.subscriptions.push(store.onDidChange((t) => {
+        log.addSecret(t);
+        // Older tokens stay masked too; every registration is released when the extension deactivates.
+        context.subscriptions.push(core.supervisor.addSecret(t));
+      }));
+    }
   })();
   core.supervisor.awaitSecrets(secretsKnown);
   /** Waits for the tokens; if they cannot be read, undoes what activation built and fails it. */

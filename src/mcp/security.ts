@@ -1,17 +1,13 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type { ExpectedSecret } from '../core/expectedSecret';
+import { type ExpectedSecret, secretDigest } from '../core/expectedSecret';
 
 /**
  * Digests of the expected secrets (the /mcp and /inbox tokens): each is the same on every request until it is
  * rotated, so it is hashed once. Kept small: a rotation adds one, and past four the old ones go.
  */
 const expectedDigests = new Map<string, Buffer>();
-
-function secretDigest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
-}
 
 /**
  * Compares a given secret with the expected one in time that does not depend on where they differ (nor, via

@@ -1,10 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
-import type { ExpectedSecret } from '../core/expectedSecret';
-
-function secretDigest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
-}
+import { type ExpectedSecret, secretDigest } from '../core/expectedSecret';
 
 const KEY = 'codespace.mcpToken';
 /** The /inbox token's SecretStorage key: a different secret from the /mcp token. */
