@@ -27,7 +27,8 @@ import type { Eol, TextLine } from './textFile';
  * keeps it. An empty file counts as newline-terminated, so lines added to it end with a newline.
  * (To turn "a" with no final newline into "a\n", replace the last line with itself plus one empty line.)
  *
- * Cost. Lines are interned to integers per level, with an index of where each line occurs. A hunk is looked up
+ * Cost. Lines are interned to integers per level (the lines the hunks ask for; any other line shares one id), with an
+ * index of where each line occurs. A hunk is looked up
  * from its rarest line when that line is rare, and otherwise with Knuth-Morris-Pratt over the interned lines:
  * linear in the file for any hunk, even one whose context is a long run of identical lines (a naive scan is
  * quadratic there). The work yields at checkpoints (see pacer.ts). A file over `MAX_UPDATE_FILE_BYTES` is
@@ -58,33 +59,41 @@ interface LevelView {
   readonly order: Int32Array;
 }
 
-/** File lines normalised per level and interned to integers (fast to compare), computed on first use. */
+/**
+ * File lines normalised per level and interned to integers (fast to compare), computed on first use. Only the lines
+ * a hunk can ask for (its anchors, context and removed lines: `wanted`) get ids of their own; every other line of the
+ * file shares one id that no hunk line has. Interning every distinct line of a large file into a map was most of a
+ * plan's time (a 5 MB file: 100,000 inserts); looking each one up among a patch's few hundred lines is not.
+ */
 class LineViews {
   private readonly views: (LevelView | undefined)[] = [];
-  constructor(private readonly lines: readonly string[]) {}
+  constructor(
+    private readonly lines: readonly string[],
+    private readonly wanted: readonly string[],
+  ) {}
   *get(level: Level): Steps<LevelView> {
     let v = this.views[level];
     if (v === undefined) {
       const intern = new Map<string, number>();
+      for (const w of this.wanted) {
+        const key = normalise(w, level);
+        if (!intern.has(key)) intern.set(key, intern.size);
+      }
+      // The shared id of the lines no hunk asks for.
+      const other = intern.size;
       const ids = new Int32Array(this.lines.length);
       for (let i = 0; i < this.lines.length; i++) {
-        const key = normalise(this.lines[i] as string, level);
-        let id = intern.get(key);
-        if (id === undefined) {
-          id = intern.size;
-          intern.set(key, id);
-        }
-        ids[i] = id;
+        ids[i] = intern.get(normalise(this.lines[i] as string, level)) ?? other;
         if ((i & 16383) === 16383) yield;
       }
       // Counting sort of line indexes by id.
-      const start = new Int32Array(intern.size + 1);
+      const start = new Int32Array(other + 2);
       for (let i = 0; i < ids.length; i++) {
         const k = (ids[i] as number) + 1;
         start[k] = (start[k] as number) + 1;
       }
-      for (let k = 0; k < intern.size; k++) start[k + 1] = (start[k + 1] as number) + (start[k] as number);
-      const fill = start.slice(0, intern.size);
+      for (let k = 0; k <= other; k++) start[k + 1] = (start[k + 1] as number) + (start[k] as number);
+      const fill = start.slice(0, other + 1);
       const order = new Int32Array(ids.length);
       for (let i = 0; i < ids.length; i++) {
         const k = ids[i] as number;
@@ -119,7 +128,7 @@ function* findAll(views: LineViews, want: readonly string[], level: Level, from:
   const { ids, intern, start, order } = view;
   const needle = Int32Array.from(want, (w) => intern.get(normalise(w, level)) ?? -1);
   const out: number[] = [];
-  if (needle.includes(-1) || to < from) return out; // A line the file does not have at all, or no room.
+  if (needle.includes(-1) || to < from) return out; // A line no hunk asked for (none: LineViews has them all), or no room.
   const n = needle.length;
   // The rarest line of the hunk: when it occurs only a few times, checking those places is the cheapest way.
   let rare = 0;
@@ -207,7 +216,10 @@ export function* planFileUpdateSteps(path: string, before: Uint8Array, hunks: re
   const file = yield* readTextFileSteps(path, before);
   const texts = file.lines.map((l) => l.text);
   yield;
-  const views = new LineViews(texts);
+  const views = new LineViews(
+    texts,
+    hunks.flatMap((h) => [...h.anchors, ...h.lines.filter((l) => l.kind !== 'add').map((l) => l.text)]),
+  );
   const out: TextLine[] = [];
   let cursor = 0;
   // A run of trailing empty context lines longer than the file's longest run of blank lines can never match:
