@@ -133,6 +133,17 @@ const READ_WAIT_MS = 1000;
 /** Pause after resetting patch targets (both contenders), so file-watcher events do not land in a timed call. */
 const PATCH_SETTLE_MS = 300;
 /**
+ * After that pause the patch group waits until the machine is quiet (`untilQuiet`), at most this long. A reset rewrites
+ * up to 200 files in the workspace, and the editor reacts to it (its file watcher, the documents it reloads, the
+ * TypeScript server) for seconds on two cores; the previous apply's diagnostics follow-up runs in the background just
+ * as long. An agent's next patch comes a model turn later, when both are over; timed earlier, the apply measured the
+ * bench's own reset (git's copy, outside the workspace, wakes nothing).
+ */
+const PATCH_QUIET_MAX_MS = 10_000;
+/** Quiet: the machine's CPUs at most this busy over one QUIET_WINDOW_MS window (`/proc/stat`, all CPUs). */
+const QUIET_BUSY = 0.25;
+const QUIET_WINDOW_MS = 250;
+/**
  * The same pause in the one-line edit group: longer than the TypeScript extension waits after a change to an open
  * file before it asks its server for a check (300 ms for a small file) plus that check on a loaded machine. The reset
  * rewrites a file the editor has open, and at 300 ms the check of that rewrite (not an agent's edit) ran during the
@@ -150,6 +161,40 @@ const NOISE = [/marketplace/i, /gallery/i, /ERR_NAME_NOT_RESOLVED/, /ERR_INTERNE
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const log = (line: string): void => void process.stderr.write(`[bench:editor] ${line}\n`);
+
+/** Busy and total jiffies of all CPUs (`/proc/stat`), or undefined where there is no such file. */
+function cpuTimes(): { busy: number; total: number } | undefined {
+  let line: string | undefined;
+  try {
+    line = fs.readFileSync('/proc/stat', 'latin1').split('\n', 1)[0];
+  } catch {
+    return undefined;
+  }
+  const f = (line ?? '').trim().split(/\s+/).slice(1).map(Number);
+  if (f.length < 5 || f.some((n) => !Number.isFinite(n))) return undefined;
+  const idle = (f[3] as number) + (f[4] as number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+/**
+ * Waits until the machine's CPUs were at most QUIET_BUSY busy over one QUIET_WINDOW_MS window, or `maxMs` passed.
+ * Returns how long it waited and whether it found quiet (without `/proc/stat`: at once, not found).
+ */
+async function untilQuiet(maxMs: number): Promise<{ ms: number; quiet: boolean }> {
+  const t0 = performance.now();
+  let before = cpuTimes();
+  if (!before) return { ms: 0, quiet: false };
+  while (performance.now() - t0 < maxMs) {
+    await sleep(QUIET_WINDOW_MS);
+    const now = cpuTimes();
+    if (!now) break;
+    const share = now.total > before.total ? (now.busy - before.busy) / (now.total - before.total) : 1;
+    if (share <= QUIET_BUSY) return { ms: performance.now() - t0, quiet: true };
+    before = now;
+  }
+  return { ms: performance.now() - t0, quiet: false };
+}
 const mib = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
 const mbps = (bytes: number, ms: number): number => bytes / MB / (ms / 1000);
 
@@ -531,6 +576,9 @@ interface CaseMeasure {
   readonly warmOurs: readonly number[];
   /** With `untilChecked`: from the end of the warm-up until `diagnostics` answered settled for the files. */
   readonly checkedAfterMs?: number;
+  /** With `quiet`: each measured round's wait for a quiet machine after the pause (both contenders), and the misses. */
+  readonly quietWaits: readonly number[];
+  readonly notQuiet: number;
 }
 
 let patchKey = 0;
@@ -539,8 +587,19 @@ let patchKey = 0;
  * One patch case, `apply_patch` against `git apply` of the same change, interleaved in rounds with a rotating start.
  * Both start from the same files, rewritten before each apply (then PATCH_SETTLE_MS for the file watcher).
  */
-async function measureCase(rig: Rig, c: Case, tag: string, options: { untilChecked?: boolean; settleMs?: number } = {}): Promise<CaseMeasure> {
+async function measureCase(rig: Rig, c: Case, tag: string, options: { untilChecked?: boolean; settleMs?: number; quiet?: boolean } = {}): Promise<CaseMeasure> {
   const settleMs = options.settleMs ?? PATCH_SETTLE_MS;
+  const quietWaits: number[] = [];
+  let notQuiet = 0;
+  let measuring = false;
+  const settle = async (): Promise<void> => {
+    await sleep(settleMs);
+    if (!options.quiet) return;
+    const q = await untilQuiet(PATCH_QUIET_MAX_MS);
+    if (!measuring) return;
+    quietWaits.push(q.ms);
+    if (!q.quiet) notQuiet++;
+  };
   const { sizes, mcp } = rig;
   const gitDir = path.join(rig.scratchDir, `git-${tag}`);
   const patchFile = path.join(rig.scratchDir, `change-${tag}.diff`);
@@ -554,7 +613,7 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
   const contenders: Record<keyof typeof samples, () => Promise<number>> = {
     ours: async () => {
       restore(rig.workDir, c.files);
-      await sleep(settleMs);
+      await settle();
       let ms = 0;
       const { value, report } = await rig.control.sample(async () => {
         const t0 = performance.now();
@@ -574,7 +633,7 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
     },
     git: async () => {
       populate(gitDir, c.files);
-      await sleep(settleMs);
+      await settle();
       const t0 = performance.now();
       await gitApply(gitDir, patchFile);
       const ms = performance.now() - t0;
@@ -588,6 +647,7 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
   for (let round = 0; round < total; round++) {
     const warm = round < sizes.patchWarmupRounds;
     if (round === sizes.patchWarmupRounds) {
+      measuring = true;
       if (options.untilChecked) checkedAfterMs = await untilChecked(rig, [...c.files.keys()]);
       idle = new IdleProbe(rig.resources);
     }
@@ -600,7 +660,7 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
     if (warm) reports.length = 0;
     log(`${c.name}: round ${round + 1}/${total}${warm ? ' (warm-up)' : ''}`);
   }
-  return { ours: summarize(samples.ours), git: summarize(samples.git), reports, idle: await (idle as IdleProbe).stop(), warmOurs, ...(checkedAfterMs !== undefined ? { checkedAfterMs } : {}) };
+  return { ours: summarize(samples.ours), git: summarize(samples.git), reports, idle: await (idle as IdleProbe).stop(), warmOurs, ...(checkedAfterMs !== undefined ? { checkedAfterMs } : {}), quietWaits, notQuiet };
 }
 
 /**
@@ -768,7 +828,7 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
   const notes: string[] = [];
   const cases: Case[] = [bigCase(), smallCase()];
   for (const [i, c] of cases.entries()) {
-    const { ours, git, reports, idle: idleDelay } = await measureCase(rig, c, String(i));
+    const { ours, git, reports, idle: idleDelay, quietWaits, notQuiet } = await measureCase(rig, c, String(i), { quiet: true });
     rows.push(
       { contender: `ours: SDK client → extension \`apply_patch\` — ${c.name}`, stats: ours, note: `V4A patch ${(c.v4a.length / 1024).toFixed(0)} KiB; validate, ledger, ${c.files.size} atomic write(s) through confined node:fs; default settings` },
       { contender: `git apply — ${c.name}`, stats: git, note: `child process per apply; diff ${(c.gitDiff.length / 1024).toFixed(0)} KiB` },
@@ -776,6 +836,10 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
     const loopMax = Math.max(...reports.map((r) => r.loopMaxMs));
     const rssGrowth = Math.max(...reports.map((r) => r.rssPeakBytes - r.rssBaselineBytes));
     notes.push(`${c.name}: extension host event-loop delay max ${loopMax.toFixed(1)} ms over the ${reports.length} measured applies (p99 of the worst ${Math.max(...reports.map((r) => r.loopP99Ms)).toFixed(1)} ms); RSS growth during one apply at most ${mib(rssGrowth)}; an idle Node process over the same rounds: max ${idleDelay.maxMs.toFixed(1)} ms.`);
+    const waits = summarize(quietWaits);
+    notes.push(
+      `${c.name}: the wait for a quiet machine before each measured apply (both contenders) took ${fmtMs(waits.median)} ms median, ${fmtMs(waits.max)} ms at most${notQuiet ? `; ${notQuiet} of ${quietWaits.length} waits ended at the ${PATCH_QUIET_MAX_MS / 1000} s limit without quiet` : ''}.`,
+    );
     verdicts.push(ratioVerdict(`\`apply_patch\`, ${c.name}`, '`git apply`', ours, git, 1.5));
     if (i === 0) verdicts.push(loopVerdict(`extension host event-loop delay during \`apply_patch\` of the ${c.name}`, loopMax, idleDelay));
   }
@@ -800,7 +864,7 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
     { label: 'diag: writeFile + rename, vscode.workspace.fs / node:fs', value: pr(probe.vscodeWriteRename, probe.nodeWriteRename) },
   ];
   notes.push(
-    `Targets are reset (files rewritten; git's copy outside the workspace) and ${PATCH_SETTLE_MS} ms pass before each timed apply; results are verified byte for byte outside the timed region. ${sizes.patchWarmupRounds} warm-up + ${sizes.patchRounds} measured rounds per case, interleaved.`,
+    `Targets are reset (files rewritten; git's copy outside the workspace), ${PATCH_SETTLE_MS} ms pass, and then the bench waits until the machine's CPUs are at most ${QUIET_BUSY * 100}% busy over ${QUIET_WINDOW_MS} ms (at most ${PATCH_QUIET_MAX_MS / 1000} s) before each timed apply: the editor's reaction to the reset and the previous apply's diagnostics follow-up are over, as they are when an agent's next patch comes a model turn later. Results are verified byte for byte outside the timed region. ${sizes.patchWarmupRounds} warm-up + ${sizes.patchRounds} measured rounds per case, interleaved.`,
   );
   return { group: { title: 'apply_patch vs git apply', description: 'Same change, same start state, median wall time per apply. Lower is better.', rows, ratios, notes }, verdicts };
 }
