@@ -81,6 +81,23 @@ describe('patch engine bounds and linear matching', () => {
     assert.deepEqual(e.details?.candidates, [1, 101, 201, 301, 401]);
   });
 
+  it('matches among lines no hunk names (they share one id): exact, tolerant, absent and ambiguous hunks', () => {
+    // 20,000 distinct lines, none of which the hunks name, around the few they do.
+    const filler = Array.from({ length: 20_000 }, (_, i) => `filler ${i}`);
+    const file = [...filler.slice(0, 10_000), 'target', 'next  ', ...filler.slice(10_000), '  twin', 'twin', ''].join('\n');
+    const exact = planFileUpdate('f.txt', enc(file), hunksOf(v4a('*** Update File: f.txt', '@@', '-target', '+changed', ' next  ')).hunks);
+    assert.equal(dec(exact.after), file.replace('\ntarget\n', '\nchanged\n'));
+    // `next` is in the file only with trailing spaces: found ignoring trailing whitespace, and the file's text kept.
+    const tolerant = planFileUpdate('f.txt', enc(file), hunksOf(v4a('*** Update File: f.txt', '@@', ' target', '-next', '+after')).hunks);
+    assert.equal(dec(tolerant.after), file.replace('\nnext  \n', '\nafter\n'));
+    // A line the file does not have at any level: not found, not matched against the shared id of the filler.
+    assert.equal(thrown(() => planFileUpdate('f.txt', enc(file), hunksOf(v4a('*** Update File: f.txt', '@@', '-missing', '+x')).hunks)).code, 'PATCH_CONTEXT_NOT_FOUND');
+    // Two lines that are one ignoring surrounding whitespace: ambiguous at that level.
+    const e = thrown(() => planFileUpdate('f.txt', enc(file.replace('\ntwin\n', '\n twin \n')), hunksOf(v4a('*** Update File: f.txt', '@@', '-twin', '+x')).hunks));
+    assert.equal(e.code, 'PATCH_AMBIGUOUS');
+    assert.deepEqual(e.details?.candidates, [20_003, 20_004]);
+  });
+
   it('drops trailing blank context lines the file cannot have in one step, keeping the old result', () => {
     const file = 'a\n\nb\n';
     const lines = ['@@', ' a', '-', '+x', ' b', ...Array.from({ length: 50_000 }, () => '')];
