@@ -3,7 +3,7 @@ import type { Steps } from './pacer';
 import { runSync } from './pacer';
 import type { Hunk } from './parser';
 import { encodeText, joinLinesSteps, readTextFileSteps } from './textFile';
-import type { Eol, TextLine } from './textFile';
+import type { TextFile, TextLine } from './textFile';
 
 /**
  * Applies the hunks of one `*** Update File` to the file's current bytes, in memory.
@@ -216,11 +216,19 @@ export function* planFileUpdateSteps(path: string, before: Uint8Array, hunks: re
   const file = yield* readTextFileSteps(path, before);
   const texts = file.lines.map((l) => l.text);
   yield;
+  // The new content as pieces: runs of the file's own lines (copied as one slice of its text, endings included) and
+  // single added lines.
+  const pieces: Piece[] = [];
+  const keep = (from: number, to: number): void => {
+    if (to <= from) return;
+    const last = pieces[pieces.length - 1];
+    if (last !== undefined && 'from' in last && last.to === from) pieces[pieces.length - 1] = { from: last.from, to };
+    else pieces.push({ from, to });
+  };
   const views = new LineViews(
     texts,
     hunks.flatMap((h) => [...h.anchors, ...h.lines.filter((l) => l.kind !== 'add').map((l) => l.text)]),
   );
-  const out: TextLine[] = [];
   let cursor = 0;
   // A run of trailing empty context lines longer than the file's longest run of blank lines can never match:
   // the retry below starts from there instead of dropping them one at a time.
@@ -317,36 +325,48 @@ export function* planFileUpdateSteps(path: string, before: Uint8Array, hunks: re
       throw yield* contextNotFound(path, hunkNo, hunk.endOfFile ? 'the end-of-file context starting with' : 'the context starting with', wanted, texts, extra);
     }
 
-    // Copy the untouched lines before the hunk, then apply it.
-    for (let i = cursor; i < pos; i++) {
-      out.push(file.lines[i] as TextLine);
-      if ((i & 65535) === 0) yield;
-    }
+    // Keep the untouched lines before the hunk, then apply it.
+    keep(cursor, pos);
     let at = pos;
     for (const l of lines) {
-      if (l.kind === 'context') out.push(file.lines[at++] as TextLine);
+      if (l.kind === 'context') keep(at, ++at);
       else if (l.kind === 'remove') at++;
-      else {
-        out.push({ text: l.text, eol: file.eol });
-      }
+      else pieces.push({ text: l.text, eol: file.eol });
     }
     cursor = at;
   }
-  for (let i = cursor; i < file.lines.length; i++) {
-    out.push(file.lines[i] as TextLine);
-    if ((i & 65535) === 0) yield;
-  }
-
-  // Line endings: every line but the last ends with one; the last follows the file's final-newline state.
-  const fixed: TextLine[] = out.map((l, i) => {
-    const isLast = i === out.length - 1;
-    const eol: Eol | '' = isLast && !file.finalNewline ? '' : l.eol === '' ? file.eol : l.eol;
-    return eol === l.eol ? l : { text: l.text, eol };
-  });
+  keep(cursor, file.lines.length);
   yield;
-  const afterText = yield* joinLinesSteps(fixed);
+  const afterText = joinPieces(file, pieces);
   yield;
   return { after: encodeText(afterText, file.bom), beforeText: file.text, afterText, bom: file.bom };
+}
+
+/** A run of the file's own lines [from, to), or one added line. */
+type Piece = { readonly from: number; readonly to: number } | TextLine;
+
+/**
+ * The text of the pieces. Line endings: every line but the last ends with one (a kept line its own, an added line the
+ * file's); the last follows the file's final-newline state. Only the file's last line can lack an ending, so a run
+ * needs a fix only at its end.
+ */
+function joinPieces(file: TextFile, pieces: readonly Piece[]): string {
+  const parts: string[] = [];
+  for (let k = 0; k < pieces.length; k++) {
+    const p = pieces[k] as Piece;
+    const isLast = k === pieces.length - 1;
+    if ('from' in p) {
+      const lastLine = file.lines[p.to - 1] as TextLine;
+      const lastStart = file.starts[p.to - 1] as number;
+      const end = lastStart + lastLine.text.length + (isLast && !file.finalNewline ? 0 : lastLine.eol.length);
+      parts.push(file.text.slice(file.starts[p.from] as number, end));
+      if (!isLast && lastLine.eol === '') parts.push(file.eol);
+    } else {
+      parts.push(p.text);
+      if (!isLast || file.finalNewline) parts.push(p.eol);
+    }
+  }
+  return parts.join('');
 }
 
 type HunkLineLike = Hunk['lines'][number];

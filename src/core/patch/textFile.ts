@@ -23,6 +23,8 @@ export interface TextFile {
   readonly finalNewline: boolean;
   /** The decoded content without the BOM. */
   readonly text: string;
+  /** Where each line starts in `text` (UTF-16 offsets), so runs of lines can be copied as one slice. */
+  readonly starts: readonly number[];
 }
 
 const BOM = [0xef, 0xbb, 0xbf] as const;
@@ -58,15 +60,20 @@ export function* readTextFileSteps(path: string, bytes: Uint8Array): Steps<TextF
   }
   yield;
   const lines: TextLine[] = [];
+  const starts: number[] = [];
   let crlf = 0;
   let lf = 0;
   let pos = 0;
   for (;;) {
     const nl = decoded.indexOf('\n', pos);
     if (nl < 0) {
-      if (pos < decoded.length) lines.push({ text: decoded.slice(pos), eol: '' });
+      if (pos < decoded.length) {
+        starts.push(pos);
+        lines.push({ text: decoded.slice(pos), eol: '' });
+      }
       break;
     }
+    starts.push(pos);
     if (nl > pos && decoded.charCodeAt(nl - 1) === 13) {
       crlf++;
       lines.push({ text: decoded.slice(pos, nl - 1), eol: '\r\n' });
@@ -78,7 +85,7 @@ export function* readTextFileSteps(path: string, bytes: Uint8Array): Steps<TextF
     if ((lines.length & 8191) === 0) yield;
   }
   const finalNewline = decoded === '' || decoded.endsWith('\n');
-  return { bom, lines, eol: crlf > lf ? '\r\n' : '\n', finalNewline, text: decoded };
+  return { bom, lines, eol: crlf > lf ? '\r\n' : '\n', finalNewline, text: decoded, starts };
 }
 
 /** Joins lines back into text (without the BOM). */
