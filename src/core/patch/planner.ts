@@ -28,10 +28,10 @@ import type { TextFile, TextLine } from './textFile';
  * (To turn "a" with no final newline into "a\n", replace the last line with itself plus one empty line.)
  *
  * Cost. Lines are interned to integers per level (the lines the hunks ask for; any other line shares one id), with an
- * index of where each line occurs. A hunk is looked up
- * from its rarest line when that line is rare, and otherwise with Knuth-Morris-Pratt over the interned lines:
- * linear in the file for any hunk, even one whose context is a long run of identical lines (a naive scan is
- * quadratic there). The work yields at checkpoints (see pacer.ts). A file over `MAX_UPDATE_FILE_BYTES` is
+ * index of where each line occurs. A hunk is looked up from its rarest line when that line is rare, and otherwise with
+ * Knuth-Morris-Pratt over the interned lines: linear in the file for any hunk, even one whose context is a long run of
+ * identical lines (a naive scan is quadratic there). The new content is copied from the file's text in runs of
+ * untouched lines. The work yields at checkpoints (see pacer.ts). A file over `MAX_UPDATE_FILE_BYTES` is
  * TOO_LARGE before it is decoded.
  */
 
