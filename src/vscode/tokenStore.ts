@@ -3,6 +3,12 @@ import type * as vscode from 'vscode';
 import { type ExpectedSecret, secretDigest } from '../core/expectedSecret';
 
 const KEY = 'codespace.mcpToken';
+/** What SecretStorage holds counts as a token only when it is this long (a rotation writes 43 characters). */
+const MIN_TOKEN_CHARS = 32;
+
+function isToken(stored: string | undefined): stored is string {
+  return stored !== undefined && stored.length >= MIN_TOKEN_CHARS;
+}
 /** The /inbox token's SecretStorage key: a different secret from the /mcp token. */
 export const INBOX_TOKEN_KEY = 'codespace.inboxToken';
 
@@ -57,7 +63,7 @@ export class TokenStore implements vscode.Disposable {
   /** The secret changed in SecretStorage: another window rotated it (or this one, which is then nothing new). */
   private async changedElsewhere(): Promise<void> {
     const now = await this.secrets.get(this.key);
-    if (!now || now.length < 32 || now === this.current || now === this.storing) return;
+    if (!isToken(now) || now === this.current || now === this.storing) return;
     const previous = this.current;
     this.current = now;
     this.fire(now, previous);
@@ -80,7 +86,7 @@ export class TokenStore implements vscode.Disposable {
 
   private async read(): Promise<string> {
     const stored = await this.secrets.get(this.key);
-    if (stored && stored.length >= 32) {
+    if (isToken(stored)) {
       const before = this.current;
       // A rotation heard meanwhile (changedElsewhere) is newer than what this read returned.
       if (before !== undefined) return before;
