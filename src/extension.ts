@@ -13,6 +13,9 @@ import { PingAnswerer, askSameWindows } from './node/discovery/sameWindow';
 import { WindowPublisher } from './node/discovery/windowPublisher';
 import { installBridgeLauncher } from './node/launcher/bridgeLauncher';
 import { NodeWorkspaceFs } from './node/nodeWorkspaceFs';
+import type { StateFolderChoice } from './node/stateFolder';
+import { chooseStateFolder } from './node/stateFolder';
+import { identify } from './node/survivors';
 import { nodePtyCandidates } from './node/nodePtyLoader';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
@@ -122,6 +125,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   }
   phase('same window');
 
+  // The window's state (ledger, checkpoints, worktrees): in the folder VS Code gave, unless this window's previous
+  // extension host, still alive, had it in another one and released it (src/node/stateFolder.ts).
+  const self = identify(process.pid);
+  const stateFolder: StateFolderChoice | undefined = context.storageUri && self ? chooseStateFolder({ vscodeDir: context.storageUri.fsPath, self, logger: log }) : undefined;
+  const stateDir = stateFolder?.dir ?? (context.storageUri ?? context.globalStorageUri).fsPath;
+  if (stateFolder && stateFolder.source !== 'own') log.info(`[state] this window's state is in ${stateDir} (${stateFolder.source === 'private' ? 'the folder VS Code gave is in use by another live window' : "taken over from this window's previous extension host"}); VS Code gave ${context.storageUri?.fsPath}`);
+  phase('state folder');
+
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
   const workTree = new GitWorkTree({ log });
@@ -133,7 +144,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     fs: new VsCodeWorkspaceFs(new NodeWorkspaceFs()),
     logger: log,
     limits: settings.limits,
-    storageDir: (context.storageUri ?? context.globalStorageUri).fsPath,
+    storageDir: stateDir,
     ledger: settings.ledger(),
     env: () => childBaseEnvironment(process.env, settings.execEnv()),
     envChanges: settings.execEnv,
@@ -158,7 +169,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     workBaseline: workTree,
     reviewBaseline: workTree,
     checkpoints,
-    worktrees: new GitWorktrees({ dir: path.join((context.storageUri ?? context.globalStorageUri).fsPath, 'worktrees'), log }),
+    worktrees: new GitWorktrees({ dir: path.join(stateDir, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
     maxWorktreeDiskMiB: settings.worksMaxWorktreeDiskMiB,
     workIsolation: settings.workIsolation,
@@ -327,6 +338,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     }),
   );
 
+  // While the window does not answer, the state folder is released for a newer extension host of the window
+  // (src/node/stateFolder.ts); when it answers again it is taken back, unless a newer one took it. One step at a time.
+  let stateStep: Promise<boolean> = Promise.resolve(true);
+  const releaseState = (): Promise<boolean> =>
+    (stateStep = stateStep.catch(() => true).then(async () => {
+      if (!stateFolder || stateFolder.claim.isReleased) return true;
+      await core.stateWrites.suspend();
+      stateFolder.claim.release();
+      log.info(`[state] released ${stateFolder.dir} for a newer extension host of this window`);
+      return true;
+    }));
+  /** False when a newer extension host took the state meanwhile. */
+  const reclaimState = (): Promise<boolean> =>
+    (stateStep = stateStep.catch(() => true).then(() => {
+      if (!stateFolder || !stateFolder.claim.isReleased) return true;
+      if (!stateFolder.claim.reclaim()) return false;
+      core.stateWrites.resume();
+      log.info(`[state] took ${stateFolder.dir} back: this window answers again`);
+      return true;
+    }));
   // Whether this window still answers (a remote window's extension host can outlive its page). While it does not,
   // the endpoint stops (its record goes, the bridge finds the live window) and the process host may be taken over.
   const liveness = new WindowLiveness({ roundTrip: () => vscode.commands.executeCommand('setContext', 'codespace.windowAnswers', true), intervalMs: WINDOW_ASK_INTERVAL_MS, timeoutMs: WINDOW_ASK_TIMEOUT_MS });
@@ -340,13 +371,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     liveness.onDidChange((state) => {
       core.processHost?.windowLive(state === 'live');
       if (state === 'lost') {
-        log.warn('[window] this window stopped answering (its page went away; a remote server keeps this extension host for a reconnection): stopping the endpoint and letting a newer extension host of the window take the agent processes');
+        log.warn('[window] this window stopped answering (its page went away; a remote server keeps this extension host for a reconnection): stopping the endpoint and letting a newer extension host of the window take the agent processes and the state');
         stoppedForLoss = host.state.kind === 'running' || host.state.kind === 'starting';
-        host.stop().then(undefined, (err: unknown) => log.error('[window] stopping the endpoint failed', describe(err)));
-      } else if (stoppedForLoss) {
+        // The state folder is released before the record goes: a newer extension host told `gone` finds it free.
+        releaseState()
+          .then(undefined, (err: unknown) => log.error('[window] releasing the state folder failed', describe(err)))
+          .then(() => host.stop())
+          .then(undefined, (err: unknown) => log.error('[window] stopping the endpoint failed', describe(err)));
+      } else {
+        const restart = stoppedForLoss;
         stoppedForLoss = false;
-        log.info('[window] this window answers again: starting the endpoint');
-        host.start(ports.preferredPort()).then(undefined, (err: unknown) => log.error('[window] restarting the endpoint failed', describe(err)));
+        reclaimState()
+          .then((ok) => {
+            if (!ok) {
+              log.warn('[window] this window answers again, but a newer extension host of the window has taken its state over: the endpoint stays stopped');
+              return;
+            }
+            if (!restart) return;
+            log.info('[window] this window answers again: starting the endpoint');
+            return host.start(ports.preferredPort());
+          })
+          .then(undefined, (err: unknown) => log.error('[window] restarting the endpoint failed', describe(err)));
       }
     }),
   );

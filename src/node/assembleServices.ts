@@ -137,6 +137,11 @@ export interface AssembledServices {
   readonly startup: string;
   /** Ends every process (graceful first), then closes the ledger. */
   shutdown(): Promise<void>;
+  /**
+   * Stops and restarts writing the ledger, while another extension host of the workspace may take the state folder
+   * over (stateFolder.ts): suspend resolves once nothing is being written.
+   */
+  readonly stateWrites: { suspend(): Promise<void>; resume(): void };
 }
 
 /**
@@ -332,6 +337,15 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     steering,
     checkpoints,
     startup: steps.toString(),
+    stateWrites: {
+      async suspend() {
+        // What the command log and the works hold back is written first, then nothing more until resume().
+        await execLog.flush().catch(() => undefined);
+        await steering.flush().catch(() => undefined);
+        await file.suspend();
+      },
+      resume: () => file.resume(),
+    },
     async shutdown() {
       diagnosticsFeed.dispose();
       afterWrite.dispose();

@@ -34,6 +34,8 @@ export class FileJournal implements Journal {
   private queue: Promise<void> = Promise.resolve();
   private issues: JournalLoadIssue[] = [];
   private closed = false;
+  /** Set while another extension host may use the file (suspend()): nothing is written until resume(). */
+  private suspended = false;
   /**
    * The file's text as this journal last read or wrote it, while it is known to be exactly that: every change goes
    * through this instance, so a load (each section of a shared ledger loads at activation, one after the other)
@@ -159,6 +161,26 @@ export class FileJournal implements Journal {
     });
   }
 
+  /**
+   * Stops writing until resume(): the file may be taken over by another extension host of the workspace
+   * (stateFolder.ts). Resolves once every write queued before it is done and the handle is closed; appends and
+   * rewrites in between fail. The text kept for loads is forgotten, since the file may change meanwhile.
+   */
+  suspend(): Promise<void> {
+    return this.enqueue(async () => {
+      this.suspended = true;
+      clearTimeout(this.forget);
+      this.text = undefined;
+      this.tailClean = false;
+      await this.closeHandle();
+    });
+  }
+
+  /** Writes again after suspend() (only when the file was not taken over meanwhile). */
+  resume(): void {
+    this.suspended = false;
+  }
+
   /** Keeps the file's text for the loads that follow (see `text`). */
   private keep(text: string): void {
     this.text = text.length <= TEXT_KEPT_CHARS ? text : undefined;
@@ -171,6 +193,7 @@ export class FileJournal implements Journal {
 
   private assertOpen(): void {
     if (this.closed) throw new Error(`The journal ${this.path} is closed.`);
+    if (this.suspended) throw new Error(`The journal ${this.path} is suspended: this window's state may be in use by a newer extension host.`);
   }
 
   private async openHandle(): Promise<FileHandle> {
