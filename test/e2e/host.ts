@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { discoveryDirs, readAllRecords } from '../../src/node/discovery/discoveryFiles';
 
 /** Repo root: this file compiles to out/test/e2e/host.js. */
@@ -44,6 +44,7 @@ export interface StartWorkbenchOptions {
 }
 
 export interface Workbench {
+  /** The window's page (another one after reopen()). */
   readonly page: Page;
   readonly browser: Browser;
   /** Absolute path of the first workspace folder (the copy; tests may write there). */
@@ -100,6 +101,11 @@ export interface Workbench {
    * 'restricted'); throws when neither shows within `timeoutMs`.
    */
   declineTrustPrompt(timeoutMs?: number): Promise<'declined' | 'restricted'>;
+  /**
+   * Kills the page's renderer (the server hears nothing, as when a browser tab crashes or the machine sleeps) and
+   * opens the same window again in a new page of the same browser profile; `page` and every helper use the new one.
+   */
+  reopen(): Promise<void>;
   /** Saves a screenshot of the page to test-results/<name>.png and returns its path. */
   screenshot(name: string): Promise<string>;
   /** Closes the browser, stops code-server (only the processes started here) and deletes the temp dir. */
@@ -134,7 +140,7 @@ interface VsCodeHostModule {
     extensionDevelopmentPath?: string;
     extensionTestsPath?: string;
   }): string;
-  openWorkbench(browser: Browser, options: { url: string; onLog?: (type: string, message: string) => void }): Promise<Page>;
+  openWorkbench(browser: Browser, options: { url: string; onLog?: (type: string, message: string) => void; context?: BrowserContext }): Promise<Page>;
   waitForWorkbench(page: Page, timeout?: number): Promise<void>;
 }
 
@@ -240,13 +246,11 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       kind: fixtures.kind,
       ...(options.installVsix ? {} : { extensionDevelopmentPath: REPO_ROOT }),
     });
-    const page = await host.openWorkbench(browser, {
-      url,
-      onLog: (type, message) => {
-        logs.push(`${type}: ${message}`);
-        if (verbose) console.log(`[workbench ${type}] ${message}`);
-      },
-    });
+    const onLog = (type: string, message: string): void => {
+      logs.push(`${type}: ${message}`);
+      if (verbose) console.log(`[workbench ${type}] ${message}`);
+    };
+    let page = await host.openWorkbench(browser, { url, onLog });
     await host.waitForWorkbench(page, options.readyTimeoutMs ?? 120_000);
 
     const startedServer = server;
@@ -281,7 +285,30 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       }
     };
     return {
-      page,
+      get page() {
+        return page;
+      },
+      reopen: async () => {
+        const context = page.context();
+        // The page's renderer is killed: no unload handler runs, so the workbench cannot tell the server it leaves
+        // (closing the page would run them, and the server would end the extension host at once).
+        const cdp = await startedBrowser.newBrowserCDPSession();
+        const { processInfo } = (await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: { type: string; id: number }[] };
+        await cdp.detach();
+        const crashed = new Promise((resolve) => page.once('crash', resolve));
+        for (const p of processInfo) {
+          if (p.type !== 'renderer') continue;
+          try {
+            process.kill(p.id, 'SIGKILL');
+          } catch {
+            // gone already
+          }
+        }
+        await Promise.race([crashed, sleep(10_000)]);
+        await page.close().catch(() => undefined);
+        page = await host.openWorkbench(startedBrowser, { url, onLog, context });
+        await host.waitForWorkbench(page, options.readyTimeoutMs ?? 120_000);
+      },
       browser: startedBrowser,
       workspaceDir,
       workspaceRoots: fixtures.roots,

@@ -1,11 +1,14 @@
 // End to end: agent processes run in the process host beside the window. A real MCP client starts a dev server and
 // a long test run, then the window reloads (the developer's Reload Window) and the extension host is killed with
 // SIGKILL; each time the client reconnects and reads both processes on from the same cursors, without a gap.
-// Stopping VS Code altogether leaves nothing running once the host's grace period has passed.
+// Stopping VS Code altogether leaves nothing running once the host's grace period has passed. The window's state (the
+// operation ledger) comes back with the processes, also when VS Code gives the new extension host another storage
+// folder because the reloaded page's old extension host still runs (code-server 4.139 often keeps it).
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { discoveryDirs, readAllRecords } from '../../src/node/discovery/discoveryFiles';
 import { HOST_GRACE_ENV } from '../../src/node/processHost/hostBackends';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';
@@ -75,6 +78,16 @@ describe('agent processes outlive a window reload (the process host)', function 
   const cursors = new Map<string, number>();
   let server = '';
   let testRun = '';
+  const OPERATION_KEY = 'e2e-state-across-reloads';
+
+  /** The patch applied before the reloads is still in the window's ledger (its state folder was found again). */
+  async function ledgerKept(): Promise<void> {
+    const op = await call<{ operation_key: string; status: string }>(client, 'operation_status', { operation_key: OPERATION_KEY });
+    assert.equal(op.operation_key, OPERATION_KEY);
+    assert.equal(op.status, 'applied');
+    const said = wb!.readExtensionLog().split('\n').filter((l) => l.includes('[state]'));
+    console.log(`      the window's state after the reload: ${said.length > 0 ? said[said.length - 1] : 'in the storage folder VS Code gave'}`);
+  }
 
   async function reconnect(): Promise<void> {
     await client?.close().catch(() => undefined);
@@ -141,6 +154,11 @@ describe('agent processes outlive a window reload (the process host)', function 
   it('says so in workspace_info, and starts a dev server and a long test run there', async () => {
     const info = await call<{ execution: { process: { capabilities: { lifetime: string } } } }>(client, 'workspace_info', { workspace_id: wsId });
     assert.equal(info.execution.process.capabilities.lifetime, 'process-host');
+    // Before the commands: the long test run occupies the workspace (a patch would wait for its turn).
+    const patch = '*** Begin Patch\n*** Add File: state-across-reloads.txt\n+kept in the ledger\n*** End Patch\n';
+    const applied = await call<{ status: string }>(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: {}, operation_key: OPERATION_KEY });
+    assert.equal(applied.status, 'applied');
+    await ledgerKept();
     server = (await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: TICKER, tty: true, occupancy: 'shared' })).process_id;
     testRun = (await call<{ process_id: string }>(client, 'exec_command', { workspace_id: wsId, command: TICKER })).process_id;
     await readOn(server, 5);
@@ -163,6 +181,7 @@ describe('agent processes outlive a window reload (the process host)', function 
     await readOn(server, 10);
     await readOn(testRun, 10);
     assert.equal(hostRecord().pid, host, 'the same host');
+    await ledgerKept();
   });
 
   it('a window reload: both read on from the same cursors, occupancy and input still hold', async () => {
@@ -174,12 +193,33 @@ describe('agent processes outlive a window reload (the process host)', function 
     await readOn(server, 10);
     await readOn(testRun, 10);
     assert.equal(hostRecord().pid, host, 'the same host');
+    await ledgerKept();
     const status = await call<{ state: string }>(client, 'process_status', { process_id: testRun });
     assert.equal(status.state, 'running');
     const busy = await callError(client, 'exec_command', { workspace_id: wsId, command: ['true'] });
     assert.equal(busy.code, 'WORKSPACE_BUSY');
     // The terminal mirror is back: a terminal tab named after the command.
     await wb!.page.locator('.terminal-tabs-entry, .single-terminal-tab, .terminal-tab', { hasText: 'sh' }).first().waitFor({ timeout: 60_000 });
+  });
+
+  it("the page crashes and the window is opened again: the new extension host takes the processes and the window's state over", async () => {
+    const host = hostRecord().pid;
+    const record = readAllRecords(discoveryDirs()).find((f) => f.record.workspaceFolders.includes(wb!.workspaceDir));
+    assert.ok(record, "the window's discovery record");
+    const previous = record.record.pid;
+    await client.close();
+    // The page's renderer dies, so the server hears nothing and keeps the page's extension host for a reconnection:
+    // that one still holds the workspace's first storage folder, and VS Code gives the next extension host `<folder>-1`.
+    await wb!.reopen();
+    const lingered = alive(previous);
+    await reconnect();
+    await readOn(server, 10);
+    await readOn(testRun, 10);
+    assert.equal(hostRecord().pid, host, 'the same host');
+    await ledgerKept();
+    assert.ok(lingered, `the server keeps the crashed page's extension host (pid ${previous}) for a reconnection`);
+    const log = await wb!.waitForExtensionLog(/\[state\] this window's state is in .* \(taken over from this window's previous extension host\)/, 120_000);
+    assert.match(log, /\[state\] released .* for a newer extension host of this window/, 'the previous extension host released the state before the new one took it');
   });
 
   it('VS Code stopped for good: the host ends every process and exits at once, without waiting out its grace period', async () => {
