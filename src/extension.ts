@@ -165,7 +165,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     },
     lifetime: 'vscode-window',
     // Agents' processes run in a process host beside the window and outlive a reload (README: "Agent processes").
-    processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js') },
+    processHost: { script: path.join(context.extensionPath, 'dist', 'processHost.js'), ...(context.storageUri ? { vscodeStorageDir: context.storageUri.fsPath } : {}) },
     workBaseline: workTree,
     reviewBaseline: workTree,
     checkpoints,

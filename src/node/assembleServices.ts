@@ -87,7 +87,13 @@ export interface AssembleOptions {
    * Runs agents' processes in a process host beside the window, so they outlive a reload (processHost/). Absent:
    * in this process, ended with it. Uses the default backends (or `backends`) as the fallback when it cannot start.
    */
-  readonly processHost?: Pick<ProcessHostSettings, 'script' | 'graceMs' | 'execPath' | 'socketRoot'>;
+  readonly processHost?: Pick<ProcessHostSettings, 'script' | 'graceMs' | 'execPath' | 'socketRoot'> & {
+    /**
+     * The storage folder VS Code gave this extension host, when `storageDir` is another one (stateFolder.ts): the
+     * host's records are kept in its workspace's first folder (processHostStorageDir). Default: `storageDir`.
+     */
+    readonly vscodeStorageDir?: string;
+  };
   /** Backends built by the caller around the assembled sandbox (tests with their own grace periods). */
   readonly sandboxedBackends?: (sandbox: CommandSandbox) => { tty: () => ProcessBackend; pipes: () => ProcessBackend };
   /** Who occupies a workspace (default: the supervisor's exclusive processes); tests stand in a process. */
@@ -181,16 +187,18 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     ownTokens: () => supervisor.secretValues(),
   });
   const local = o.backends ?? defaultBackends();
-  const host = o.processHost
-    ? new ProcessHostBackends({
-        ...o.processHost,
-        storageDir: processHostStorageDir(o.storageDir),
-        ...(o.nodePty ? { nodePty: o.nodePty } : {}),
-        ...(o.isolation ? { isolation: o.isolation } : {}),
-        fallback: { tty: local.tty(), pipes: local.pipes() },
-        logger: o.logger,
-      })
-    : undefined;
+  const hostWith = (settings: NonNullable<AssembleOptions['processHost']>): ProcessHostBackends => {
+    const { vscodeStorageDir, ...own } = settings;
+    return new ProcessHostBackends({
+      ...own,
+      storageDir: processHostStorageDir(vscodeStorageDir ?? o.storageDir),
+      ...(o.nodePty ? { nodePty: o.nodePty } : {}),
+      ...(o.isolation ? { isolation: o.isolation } : {}),
+      fallback: { tty: local.tty(), pipes: local.pipes() },
+      logger: o.logger,
+    });
+  };
+  const host = o.processHost ? hostWith(o.processHost) : undefined;
   const supervisor: ProcessSupervisor = new ProcessSupervisor({
     backends: host ? { tty: () => host.tty, pipes: () => host.pipes } : local,
     limits: o.limits,

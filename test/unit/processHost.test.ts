@@ -750,6 +750,24 @@ describe('process host: processes outlive the extension host', function () {
     assertConsecutive(ticks(head.text + rest.text));
   });
 
+  it("a window whose state is in a folder of its own (VS Code's is another live window's) keeps the host's records in the first folder", async () => {
+    // stateFolder.ts: the ledger goes to `<VS Code's folder>/window-<pid>`; the host's records must not follow it, or
+    // the window's next extension host (its own private folder) would find no host to take over.
+    const given = path.join(tmp, 'workspaceStorage', '7c1d0e', 'codespace.codespace-vscode');
+    const one = await assembleWindow(path.join(given, 'window-1'), root, socketRoot, GRACE_MS, given);
+    windows.push(one.assembled);
+    const id = (await one.assembled.supervisor.exec(one.assembled.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const head = await readUntil(one.assembled.supervisor, id, 0, (t) => ticks(t).length >= 3);
+    const hostPid = one.assembled.processHost?.hostPid as number;
+    assert.ok(fs.readdirSync(given).some((n) => /^process-host-\d+\.json$/.test(n)), "the record is in VS Code's folder");
+    one.assembled.processHost?.windowLive(false);
+    const two = await assembleWindow(path.join(given, 'window-2'), root, socketRoot, GRACE_MS, given);
+    windows.push(two.assembled);
+    assert.equal(two.assembled.processHost?.hostPid, hostPid, 'the next extension host attached to the same host');
+    const rest = await readUntil(two.assembled.supervisor, id, head.cursor, (t) => ticks(t).length >= 3);
+    assertConsecutive(ticks(head.text + rest.text));
+  });
+
   it('a superseded connection is not heard any more: its shutdown ends nothing', async () => {
     const first = await open();
     await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });

@@ -15,7 +15,7 @@ export const HOST_SCRIPT = path.join(__dirname, '..', '..', '..', 'src', 'node',
  * The services of one window as the extension assembles them, with agent processes in the process host: the
  * discovery record in `storage`, sockets under `socketRoot`, one workspace folder `root` (profile exec).
  */
-export async function assembleWindow(storage: string, root: string, socketRoot: string, graceMs: number): Promise<{ assembled: AssembledServices; workspaceId: string }> {
+export async function assembleWindow(storage: string, root: string, socketRoot: string, graceMs: number, vscodeStorageDir?: string): Promise<{ assembled: AssembledServices; workspaceId: string }> {
   const workspaces = new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), profile: 'exec' }]));
   const assembled = await assembleServices({
     workspaces,
@@ -26,7 +26,7 @@ export async function assembleWindow(storage: string, root: string, socketRoot: 
     env: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }),
     timeoutMs: () => 0,
     lifetime: 'vscode-window',
-    processHost: { script: HOST_SCRIPT, graceMs, socketRoot },
+    processHost: { script: HOST_SCRIPT, graceMs, socketRoot, ...(vscodeStorageDir ? { vscodeStorageDir } : {}) },
   });
   return { assembled, workspaceId: workspaces.list()[0]?.id as string };
 }
