@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from '../core/ports/logger';
 import type { ProcessIdentity } from './survivors';
-import { isSameProcessAlive } from './survivors';
+import { isSameProcessAlive, writeAtomically } from './survivors';
 
 /**
  * Which folder holds a window's state: the operation ledger (patches, holds, commands), the checkpoints' content,
@@ -70,14 +70,7 @@ function readOwner(dir: string): OwnerFile | undefined {
 }
 
 function writeOwner(dir: string, file: OwnerFile): void {
-  const tmp = path.join(dir, `.${OWNER_FILE}.${randomBytes(6).toString('hex')}.tmp`);
-  fs.writeFileSync(tmp, JSON.stringify(file), { mode: 0o600 });
-  try {
-    fs.renameSync(tmp, path.join(dir, OWNER_FILE));
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
+  writeAtomically(path.join(dir, OWNER_FILE), JSON.stringify(file));
 }
 
 function sameIdentity(a: ProcessIdentity, b: ProcessIdentity): boolean {
@@ -122,16 +115,13 @@ function locked<T>(dir: string, fn: () => T): T {
 
 /** This extension host's ownership of one state folder. */
 export class StateClaim {
-  private nonce: string;
   private released = false;
 
   constructor(
     readonly dir: string,
     private readonly self: ProcessIdentity,
-    nonce: string,
-  ) {
-    this.nonce = nonce;
-  }
+    private readonly nonce: string,
+  ) {}
 
   /**
    * Takes `dir` for `self` when nobody else uses it: no owner, a dead one, one that released it, or `self` already.
@@ -177,15 +167,23 @@ export class StateClaim {
 }
 
 /**
- * The storage folders of the same workspace and extension as `vscodeDir` (`<workspace>[-N]/<extension>`), in VS
- * Code's order, those that exist, `vscodeDir` included.
+ * An extension's storage folder `<parent>/<workspace>[-N]/<extension>` in its parts: `base` is the workspace folder's
+ * name without VS Code's suffix (`-1` … `-9`), `suffixed` whether it had one.
+ */
+export function storageFolderParts(storageDir: string): { parent: string; base: string; suffixed: boolean; extension: string } {
+  const workspaceFolder = path.dirname(storageDir);
+  const m = /^(.+)-[1-9]$/.exec(path.basename(workspaceFolder));
+  return { parent: path.dirname(workspaceFolder), base: m ? (m[1] as string) : path.basename(workspaceFolder), suffixed: m !== null, extension: path.basename(storageDir) };
+}
+
+/**
+ * The storage folders of the same workspace and extension as `vscodeDir`, in VS Code's order, those that exist,
+ * `vscodeDir` included.
  */
 export function sameWorkspaceFolders(vscodeDir: string): string[] {
-  const workspaceFolder = path.dirname(vscodeDir);
-  const base = path.basename(workspaceFolder).replace(/-[1-9]$/, '');
-  const parent = path.dirname(workspaceFolder);
+  const { parent, base, extension } = storageFolderParts(vscodeDir);
   const names = [base, ...Array.from({ length: MAX_SUFFIX }, (_, i) => `${base}-${i + 1}`)];
-  return names.map((n) => path.join(parent, n, path.basename(vscodeDir))).filter((d) => d === vscodeDir || fs.existsSync(d));
+  return names.map((n) => path.join(parent, n, extension)).filter((d) => d === vscodeDir || fs.existsSync(d));
 }
 
 /** The folder `vscodeDir`'s `state-at` names, when it is one of the same workspace's folders. */

@@ -111,7 +111,7 @@ function readFile(file: string): SurvivorFile | undefined {
 }
 
 /** Writes `file` so that a reader sees the old content or the new, never a part. */
-function writeAtomically(file: string, text: string): void {
+export function writeAtomically(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, text, { mode: 0o600 });
   fs.renameSync(tmp, file);

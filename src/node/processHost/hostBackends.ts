@@ -10,6 +10,7 @@ import { endOutcome } from '../../core/process/supervisor';
 import { pidAlive } from '../discovery/discoveryFiles';
 import type { NodePtyCandidate } from '../nodePtyLoader';
 import type { IsolationSettings } from '../sandbox/commandSandbox';
+import { storageFolderParts } from '../stateFolder';
 import type { AttachedProcess } from './client';
 import { AttachError, HostConnection } from './client';
 import type { HostEnd, HostEndsFile, IsolationSnapshot, WireExit } from './protocol';
@@ -113,16 +114,15 @@ export async function attachPatiently(socket: string, secret: string, logger: Lo
  * every extension host of the workspace keeps them in the first folder.
  */
 export function processHostStorageDir(storageDir: string): string {
-  const workspaceFolder = path.dirname(storageDir);
-  const m = /^(.+)-[1-9]$/.exec(path.basename(workspaceFolder));
-  if (!m) return storageDir;
-  const first = path.join(path.dirname(workspaceFolder), m[1] as string);
+  const { parent, base, suffixed, extension } = storageFolderParts(storageDir);
+  if (!suffixed) return storageDir;
+  const first = path.join(parent, base);
   try {
     if (!fs.statSync(first).isDirectory()) return storageDir;
   } catch {
     return storageDir;
   }
-  return path.join(first, path.basename(storageDir));
+  return path.join(first, extension);
 }
 
 /** The discovery record: where this window's host listens and the secret for the next attach (mode 0600). */
