@@ -40,7 +40,7 @@ import { SEARCH_QUERY, runRgSearch } from '../searchThroughput';
 import type { Contender, GroupResult, Row, Stats } from '../lib';
 import { Resources, fmtMs, interleave, markdownTable, renderGroup, summarize } from '../lib';
 import type { Case } from '../patchApply';
-import { bigCase, gitApply, oneLineCase, populate, sha256, smallCase, verify } from '../patchApply';
+import { bigCase, gitApply, oneLineCase, sha256, smallCase, verify } from '../patchApply';
 import { flood } from '../processThroughput';
 import { sampleText } from '../readLatency';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, MemoryBreakdown, SamplerReport } from './protocol';
@@ -601,7 +601,6 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
     if (!q.quiet) notQuiet++;
   };
   const { sizes, mcp } = rig;
-  const gitDir = path.join(rig.scratchDir, `git-${tag}`);
   const patchFile = path.join(rig.scratchDir, `change-${tag}.diff`);
   fs.writeFileSync(patchFile, c.gitDiff);
   const expected: Record<string, string> = {};
@@ -631,13 +630,16 @@ async function measureCase(rig: Rig, c: Case, tag: string, options: { untilCheck
       verify(rig.workDir, c.after, 'apply_patch');
       return ms;
     },
+    // git applies the same change to the same files, in the same folders, so both pay what those folders cost: the
+    // editor's file watcher reacting to each write, and creating a file, which on one ext4 disk here cost from 17 µs
+    // to 516 µs depending on the folder. A copy of git's own, in fresh folders no watcher sees, measured something else.
     git: async () => {
-      populate(gitDir, c.files);
+      restore(rig.workDir, c.files);
       await settle();
       const t0 = performance.now();
-      await gitApply(gitDir, patchFile);
+      await gitApply(rig.workDir, patchFile);
       const ms = performance.now() - t0;
-      verify(gitDir, c.after, 'git apply');
+      verify(rig.workDir, c.after, 'git apply');
       return ms;
     },
   };
@@ -864,7 +866,7 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
     { label: 'diag: writeFile + rename, vscode.workspace.fs / node:fs', value: pr(probe.vscodeWriteRename, probe.nodeWriteRename) },
   ];
   notes.push(
-    `Targets are reset (files rewritten; git's copy outside the workspace), ${PATCH_SETTLE_MS} ms pass, and then the bench waits until the machine's CPUs are at most ${QUIET_BUSY * 100}% busy over ${QUIET_WINDOW_MS} ms (at most ${PATCH_QUIET_MAX_MS / 1000} s) before each timed apply: the editor's reaction to the reset and the previous apply's diagnostics follow-up are over, as they are when an agent's next patch comes a model turn later. Results are verified byte for byte outside the timed region. ${sizes.patchWarmupRounds} warm-up + ${sizes.patchRounds} measured rounds per case, interleaved.`,
+    `Targets are reset (files rewritten in place; git applies the same change to the same files in the workspace), ${PATCH_SETTLE_MS} ms pass, and then the bench waits until the machine's CPUs are at most ${QUIET_BUSY * 100}% busy over ${QUIET_WINDOW_MS} ms (at most ${PATCH_QUIET_MAX_MS / 1000} s) before each timed apply: the editor's reaction to the reset and the previous apply's diagnostics follow-up are over, as they are when an agent's next patch comes a model turn later. Results are verified byte for byte outside the timed region. ${sizes.patchWarmupRounds} warm-up + ${sizes.patchRounds} measured rounds per case, interleaved.`,
   );
   return { group: { title: 'apply_patch vs git apply', description: 'Same change, same start state, median wall time per apply. Lower is better.', rows, ratios, notes }, verdicts };
 }
