@@ -25,6 +25,9 @@ import { isSameProcessAlive, writeAtomically } from './survivors';
 
 const OWNER_FILE = 'state-owner.json';
 const POINTER_FILE = 'state-at';
+/** A private state folder's name: `window-<pid of the extension host that made it>`. */
+const PRIVATE_PREFIX = 'window-';
+const PRIVATE_NAME = /^window-\d+$/;
 const LOCK_DIR = 'state-owner.lock';
 /** A lock folder older than this was left by a process that died holding it (the critical section takes ms). */
 const STALE_LOCK_MS = 10_000;
@@ -205,7 +208,9 @@ function pointedAt(vscodeDir: string, family: readonly string[]): string | undef
  *    released (a reloaded remote window's previous extension host; the owner releases before its discovery record
  *    goes, so by the time `askSameWindows` says `gone` it is released), the first in VS Code's order;
  * 3. `vscodeDir` itself, when free;
- * 4. else `<vscodeDir>/window-<pid>`: never a folder a live window uses.
+ * 4. else a private folder in `vscodeDir`: one that an earlier extension host given this folder used and left (it
+ *    ended, or released it), the most recently used first, so private folders do not pile up and a window that gets
+ *    one again finds its state there; else a new `window-<pid>`. Never a folder a live window uses.
  */
 export function chooseStateFolder(o: { vscodeDir: string; self: ProcessIdentity; logger: Logger }): StateFolderChoice {
   const family = sameWorkspaceFolders(o.vscodeDir);
@@ -240,8 +245,39 @@ export function chooseStateFolder(o: { vscodeDir: string; self: ProcessIdentity;
   }
   const own = attempt(o.vscodeDir);
   if (own) return say({ dir: o.vscodeDir, source: 'own', claim: own });
-  const dir = path.join(o.vscodeDir, `window-${o.self.pid}`);
+  for (const dir of leftPrivateFolders(o.vscodeDir)) {
+    const claim = attempt(dir);
+    if (claim) return say({ dir, source: 'private', claim });
+  }
+  const dir = path.join(o.vscodeDir, `${PRIVATE_PREFIX}${o.self.pid}`);
   const claim = attempt(dir);
   if (!claim) throw new Error(`no state folder could be taken in ${o.vscodeDir}`);
   return say({ dir, source: 'private', claim });
+}
+
+/**
+ * The private folders in `vscodeDir` that an owner file names as left (its owner released it or has ended), the most
+ * recently taken first. A folder whose owner is alive, or that has no owner file, is not offered.
+ */
+function leftPrivateFolders(vscodeDir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(vscodeDir).filter((n) => PRIVATE_NAME.test(n));
+  } catch {
+    return [];
+  }
+  const left: { dir: string; taken: number }[] = [];
+  for (const name of names) {
+    const dir = path.join(vscodeDir, name);
+    const current = readOwner(dir);
+    if (!current || (!current.released && isSameProcessAlive(current.owner))) continue;
+    let taken = 0;
+    try {
+      taken = fs.statSync(path.join(dir, OWNER_FILE)).mtimeMs;
+    } catch {
+      continue;
+    }
+    left.push({ dir, taken });
+  }
+  return left.sort((a, b) => b.taken - a.taken).map((f) => f.dir);
 }

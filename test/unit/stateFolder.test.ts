@@ -142,6 +142,35 @@ describe('the state folder of a window (ledger, checkpoints, worktrees) across e
     assert.equal(choice.dir, path.join(v, `window-${process.pid}`));
   });
 
+  it('a private folder another extension host left is taken again instead of a new one; a live one never', async () => {
+    const v = folder(0);
+    assert.ok(StateClaim.take(v, liveOther()));
+    const inUse = path.join(v, 'window-1001');
+    assert.ok(StateClaim.take(inUse, liveOther()));
+    const older = path.join(v, 'window-1002');
+    assert.ok(StateClaim.take(older, await deadOther()));
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(older, 'state-owner.json'), old, old);
+    const newer = path.join(v, 'window-1003');
+    (StateClaim.take(newer, liveOther()) as StateClaim).release();
+    fs.writeFileSync(path.join(newer, 'ledger.jsonl'), 'kept\n');
+    fs.mkdirSync(path.join(v, 'window-1004')); // no owner file: never offered
+    fs.mkdirSync(path.join(v, 'windows-1005')); // not a private folder's name
+
+    const first = chooseStateFolder({ vscodeDir: v, self, logger: new InMemoryLogger() });
+    assert.equal(first.source, 'private');
+    assert.equal(first.dir, newer, 'the most recently used of the left ones');
+    assert.equal(fs.readFileSync(path.join(newer, 'ledger.jsonl'), 'utf8'), 'kept\n', 'its state is there');
+    assert.deepEqual(owner(newer).owner, self);
+
+    const second = chooseStateFolder({ vscodeDir: v, self: liveOther(), logger: new InMemoryLogger() });
+    assert.equal(second.dir, older, 'then the older one; the live one and the one without an owner are skipped');
+
+    const third = chooseStateFolder({ vscodeDir: v, self: liveOther(), logger: new InMemoryLogger() });
+    assert.match(path.basename(third.dir), /^window-\d+$/);
+    assert.ok(![inUse, older, newer, path.join(v, 'window-1004')].includes(third.dir), 'none left: a new one');
+  });
+
   it('a dead owner that never released its folder (a crash) leaves it free', async () => {
     const v = folder(0);
     assert.ok(StateClaim.take(v, await deadOther()));
