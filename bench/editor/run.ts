@@ -137,7 +137,7 @@ const PATCH_SETTLE_MS = 300;
  * up to 200 files in the workspace, and the editor reacts to it (its file watcher, the documents it reloads, the
  * TypeScript server) for seconds on two cores; the previous apply's diagnostics follow-up runs in the background just
  * as long. An agent's next patch comes a model turn later, when both are over; timed earlier, the apply measured the
- * bench's own reset (git's copy, outside the workspace, wakes nothing).
+ * bench's own reset. Both contenders get the same wait (git applies to the same files, in the workspace).
  */
 const PATCH_QUIET_MAX_MS = 10_000;
 /** Quiet: the machine's CPUs at most this busy over one QUIET_WINDOW_MS window (`/proc/stat`, all CPUs). */
