@@ -257,12 +257,16 @@ export function chooseStateFolder(o: { vscodeDir: string; self: ProcessIdentity;
 
 /**
  * The private folders in `vscodeDir` that an owner file names as left (its owner released it or has ended), the most
- * recently taken first. A folder whose owner is alive, or that has no owner file, is not offered.
+ * recently written first. A folder whose owner is alive, that has no owner file, or that is a link is not offered.
  */
 function leftPrivateFolders(vscodeDir: string): string[] {
   let names: string[];
   try {
-    names = fs.readdirSync(vscodeDir).filter((n) => PRIVATE_NAME.test(n));
+    // Real folders only: a link by that name could lead anywhere.
+    names = fs
+      .readdirSync(vscodeDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && PRIVATE_NAME.test(e.name))
+      .map((e) => e.name);
   } catch {
     return [];
   }

@@ -156,6 +156,10 @@ describe('the state folder of a window (ledger, checkpoints, worktrees) across e
     fs.writeFileSync(path.join(newer, 'ledger.jsonl'), 'kept\n');
     fs.mkdirSync(path.join(v, 'window-1004')); // no owner file: never offered
     fs.mkdirSync(path.join(v, 'windows-1005')); // not a private folder's name
+    const elsewhere = path.join(root, 'elsewhere');
+    const leftElsewhere = await deadOther();
+    assert.ok(StateClaim.take(elsewhere, leftElsewhere));
+    fs.symlinkSync(elsewhere, path.join(v, 'window-1006')); // a link, left by its owner: never followed
 
     const first = chooseStateFolder({ vscodeDir: v, self, logger: new InMemoryLogger() });
     assert.equal(first.source, 'private');
@@ -168,7 +172,8 @@ describe('the state folder of a window (ledger, checkpoints, worktrees) across e
 
     const third = chooseStateFolder({ vscodeDir: v, self: liveOther(), logger: new InMemoryLogger() });
     assert.match(path.basename(third.dir), /^window-\d+$/);
-    assert.ok(![inUse, older, newer, path.join(v, 'window-1004')].includes(third.dir), 'none left: a new one');
+    assert.ok(![inUse, older, newer, path.join(v, 'window-1004'), path.join(v, 'window-1006')].includes(third.dir), 'none left: a new one');
+    assert.deepEqual(owner(elsewhere).owner, leftElsewhere, 'the folder behind the link was never taken');
   });
 
   it('a dead owner that never released its folder (a crash) leaves it free', async () => {
