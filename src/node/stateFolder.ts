@@ -76,6 +76,11 @@ function writeOwner(dir: string, file: OwnerFile): void {
   writeAtomically(path.join(dir, OWNER_FILE), JSON.stringify(file));
 }
 
+/** Its owner no longer uses the folder: it released it, or it has ended. */
+function leftByOwner(current: OwnerFile): boolean {
+  return current.released || !isSameProcessAlive(current.owner);
+}
+
 function sameIdentity(a: ProcessIdentity, b: ProcessIdentity): boolean {
   return a.pid === b.pid && a.start === b.start && a.boot === b.boot;
 }
@@ -134,7 +139,7 @@ export class StateClaim {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     return locked(dir, () => {
       const current = readOwner(dir);
-      const free = !current || current.released || sameIdentity(current.owner, self) || !isSameProcessAlive(current.owner);
+      const free = !current || sameIdentity(current.owner, self) || leftByOwner(current);
       if (!free) return undefined;
       const nonce = randomBytes(16).toString('hex');
       writeOwner(dir, { version: 1, owner: self, nonce, released: false });
@@ -274,14 +279,12 @@ function leftPrivateFolders(vscodeDir: string): string[] {
   for (const name of names) {
     const dir = path.join(vscodeDir, name);
     const current = readOwner(dir);
-    if (!current || (!current.released && isSameProcessAlive(current.owner))) continue;
-    let taken = 0;
+    if (!current || !leftByOwner(current)) continue;
     try {
-      taken = fs.statSync(path.join(dir, OWNER_FILE)).mtimeMs;
+      left.push({ dir, taken: fs.statSync(path.join(dir, OWNER_FILE)).mtimeMs });
     } catch {
-      continue;
+      // Gone since it was read: nothing to offer.
     }
-    left.push({ dir, taken });
   }
   return left.sort((a, b) => b.taken - a.taken).map((f) => f.dir);
 }
