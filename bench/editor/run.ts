@@ -42,6 +42,7 @@ import { Resources, fmtMs, interleave, markdownTable, renderGroup, summarize } f
 import type { Case } from '../patchApply';
 import { bigCase, gitApply, oneLineCase, sha256, smallCase, verify } from '../patchApply';
 import { flood } from '../processThroughput';
+import { ProcessCpu, cpuLine } from './processCpu';
 import { sampleText } from '../readLatency';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, MemoryBreakdown, SamplerReport } from './protocol';
 import { BENCH_INFO_FILE } from './protocol';
@@ -918,6 +919,17 @@ async function streamThroughExtension(rig: Rig, bytes: number, budgetMs = Number
   return { ms, received, written: cursor, reads, lost, lostBytes, cut };
 }
 
+/** The PTY group's CPU diagnosis: ms of CPU per second of each contender's measured runs, by kind of process. */
+function cpuNotes(ours: ProcessCpu, bare: ProcessCpu): string[] {
+  const o = ours.result();
+  const b = bare.result();
+  if (!o || !b) return [];
+  return [
+    `Diagnosis, CPU by process in ms per second of the runs (two cores give 2,000; \`/proc\` sampled every 250 ms by this runner, which counts its own sampling), during our runs: ${cpuLine(o)}.`,
+    `The same during the bare runs: ${cpuLine(b)}.`,
+  ];
+}
+
 async function ptyGroup(rig: Rig): Promise<GroupOutput> {
   const { sizes } = rig;
   const command = flood(sizes.ptyBytes);
@@ -928,11 +940,14 @@ async function ptyGroup(rig: Rig): Promise<GroupOutput> {
   await streamThroughExtension(rig, sizes.ptyWarmupBytes);
   await rig.control.call<BarePtyReport>({ op: 'bare-pty', command: flood(sizes.ptyWarmupBytes), cwd: rig.workDir });
   // Rounds alternate which contender goes first; past the time budget no further round starts.
+  // Where the CPU goes during the measured runs of each contender (a diagnosis: /proc, sampled by this runner).
+  const oursCpu = new ProcessCpu({ extensionHost: rig.info.hostPid });
+  const bareCpu = new ProcessCpu({ extensionHost: rig.info.hostPid });
   const t0 = performance.now();
   let rounds = 0;
   while (rounds < sizes.ptyRounds && (rounds === 0 || performance.now() - t0 < sizes.ptyBudgetMs)) {
-    const runOurs = async () => flows.push(await streamThroughExtension(rig, sizes.ptyBytes));
-    const runBare = async () => bare.push(await rig.control.call<BarePtyReport>({ op: 'bare-pty', command, cwd: rig.workDir }));
+    const runOurs = async () => flows.push(await oursCpu.during(() => streamThroughExtension(rig, sizes.ptyBytes)));
+    const runBare = async () => bare.push(await bareCpu.during(() => rig.control.call<BarePtyReport>({ op: 'bare-pty', command, cwd: rig.workDir })));
     for (const run of rounds % 2 === 0 ? [runOurs, runBare] : [runBare, runOurs]) await run();
     rounds++;
     log(`read_process: round ${rounds}/${sizes.ptyRounds}`);
@@ -964,7 +979,7 @@ async function ptyGroup(rig: Rig): Promise<GroupOutput> {
         { label: 'throughput ours / bare node-pty (medians)', value: throughput },
         { label: `diag: each round's throughput ratio, median of ${paired.n} (from ${paired.min.toFixed(2)}x to ${paired.max.toFixed(2)}x)`, value: paired.median },
       ],
-      notes: [`One ${mib(sizes.ptyWarmupBytes)} warm-up run of each, then ${rounds} measured rounds, alternating which goes first${cut}.`],
+      notes: [`One ${mib(sizes.ptyWarmupBytes)} warm-up run of each, then ${rounds} measured rounds, alternating which goes first${cut}.`, ...cpuNotes(oursCpu, bareCpu)],
     },
     verdicts: [
       {
