@@ -12,7 +12,7 @@ import { terminalSlots } from './terminalSlots';
 /** What the mirror needs of the supervisor (structural, so tests can pass a fake). */
 export type MirroredProcesses = Pick<
   ProcessSupervisor,
-  'onDidStart' | 'onDidOutput' | 'onDidExit' | 'write' | 'resize' | 'terminate' | 'retainedOutput' | 'outputStats' | 'info' | 'status' | 'list'
+  'onDidStart' | 'onDidOutput' | 'onDidSkip' | 'onDidExit' | 'write' | 'resize' | 'terminate' | 'retainedOutput' | 'outputStats' | 'info' | 'status' | 'list'
 >;
 
 /** Longest command shown in a terminal's name (after the `CodeSpace: ` prefix). */
@@ -32,13 +32,15 @@ const FLUSH_BYTES = 16 * 1024;
  */
 const MAX_PENDING_BYTES = 512 * 1024;
 /**
- * The mirror's pace while a process writes faster than its terminal is given output: a write of up to eight batches
- * (128 KiB) every 250 ms, instead of a batch at every turn of the barrier (about 25 a second). Each write the terminal
- * takes is a frame the workbench draws: during a 200 MiB flood, a window drawing in software (no GPU) spent about half
- * a core drawing those frames, beside the agent's own command; at this pace about a fifth (docs/BENCHMARKS.md). The
- * text shown a second stays about the same; output that the terminal keeps up with is written as before.
+ * The mirror's pace while a process writes faster than its terminal is given output: one write a second, instead of
+ * a batch at every turn of the barrier (about 25 a second). The first such write shows up to eight batches (128 KiB),
+ * so a burst of up to 144 KiB shows whole; while older output keeps being dropped (a flood), each write shows the
+ * newest batch (16 KiB) and marks the rest as not shown. Each write the terminal takes is a frame the workbench
+ * draws, and in a window that draws in software (no GPU) a frame costs a good part of a core for a moment, more
+ * the more text it parses: at four writes a second of 128 KiB the window took about 0.4 of the two cores that a 200
+ * MiB flood also needed (docs/BENCHMARKS.md). Output that the terminal keeps up with is written as before.
  */
-const FLOOD_PACE = { delayMs: 250, batches: 8 } as const;
+const FLOOD_PACE = { delayMs: 1000, batches: 8 } as const;
 
 /**
  * Resolves once the workbench has processed what was written to a terminal before it. Extension terminals have
@@ -230,6 +232,12 @@ class ProcessPty implements vscode.Pseudoterminal {
     this.feed.push(bytes);
   }
 
+  /** Output that never reached this window (see ProcessSupervisor.onDidSkip): shown as the feed shows its own drops. */
+  skipped(bytes: number): void {
+    if (!this.opened || this.closed) return;
+    this.feed.drop(bytes);
+  }
+
   ended(status: ProcessStatus): void {
     this.status = status;
     if (this.opened && !this.closed) this.showExit();
@@ -338,6 +346,7 @@ export class ProcessTerminals implements vscode.Disposable {
     this.subscriptions.push(
       processes.onDidStart((info) => this.started(info)),
       processes.onDidOutput((id, bytes) => this.mirrors.get(id)?.pty.output(bytes)),
+      processes.onDidSkip((id, bytes) => this.mirrors.get(id)?.pty.skipped(bytes)),
       processes.onDidExit((id, status) => this.ended(id, status)),
       // A terminal closed before the workbench opened its pseudoterminal never gets a close() call: catch it here.
       vscode.window.onDidCloseTerminal((closed) => {

@@ -14,7 +14,7 @@ import type { Disposable } from '../../src/core/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../src/core/ports/processBackend';
 import { HandleEvents } from '../../src/core/process/handleEvents';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
-import { ProcessHost } from '../../src/node/processHost/host';
+import { FLOOD_PERIOD_MS, ProcessHost } from '../../src/node/processHost/host';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir, processHostStorageDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
 import type { HostEndsFile, Message } from '../../src/node/processHost/protocol';
@@ -1008,6 +1008,54 @@ describe('process host: output gathered into frames', function () {
     scripted.events.fireExit({ exitCode: 0 });
     await got.exited;
     assert.equal(got.skipped(), 0, 'nothing skipped: the window was never behind');
+    assert.ok(Buffer.concat(got.bytes).equals(Buffer.concat(expected)));
+  });
+  it('a flood beyond a ring a second: the first ring whole, then the latest at that rate, the rest announced as skipped, the end exact', async () => {
+    const capacity = 256 * 1024;
+    const { scripted, seen } = await started(capacity);
+    const got = collect(seen);
+    // 16 MiB in 64 KiB reads as fast as the event loop takes them: far beyond a ring per FLOOD_PERIOD_MS.
+    const chunk = (i: number) => Buffer.alloc(64 * 1024, 97 + (i % 26));
+    const total = 256;
+    const t0 = performance.now();
+    for (let i = 0; i < total; i++) {
+      scripted.events.fireData(chunk(i));
+      if (i % 8 === 7) await new Promise((resolve) => setImmediate(resolve));
+    }
+    scripted.events.fireData(Buffer.from('the end'));
+    const elapsed = performance.now() - t0;
+    scripted.events.fireExit({ exitCode: 0 });
+    await got.exited;
+    const written = total * 64 * 1024 + 'the end'.length;
+    const received = Buffer.concat(got.bytes);
+    assert.equal(received.length + got.skipped(), written, 'every byte either delivered or announced as skipped');
+    // (On a machine so slow that the flood itself came at about the rate, all of it may have been sent.)
+    if (elapsed < ((written - 2 * capacity) / capacity) * FLOOD_PERIOD_MS) assert.ok(got.skipped() > 0, 'a flood of 16 MiB is not sent whole');
+    // The budget: the first ring at once, a ring per period over the time the flood took, and the ring the exit sends.
+    const budget = capacity + (capacity * elapsed) / FLOOD_PERIOD_MS + capacity + 64 * 1024;
+    assert.ok(received.length <= budget, `${received.length} bytes sent in ${elapsed.toFixed(0)} ms (budget ${budget.toFixed(0)})`);
+    // The start of the flood arrives whole (the burst), and what the ring held at the exit arrives last.
+    const first = Buffer.concat(Array.from({ length: capacity / (64 * 1024) }, (_, i) => chunk(i)));
+    assert.ok(received.subarray(0, first.length).equals(first), 'the first ring, whole');
+    const tail = Buffer.concat([chunk(total - 2).subarray(64 * 1024 - 1000), chunk(total - 1), Buffer.from('the end')]);
+    assert.ok(received.subarray(received.length - tail.length).equals(tail), 'the end of the flood, exact');
+  });
+
+  it('output within a ring a second is sent whole however long it goes on', async () => {
+    const capacity = 256 * 1024;
+    const { scripted, seen } = await started(capacity);
+    const got = collect(seen);
+    // Two rings' worth at half the rate (32 KiB every 250 ms; a slow timer only slows it further).
+    const expected: Buffer[] = [];
+    for (let i = 0; i < (2 * capacity) / (32 * 1024); i++) {
+      const b = Buffer.alloc(32 * 1024, 65 + (i % 26));
+      expected.push(b);
+      scripted.events.fireData(b);
+      await new Promise((resolve) => setTimeout(resolve, ((32 * 1024) / (capacity / 2)) * FLOOD_PERIOD_MS));
+    }
+    scripted.events.fireExit({ exitCode: 0 });
+    await got.exited;
+    assert.equal(got.skipped(), 0, 'nothing skipped');
     assert.ok(Buffer.concat(got.bytes).equals(Buffer.concat(expected)));
   });
 });

@@ -168,7 +168,7 @@ describe('terminal feed (the bounded terminal mirror)', () => {
     assert.equal(writes, 64);
   });
 
-  it('paces a flood as fewer, fuller writes: after the delay given, up to that many batches at once, each its own write', async () => {
+  it('paces a flood as fewer, fuller writes: after the delay given, the newest batches at once, each its own write, the rest marked', async () => {
     const h = harness({ maxPendingBytes: 1024 * 1024, batchBytes: 16 * 1024, flood: { delayMs: 100, batches: 4 } });
     h.feed.push(enc('f'.repeat(200 * 1024)));
     h.tick();
@@ -177,20 +177,60 @@ describe('terminal feed (the bounded terminal mirror)', () => {
     await h.ack();
     assert.equal(h.delays.at(-1), 100, 'output was still waiting: the next write follows the flood pace');
     h.tick();
-    assert.deepEqual(h.writes.slice(1).map((w) => w.length), [16 * 1024, 16 * 1024, 16 * 1024, 16 * 1024], 'four batches, four writes');
-    while (h.waiting) {
-      await h.ack();
-      h.tick();
-    }
-    assert.equal(h.writes.join(''), 'f'.repeat(200 * 1024), 'everything, in order, nothing dropped');
-    assert.ok(h.writes.every((w) => w.length <= 16 * 1024));
-    assert.equal(h.writes.length, 13, '16 KiB, then 184 KiB as 4 + 4 + 4 writes (the last 8 KiB)');
-    assert.equal(h.delays.filter((d) => d === 100).length, 3, 'three writes after the flood delay');
-    // Caught up: the next output is written after the normal delay again, one batch.
+    // 184 KiB waited, more than four batches: the oldest 120 KiB are dropped, the newest 64 KiB shown.
+    assert.equal(h.writes.length, 5, 'four batches, four writes');
+    assert.equal(h.writes[1], droppedMarker(120 * 1024) + 'f'.repeat(16 * 1024), 'the marker where the dropped output was, then the newest');
+    assert.ok(h.writes.slice(2).every((w) => w === 'f'.repeat(16 * 1024)));
+    assert.equal(h.feed.dropped, 120 * 1024);
+    await h.ack();
+    assert.equal(h.tick(), false, 'nothing left to write');
+    // That write dropped output, so the next one keeps the flood pace; one that drops nothing ends the flood.
     h.feed.push(enc('tail'));
-    assert.equal(h.delays.at(-1), WRITE_DELAY_MS, 'nothing was left waiting: back to the normal delay');
+    assert.equal(h.delays.at(-1), 100, 'the flood pace once more');
     h.tick();
     assert.equal(h.writes.at(-1), 'tail');
+    await h.ack();
+    h.feed.push(enc('more'));
+    assert.equal(h.delays.at(-1), WRITE_DELAY_MS, 'caught up: back to the normal delay');
+    h.tick();
+    assert.equal(h.writes.at(-1), 'more');
+  });
+
+  it('while flooding, each write shows the newest output; a burst that fits one flood write is shown whole', async () => {
+    const h = harness({ maxPendingBytes: 1024 * 1024, batchBytes: 1024, flood: { delayMs: 100, batches: 2 } });
+    // A burst of 3 KiB: a batch now, the other 2 KiB (one flood write's worth) whole after the flood delay.
+    h.feed.push(enc('a'.repeat(3 * 1024)));
+    h.tick();
+    await h.ack();
+    assert.equal(h.delays.at(-1), 100);
+    h.tick();
+    assert.equal(h.writes.join(''), 'a'.repeat(3 * 1024), 'nothing dropped');
+    await h.ack();
+    assert.equal(h.tick(), false, 'caught up');
+    // A flood: 9 KiB at once. A batch, then after the flood delay the newest two batches, the 6 KiB before them marked.
+    h.feed.push(enc('c'.repeat(9 * 1024)));
+    assert.equal(h.delays.at(-1), WRITE_DELAY_MS, 'not behind yet: the normal delay');
+    h.tick();
+    await h.ack();
+    h.tick();
+    assert.equal(h.writes.slice(-2).join(''), droppedMarker(6 * 1024) + 'c'.repeat(2 * 1024), 'the newest two batches');
+    // It dropped output: the next write keeps the flood pace though nothing waits now, and shows one batch.
+    h.feed.push(enc('d'.repeat(4 * 1024) + 'the end'));
+    h.feed.note('[process exited with code 0]\r\n');
+    await h.ack();
+    assert.equal(h.delays.at(-1), 100, 'still flooding: the flood pace');
+    const before = h.writes.length;
+    h.tick();
+    const dropped = 4 * 1024 + 'the end'.length - 1024;
+    assert.equal(h.writes.length, before + 1, 'one write');
+    assert.equal(
+      h.writes.at(-1),
+      droppedMarker(dropped) + 'd'.repeat(1024 - 'the end'.length) + 'the end' + '[process exited with code 0]\r\n',
+      'the end of the flood, and the exit line in the same write (a note takes no batch of its own)',
+    );
+    await h.ack();
+    assert.equal(h.tick(), false, 'nothing left');
+    assert.equal(h.feed.dropped, 6 * 1024 + dropped);
   });
 
   it('without a flood pace, a backlog is written a batch at a time after the normal delay', async () => {

@@ -273,6 +273,7 @@ export class ProcessSupervisor implements Disposable {
   private readonly settings: SupervisorSettings;
   private readonly didStart: Listeners<[ProcessInfo]>;
   private readonly didOutput: Listeners<[string, Uint8Array]>;
+  private readonly didSkip: Listeners<[string, number]>;
   private readonly didExit: Listeners<[string, ProcessStatus]>;
   private shuttingDown = false;
 
@@ -283,6 +284,7 @@ export class ProcessSupervisor implements Disposable {
     const onError = (err: unknown): void => this.logger.error(err instanceof Error ? err : String(err));
     this.didStart = new Listeners(onError);
     this.didOutput = new Listeners(onError);
+    this.didSkip = new Listeners(onError);
     this.didExit = new Listeners(onError);
   }
 
@@ -298,6 +300,14 @@ export class ProcessSupervisor implements Disposable {
    */
   onDidOutput(listener: (processId: string, bytes: Uint8Array) => void): Disposable {
     return this.didOutput.add(listener);
+  }
+
+  /**
+   * Output the backend did not deliver (a process host sending a flood at its rate, or behind a congested socket):
+   * `bytes` bytes between the output before and after, which the buffer counts as lost.
+   */
+  onDidSkip(listener: (processId: string, bytes: number) => void): Disposable {
+    return this.didSkip.add(listener);
   }
 
   onDidExit(listener: (processId: string, status: ProcessStatus) => void): Disposable {
@@ -693,6 +703,7 @@ export class ProcessSupervisor implements Disposable {
     }
     this.didStart.clear();
     this.didOutput.clear();
+    this.didSkip.clear();
     this.didExit.clear();
   }
 
@@ -815,6 +826,7 @@ export class ProcessSupervisor implements Disposable {
     const skips = handle.onSkip?.((bytes) => {
       rec.buffer.skip(bytes);
       this.wake(rec);
+      this.didSkip.fire(rec.id, bytes);
     });
     if (skips) rec.subscriptions.push(skips);
     rec.subscriptions.push(handle.onData((bytes) => this.received(rec, bytes)));

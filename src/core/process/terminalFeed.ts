@@ -27,8 +27,11 @@ export interface TerminalFeedOptions {
   /**
    * While the terminal is behind (output was still waiting after the last write): the delay before the next write,
    * and how many batches it hands over at once (each its own `write`). Every write the terminal takes is a frame the
-   * workbench draws, so a flood drawn as fewer, fuller frames costs the renderer less for the same text. Default: the
-   * normal delay and one batch.
+   * workbench draws, so a flood drawn as fewer, fuller frames costs the renderer less for the same text. Output that
+   * came faster than those writes show (more than `batches` batches waiting when one is due) is dropped down to the
+   * newest `batches` batches; while that goes on (the last write dropped some), each write shows the newest one
+   * batch. So a burst of up to `batches` + 1 batches shows whole, and a flood shows its newest output at each write
+   * and its end one write after it ends. Default: the normal delay and one batch.
    */
   readonly flood?: { readonly delayMs: number; readonly batches: number };
   /** Runs `fn` after `delayMs`; returns a cancel function. Default: setTimeout. */
@@ -75,6 +78,8 @@ export class TerminalFeed {
   private atLineStart = true;
   /** Output was still waiting after the last write: the next one follows the flood pacing. */
   private behind = false;
+  /** The last write dropped older output (see TerminalFeedOptions.flood): the flood goes on. */
+  private shedding = false;
   private readonly schedule: (fn: () => void, delayMs: number) => () => void;
 
   constructor(private readonly options: TerminalFeedOptions) {
@@ -163,6 +168,39 @@ export class TerminalFeed {
     this.size = 0;
   }
 
+  /**
+   * Drops the oldest waiting output beyond the newest `keep` bytes (from the first character boundary after the cut),
+   * each run of it a dropped count where it was; notes stay. Returns how many bytes it dropped.
+   */
+  private keepNewest(keep: number): number {
+    let excess = this.size - keep;
+    if (excess <= 0) return 0;
+    const cap = this.storage.length;
+    for (let k = 0; k < 3 && excess < this.size && ((this.storage[(this.head + excess) % cap] as number) & 0xc0) === 0x80; k++) excess++;
+    this.droppedTotal += excess;
+    this.head = (this.head + excess) % cap;
+    this.size -= excess;
+    if (this.size === 0) this.head = 0;
+    const kept: Segment[] = [];
+    let left = excess;
+    for (const seg of this.segments) {
+      if (left > 0 && 'output' in seg) {
+        const n = Math.min(seg.output, left);
+        left -= n;
+        const last = kept[kept.length - 1];
+        if (last !== undefined && 'dropped' in last) last.dropped += n;
+        else kept.push({ dropped: n });
+        if (seg.output > n) kept.push({ output: seg.output - n });
+        continue;
+      }
+      const last = kept[kept.length - 1];
+      if ('dropped' in seg && last !== undefined && 'dropped' in last) last.dropped += seg.dropped;
+      else kept.push(seg);
+    }
+    this.segments.splice(0, this.segments.length, ...kept);
+    return excess;
+  }
+
   /** Text of the mirror itself: never dropped. */
   note(note: Note): void {
     if (this.disposed || note === '') return;
@@ -225,7 +263,10 @@ export class TerminalFeed {
 
   private flush(): void {
     if (this.disposed || this.inFlight) return;
-    const batches = this.behind && this.options.flood ? Math.max(1, this.options.flood.batches) : 1;
+    const flood = this.behind ? this.options.flood : undefined;
+    // Output dropped at the last write came faster than the writes show: while that goes on, one batch a write.
+    const batches = flood ? (this.shedding ? 1 : Math.max(1, flood.batches)) : 1;
+    this.shedding = flood !== undefined && this.keepNewest(batches * this.options.batchBytes) > 0;
     let wrote = false;
     for (let i = 0; i < batches; i++) {
       const out = this.nextBatch();
@@ -239,7 +280,8 @@ export class TerminalFeed {
       if (this.segments.length > 0) this.arm();
       return;
     }
-    this.behind = this.size > 0;
+    // After a write that dropped output, the next one keeps the flood pace even if nothing waits yet.
+    this.behind = this.size > 0 || this.shedding;
     const barrier = this.options.barrier;
     if (!barrier) {
       if (this.segments.length > 0) this.arm();
@@ -262,7 +304,9 @@ export class TerminalFeed {
       out += text;
       this.atLineStart = text.endsWith('\n');
     };
-    while (this.segments.length > 0 && budget > 0) {
+    // Past the budget, what follows that is not output (a note such as the exit line, a marker, the end) still
+    // goes with this write: it costs no frame of its own.
+    while (this.segments.length > 0 && (budget > 0 || !('output' in (this.segments[0] as Segment)))) {
       const seg = this.segments[0] as Segment;
       if ('output' in seg) {
         const n = Math.min(seg.output, budget);

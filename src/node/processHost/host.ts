@@ -58,6 +58,12 @@ interface Entry {
   /** The offset up to which the attached client has this process's output (sent, or told it was skipped). */
   sent: number;
   timer?: ReturnType<typeof setTimeout>;
+  /** Bytes of output the process may still send at once (see FLOOD_PERIOD_MS): negative after a send it had to make. */
+  credit: number;
+  /** When `credit` was last brought up to date (performance.now()). */
+  creditAt: number;
+  /** Over its rate: output waits in the ring until this timer sends the latest of it. */
+  paced?: ReturnType<typeof setTimeout>;
 }
 
 /** How long a connection may take to prove the secret before it is dropped. */
@@ -101,6 +107,20 @@ const SEND_HIGH_WATER = 4 * 1024 * 1024;
  */
 const FRAME_GATHER_MS = 5;
 const FRAME_GATHER_BYTES = 64 * 1024;
+/**
+ * How much of a process's output is sent to the window at most: one ring's worth (its retained output, 256 KiB by
+ * default) per FLOOD_PERIOD_MS on average, and one ring's worth at once: a token bucket per process. Output within
+ * that is sent as it comes, every byte: a reader reading once a period gets all of it, which is what the ring
+ * promises anyway. A flood beyond it (`cat` of a large file, `yes`) waits in the host's ring, and when the process
+ * has credit again the window gets what the ring then holds, the bytes it no longer holds announced as a `skip` (the
+ * reader's `lost` range). Every byte the window takes costs the extension host, the agent reading it and the
+ * terminal drawing it CPU on the cores the command runs on: with every byte of a 200 MiB flood sent, the command
+ * ran at 0.55x bare node-pty's speed on a 2-core machine, against 1.07x with the host sending nothing
+ * (docs/BENCHMARKS.md).
+ */
+export const FLOOD_PERIOD_MS = 1000;
+/** The shortest wait of a paced process before its next send. */
+const FLOOD_PACE_MS = 100;
 
 /**
  * A small process host: runs agents' commands (node-pty and pipes, in the command sandbox when the extension's
@@ -206,6 +226,7 @@ export class ProcessHost {
       await Promise.all(
         [...this.entries.values()].map(async (e) => {
           if (e.timer) clearTimeout(e.timer);
+          this.unpace(e);
           if (e.exit) return;
           e.requested ??= reason;
           try {
@@ -450,6 +471,11 @@ export class ProcessHost {
       });
       return;
     }
+    if (entry.paced) return;
+    if (this.overRate(entry)) {
+      this.pace(entry);
+      return;
+    }
     if (entry.ring.end - entry.sent >= Math.min(FRAME_GATHER_BYTES, entry.ring.capacity)) {
       this.gathering.delete(entry);
       this.catchUp(entry);
@@ -457,6 +483,36 @@ export class ProcessHost {
     }
     this.gathering.add(entry);
     this.gatherTimer ??= setTimeout(() => this.sendGathered(), FRAME_GATHER_MS);
+  }
+
+  /** Brings the process's credit up to date: a ring's worth more per FLOOD_PERIOD_MS, a ring's worth at most. */
+  private refill(entry: Entry): void {
+    const now = performance.now();
+    const ring = entry.ring.capacity;
+    entry.credit = Math.min(ring, entry.credit + ((now - entry.creditAt) * ring) / FLOOD_PERIOD_MS);
+    entry.creditAt = now;
+  }
+
+  /** True when the process has no credit left: it sent more than FLOOD_PERIOD_MS allows. */
+  private overRate(entry: Entry): boolean {
+    this.refill(entry);
+    return entry.credit <= 0;
+  }
+
+  /** Holds a process's output in its ring until it has credit again, then sends the latest of it. */
+  private pace(entry: Entry): void {
+    this.gathering.delete(entry);
+    const wait = Math.max(FLOOD_PACE_MS, Math.ceil((-entry.credit * FLOOD_PERIOD_MS) / entry.ring.capacity));
+    entry.paced = setTimeout(() => {
+      entry.paced = undefined;
+      this.refill(entry);
+      if (!this.congested) this.catchUp(entry);
+    }, wait);
+  }
+
+  private unpace(entry: Entry): void {
+    if (entry.paced) clearTimeout(entry.paced);
+    entry.paced = undefined;
   }
 
   /** Sends each process's gathered output as one frame (catchUp: from where the client is, out of the ring). */
@@ -477,6 +533,7 @@ export class ProcessHost {
     const rest = entry.ring.slice(from, entry.ring.end).bytes;
     if (rest.length > 0) client.write(encodeData(entry.record.process_id, rest));
     entry.sent = entry.ring.end;
+    entry.credit -= rest.length;
   }
 
   private send(message: Message): void {
@@ -571,18 +628,19 @@ export class ProcessHost {
         return;
       }
       this.guard.add(handle.pid);
-      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity), sent: 0 };
+      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity), sent: 0, credit: record.capacity, creditAt: performance.now() };
       this.entries.set(record.process_id, entry);
       // Told before any output, so the client has the handle when the first data frame arrives.
       this.send({ t: 'spawned', req, pid: handle.pid });
       handle.onData((bytes) => {
-        // What is gathered goes out before this write could push it out of the ring.
+        // What is gathered goes out before this write could push it out of the ring (a paced process is not gathering).
         if (entry.ring.end - entry.sent + bytes.length > entry.ring.capacity && this.gathering.delete(entry) && !this.congested) this.catchUp(entry);
         entry.ring.write(bytes);
         this.forward(entry);
       });
       handle.onExit((info: ExitInfo) => {
         if (entry.timer) clearTimeout(entry.timer);
+        this.unpace(entry);
         this.guard.release(handle.pid);
         entry.endedAt = Date.now();
         // All of its output reaches the client before its exit, congested or not (a ring's worth at most).
