@@ -925,7 +925,7 @@ function cpuNotes(ours: ProcessCpu, bare: ProcessCpu): string[] {
   const b = bare.result();
   if (!o || !b) return [];
   return [
-    `Diagnosis, CPU by process in ms per second of the runs (two cores give 2,000; \`/proc\` sampled every 250 ms by this runner, which counts its own sampling), during our runs: ${cpuLine(o)}.`,
+    `Diagnosis, CPU by process in ms per second of the runs (two cores give 2,000; \`/proc\` sampled every 250 ms, an idle process every second, by this runner, which counts its own sampling), during our runs: ${cpuLine(o)}.`,
     `The same during the bare runs: ${cpuLine(b)}.`,
   ];
 }
