@@ -14,7 +14,7 @@ import type { Disposable } from '../../src/core/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../src/core/ports/processBackend';
 import { HandleEvents } from '../../src/core/process/handleEvents';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
-import { FLOOD_PERIOD_MS, ProcessHost } from '../../src/node/processHost/host';
+import { FLOOD_MIN_BYTES, FLOOD_PERIOD_MS, ProcessHost, floodBytes } from '../../src/node/processHost/host';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir, processHostStorageDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
 import type { HostEndsFile, Message } from '../../src/node/processHost/protocol';
@@ -976,10 +976,11 @@ describe('process host: output gathered into frames', function () {
     const { scripted, seen } = await started(256 * 1024);
     const got = collect(seen);
     const expected: Buffer[] = [];
-    // Three bursts of 200 reads of 1 KiB, each within one turn of the event loop (as a PTY's reads come).
+    // Three bursts of 80 reads of 1 KiB, each within one turn of the event loop (as a PTY's reads come): 240 KiB in
+    // all, within what the host sends at once (floodBytes), so every byte goes.
     for (let burst = 0; burst < 3; burst++) {
-      for (let i = 0; i < 200; i++) {
-        const chunk = Buffer.alloc(1024, 97 + ((burst * 200 + i) % 26));
+      for (let i = 0; i < 80; i++) {
+        const chunk = Buffer.alloc(1024, 97 + ((burst * 80 + i) % 26));
         expected.push(chunk);
         scripted.events.fireData(chunk);
       }
@@ -991,8 +992,8 @@ describe('process host: output gathered into frames', function () {
     await got.exited;
     assert.ok(Buffer.concat(got.bytes).equals(Buffer.concat(expected)), 'the same bytes in the same order, the last before the exit');
     assert.equal(got.skipped(), 0);
-    // 601 reads: at 64 KiB a frame, about ten frames (a frame may be split across the socket's reads).
-    assert.ok(got.deliveries() <= 30, `${got.deliveries()} deliveries for 601 reads`);
+    // 241 reads: at 64 KiB a frame, about four frames (a frame may be split across the socket's reads).
+    assert.ok(got.deliveries() <= 15, `${got.deliveries()} deliveries for 241 reads`);
   });
 
   it('a burst larger than the ring is sent before the ring would drop any of it (a small ring)', async () => {
@@ -1039,6 +1040,12 @@ describe('process host: output gathered into frames', function () {
     assert.ok(received.subarray(0, first.length).equals(first), 'the first ring, whole');
     const tail = Buffer.concat([chunk(total - 2).subarray(64 * 1024 - 1000), chunk(total - 1), Buffer.from('the end')]);
     assert.ok(received.subarray(received.length - tail.length).equals(tail), 'the end of the flood, exact');
+  });
+
+  it('sends a ring a second, and never less than FLOOD_MIN_BYTES however small the ring', () => {
+    assert.equal(floodBytes(256 * 1024), 256 * 1024);
+    assert.equal(floodBytes(4 * 1024 * 1024), 4 * 1024 * 1024);
+    assert.equal(floodBytes(4096), FLOOD_MIN_BYTES);
   });
 
   it('output within a ring a second is sent whole however long it goes on', async () => {

@@ -109,7 +109,7 @@ const FRAME_GATHER_MS = 5;
 const FRAME_GATHER_BYTES = 64 * 1024;
 /**
  * How much of a process's output is sent to the window at most: one ring's worth (its retained output, 256 KiB by
- * default) per FLOOD_PERIOD_MS on average, and one ring's worth at once: a token bucket per process. Output within
+ * default; at least FLOOD_MIN_BYTES) per FLOOD_PERIOD_MS on average, and as much at once: a token bucket per process. Output within
  * that is sent as it comes, every byte: a reader reading once a period gets all of it, which is what the ring
  * promises anyway. A flood beyond it (`cat` of a large file, `yes`) waits in the host's ring, and when the process
  * has credit again the window gets what the ring then holds, the bytes it no longer holds announced as a `skip` (the
@@ -119,8 +119,15 @@ const FRAME_GATHER_BYTES = 64 * 1024;
  * (docs/BENCHMARKS.md).
  */
 export const FLOOD_PERIOD_MS = 1000;
+/** The least a period allows, however small the ring (`codespace.exec.retainedOutputBytes` goes down to 4 KiB). */
+export const FLOOD_MIN_BYTES = 256 * 1024;
 /** The shortest wait of a paced process before its next send. */
 const FLOOD_PACE_MS = 100;
+
+/** The bytes of a process's output sent per FLOOD_PERIOD_MS at most, and at once, for a ring of `capacity` bytes. */
+export function floodBytes(capacity: number): number {
+  return Math.max(capacity, FLOOD_MIN_BYTES);
+}
 
 /**
  * A small process host: runs agents' commands (node-pty and pipes, in the command sandbox when the extension's
@@ -485,11 +492,11 @@ export class ProcessHost {
     this.gatherTimer ??= setTimeout(() => this.sendGathered(), FRAME_GATHER_MS);
   }
 
-  /** Brings the process's credit up to date: a ring's worth more per FLOOD_PERIOD_MS, a ring's worth at most. */
+  /** Brings the process's credit up to date: a period's worth more per FLOOD_PERIOD_MS, a period's worth at most. */
   private refill(entry: Entry): void {
     const now = performance.now();
-    const ring = entry.ring.capacity;
-    entry.credit = Math.min(ring, entry.credit + ((now - entry.creditAt) * ring) / FLOOD_PERIOD_MS);
+    const period = floodBytes(entry.ring.capacity);
+    entry.credit = Math.min(period, entry.credit + ((now - entry.creditAt) * period) / FLOOD_PERIOD_MS);
     entry.creditAt = now;
   }
 
@@ -502,7 +509,7 @@ export class ProcessHost {
   /** Holds a process's output in its ring until it has credit again, then sends the latest of it. */
   private pace(entry: Entry): void {
     this.gathering.delete(entry);
-    const wait = Math.max(FLOOD_PACE_MS, Math.ceil((-entry.credit * FLOOD_PERIOD_MS) / entry.ring.capacity));
+    const wait = Math.max(FLOOD_PACE_MS, Math.ceil((-entry.credit * FLOOD_PERIOD_MS) / floodBytes(entry.ring.capacity)));
     entry.paced = setTimeout(() => {
       entry.paced = undefined;
       this.refill(entry);
@@ -628,7 +635,7 @@ export class ProcessHost {
         return;
       }
       this.guard.add(handle.pid);
-      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity), sent: 0, credit: record.capacity, creditAt: performance.now() };
+      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity), sent: 0, credit: floodBytes(record.capacity), creditAt: performance.now() };
       this.entries.set(record.process_id, entry);
       // Told before any output, so the client has the handle when the first data frame arrives.
       this.send({ t: 'spawned', req, pid: handle.pid });
