@@ -10,10 +10,9 @@ import { RingBuffer } from '../../src/core/process/ringBuffer';
 import { ProcessSupervisor } from '../../src/core/process/supervisor';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import type { AssembledServices } from '../../src/node/assembleServices';
-import type { Disposable } from '../../src/core/disposable';
-import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../src/core/ports/processBackend';
-import { HandleEvents } from '../../src/core/process/handleEvents';
+import type { ProcessBackend, ProcessHandle } from '../../src/core/ports/processBackend';
 import { AttachError, HostConnection } from '../../src/node/processHost/client';
+import { ScriptedHandle } from './helpers/scriptedHandle';
 import { FLOOD_MIN_BYTES, FLOOD_PERIOD_MS, ProcessHost, floodBytes } from '../../src/node/processHost/host';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV, attachPatiently, hostGraceMs, privateSocketDir, processHostStorageDir } from '../../src/node/processHost/hostBackends';
 import { isLive, listProcesses } from '../../src/node/processTable';
@@ -908,26 +907,6 @@ describe('process host: processes outlive the extension host', function () {
     assert.equal(first.w.supervisor.list()[0]?.state, 'running');
   });
 });
-
-/** A process whose output and exit the test makes, through a fake backend. */
-class ScriptedHandle implements ProcessHandle {
-  readonly events = new HandleEvents();
-  readonly pid = process.pid;
-  constructor(readonly tty: boolean) {}
-  onData(listener: (bytes: Uint8Array) => void): Disposable {
-    return this.events.onData(listener);
-  }
-  onExit(listener: (info: ExitInfo) => void): Disposable {
-    return this.events.onExit(listener);
-  }
-  write(): void {}
-  endInput(): void {}
-  resize(): void {}
-  kill(): void {}
-  terminate(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 describe('process host: output gathered into frames', function () {
   this.timeout(30_000);

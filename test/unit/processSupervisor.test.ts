@@ -3,14 +3,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { ToolError } from '../../src/core/errors';
 import type { Workspace } from '../../src/core/policy/workspaces';
-import type { ExitInfo, ProcessBackend, ProcessHandle } from '../../src/core/ports/processBackend';
-import { HandleEvents } from '../../src/core/process/handleEvents';
+import type { ProcessBackend } from '../../src/core/ports/processBackend';
 import type { Clock, ProcessSupervisorOptions, ProcessStatus } from '../../src/core/process/supervisor';
 import { ProcessSupervisor } from '../../src/core/process/supervisor';
 import { ChildProcessBackend } from '../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../src/node/nodePtyBackend';
 import type { ProcessEntry } from '../../src/node/processTable';
 import { descendantsOf, isLive, listProcesses } from '../../src/node/processTable';
+import { ScriptedHandle } from './helpers/scriptedHandle';
 
 const GRACE_MS = 600;
 const root = fs.realpathSync(os.tmpdir());
@@ -231,39 +231,15 @@ describe('process supervisor (real processes)', function () {
   });
 
   describe('output a backend did not deliver', () => {
-    /** A handle whose output and skips the test gives, as a process host's connection hands them on. */
-    class Scripted implements ProcessHandle {
-      readonly pid = 424242;
-      readonly events = new HandleEvents();
-      constructor(readonly tty: boolean) {}
-      onData(listener: (bytes: Uint8Array) => void) {
-        return this.events.onData(listener);
-      }
-      onSkip(listener: (bytes: number) => void) {
-        return this.events.onSkip(listener);
-      }
-      onExit(listener: (info: ExitInfo) => void) {
-        return this.events.onExit(listener);
-      }
-      write(): void {}
-      endInput(): void {}
-      resize(): void {}
-      kill(): void {}
-      terminate(): Promise<void> {
-        this.events.fireExit({ signal: 'SIGTERM' });
-        return Promise.resolve();
-      }
-    }
-
     it('is a lost range to the reader and an event to the mirror, between the output before and after', async () => {
-      let handle: Scripted | undefined;
-      const backend: ProcessBackend = { kind: 'pty', available: () => true, spawn: (o) => Promise.resolve((handle = new Scripted(o.tty))) };
+      let handle: ScriptedHandle | undefined;
+      const backend: ProcessBackend = { kind: 'pty', available: () => true, spawn: (o) => Promise.resolve((handle = new ScriptedHandle(o.tty))) };
       const sup = new ProcessSupervisor({ backends: { tty: () => backend, pipes: () => backend } });
       supervisors.push(sup);
       const skips: [string, number][] = [];
       sup.onDidSkip((id, bytes) => skips.push([id, bytes]));
       const id = await run(sup, ['flood'], { tty: true });
-      const h = handle as Scripted;
+      const h = handle as ScriptedHandle;
       h.events.fireData(Buffer.from('first '));
       const start = await sup.read(id, 0, 65536, 0);
       assert.equal(start.chunk, 'first ', 'the output before the gap');

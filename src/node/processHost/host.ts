@@ -109,9 +109,9 @@ const FRAME_GATHER_MS = 5;
 const FRAME_GATHER_BYTES = 64 * 1024;
 /**
  * How much of a process's output is sent to the window at most: one ring's worth (its retained output, 256 KiB by
- * default; at least FLOOD_MIN_BYTES) per FLOOD_PERIOD_MS on average, and as much at once: a token bucket per process. Output within
- * that is sent as it comes, every byte: a reader reading once a period gets all of it, which is what the ring
- * promises anyway. A flood beyond it (`cat` of a large file, `yes`) waits in the host's ring, and when the process
+ * default; at least FLOOD_MIN_BYTES) per FLOOD_PERIOD_MS on average, and as much at once: a token bucket per
+ * process. Output within that is sent as it comes, every byte: a reader reading once a period gets all of it, which
+ * is what the ring promises anyway. A flood beyond it (`cat` of a large file, `yes`) waits in the host's ring, and when the process
  * has credit again the window gets what the ring then holds, the bytes it no longer holds announced as a `skip` (the
  * reader's `lost` range). Every byte the window takes costs the extension host, the agent reading it and the
  * terminal drawing it CPU on the cores the command runs on: with every byte of a 200 MiB flood sent, the command
