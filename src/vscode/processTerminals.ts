@@ -36,9 +36,9 @@ const MAX_PENDING_BYTES = 512 * 1024;
  * a batch at every turn of the barrier (about 25 a second). The first such write shows up to eight batches (128 KiB),
  * so a burst of up to 144 KiB shows whole; while older output keeps being dropped (a flood), each write shows the
  * newest batch (16 KiB) and marks the rest as not shown. Each write the terminal takes is a frame the workbench
- * draws, and in a window that draws in software (no GPU) a frame costs a good part of a core for a moment, more
- * the more text it parses: at four writes a second of 128 KiB the window took about 0.4 of the two cores that a 200
- * MiB flood also needed (docs/BENCHMARKS.md). Output that the terminal keeps up with is written as before.
+ * draws, and in a window that draws in software (no GPU) a frame costs tens of ms of CPU, more the more text it
+ * parses: at four writes a second of 128 KiB the window took about 400 ms of CPU a second on the two cores that a
+ * 200 MiB flood also needed (docs/BENCHMARKS.md). Output that the terminal keeps up with is written as before.
  */
 const FLOOD_PACE = { delayMs: 1000, batches: 8 } as const;
 
