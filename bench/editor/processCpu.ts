@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { statFields } from '../../src/node/processTable';
 
 /**
  * Where a run's CPU went, by process: every process's user + system time from `/proc/<pid>/stat`, sampled every
@@ -34,9 +35,7 @@ function readTicks(pid: string): number | undefined {
   let fd: number | undefined;
   try {
     fd = fs.openSync(`/proc/${pid}/stat`, 'r');
-    const stat = STAT_BUFFER.toString('latin1', 0, fs.readSync(fd, STAT_BUFFER, 0, STAT_BUFFER.length, 0));
-    // The command name (field 2) may hold spaces and parentheses: the fields after it start past the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = statFields(STAT_BUFFER.toString('latin1', 0, fs.readSync(fd, STAT_BUFFER, 0, STAT_BUFFER.length, 0)));
     return Number(fields[11]) + Number(fields[12]);
   } catch {
     return undefined;

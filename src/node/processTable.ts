@@ -28,9 +28,7 @@ async function readProcLinux(): Promise<ProcessEntry[]> {
       .filter((n) => /^\d+$/.test(n))
       .map(async (n): Promise<ProcessEntry | undefined> => {
         try {
-          const stat = await fs.promises.readFile(`/proc/${n}/stat`, 'latin1');
-          // "pid (comm) state ppid pgrp session ... starttime(22)": comm may hold spaces and parentheses.
-          const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          const rest = statFields(await fs.promises.readFile(`/proc/${n}/stat`, 'latin1'));
           return { pid: Number(n), state: rest[0] ?? '?', ppid: Number(rest[1]), pgid: Number(rest[2]), start: rest[19] ?? '' };
         } catch {
           return undefined; // gone meanwhile
@@ -56,6 +54,15 @@ function readPs(): Promise<ProcessEntry[]> {
 }
 
 /** A snapshot of the OS process table (`/proc` on Linux, `ps` elsewhere). */
+/**
+ * The fields of a `/proc/<pid>/stat` line after the command name, from the state on: index 0 is the state, 1 the
+ * ppid, 2 the process group, 11 and 12 the user and system time in clock ticks, 19 the start time. The name (field 2)
+ * may hold spaces and parentheses, so the fields start past the last `)`.
+ */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 export function listProcesses(): Promise<ProcessEntry[]> {
   return process.platform === 'linux' ? readProcLinux() : readPs();
 }

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { Disposable } from '../core/disposable';
 import type { Logger } from '../core/ports/logger';
 import type { ProcessSupervisor } from '../core/process/supervisor';
-import { descendantsOf, isLive, listProcesses, sendSignal } from './processTable';
+import { descendantsOf, isLive, listProcesses, sendSignal, statFields } from './processTable';
 
 /**
  * Crash survivors. Normally the supervisor ends every child when the window closes or reloads; if the extension
@@ -76,8 +76,7 @@ export function identify(pid: number): ProcessIdentity | undefined {
     } catch {
       return undefined;
     }
-    // "pid (comm) state ppid ... starttime(22)": comm may hold spaces and parentheses.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const rest = statFields(stat);
     const state = rest[0] ?? '?';
     const start = rest[19];
     if (state === 'Z' || state === 'X' || !start) return undefined;
