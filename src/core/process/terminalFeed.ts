@@ -114,7 +114,7 @@ export class TerminalFeed {
   push(bytes: Uint8Array): void {
     if (this.disposed || bytes.length === 0) return;
     if (!this.accepts(bytes.length)) {
-      this.dropHeld();
+      this.keepNewest(0);
       // What is kept starts at a character: the rest of one whose start was dropped goes with it.
       let from = bytes.length - Math.min(bytes.length, this.options.maxPendingBytes);
       for (let k = 0; k < 3 && from < bytes.length && ((bytes[from] as number) & 0xc0) === 0x80; k++) from++;
@@ -146,31 +146,9 @@ export class TerminalFeed {
   }
 
   /**
-   * Drops the output held (not yet decoded): each run of it becomes a dropped count where it was, between the notes
-   * around it, and adjacent counts merge into one marker.
-   */
-  private dropHeld(): void {
-    if (this.size === 0) return;
-    const kept: Segment[] = [];
-    for (const seg of this.segments) {
-      const bytes = 'output' in seg ? seg.output : 'dropped' in seg ? seg.dropped : 0;
-      if (!('output' in seg) && !('dropped' in seg)) {
-        kept.push(seg);
-        continue;
-      }
-      if ('output' in seg) this.droppedTotal += bytes;
-      const last = kept[kept.length - 1];
-      if (last !== undefined && 'dropped' in last) last.dropped += bytes;
-      else kept.push({ dropped: bytes });
-    }
-    this.segments.splice(0, this.segments.length, ...kept);
-    this.head = 0;
-    this.size = 0;
-  }
-
-  /**
-   * Drops the oldest waiting output beyond the newest `keep` bytes (from the first character boundary after the cut),
-   * each run of it a dropped count where it was; notes stay. Returns how many bytes it dropped.
+   * Drops the oldest waiting output (not yet decoded) beyond the newest `keep` bytes (from the first character
+   * boundary after the cut; with `keep` 0, all of it): each run of it becomes a dropped count where it was, between
+   * the notes around it, and adjacent counts merge into one marker. Returns how many bytes it dropped.
    */
   private keepNewest(keep: number): number {
     let excess = this.size - keep;
