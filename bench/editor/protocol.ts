@@ -43,6 +43,8 @@ export type ControlRequest =
   | { readonly op: 'bare-pty'; readonly command: readonly string[]; readonly cwd: string }
   | { readonly op: 'find-files'; readonly root: string; readonly pattern: string; readonly maxResults: number }
   | { readonly op: 'probe-fs'; readonly file: string; readonly iterations: number }
+  /** The writes of a many-file apply alone (replaceLoop.ts), in the extension host; answers a ReplaceLoopReport. */
+  | { readonly op: 'replace-loop'; readonly listFile: string; readonly way: 'rename' | 'recreate' }
   | { readonly op: 'rss' }
   /** A full garbage collection in the extension host (node:inspector), so a measurement starts from live memory only. */
   | { readonly op: 'collect-garbage' }

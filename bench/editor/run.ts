@@ -46,6 +46,7 @@ import { ProcessCpu, cpuLine } from './processCpu';
 import { sampleText } from '../readLatency';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, MemoryBreakdown, SamplerReport } from './protocol';
 import { BENCH_INFO_FILE } from './protocol';
+import type { ReplaceLoopReport, ReplaceWay } from './replaceLoop';
 import { ACTIVATION_BUDGET_MS, BUNDLE_BUDGET_BYTES, measureActivation } from './activation';
 import { toolListGroup } from './toolList';
 
@@ -456,6 +457,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
     raw: 'diag: raw fetch JSON-RPC → extension `read`',
     outside: 'diag: the same floor in a separate, idle Node process',
     ping: 'diag: raw fetch JSON-RPC `ping` → extension (no tool)',
+    clientPing: 'diag: SDK client `ping` → extension (no tool)',
   } as const;
   const contenders: Contender[] = [
     { name: NAMES.ours, run: () => mcp.client.callTool({ name: 'read', arguments: args }) },
@@ -464,6 +466,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
     { name: NAMES.raw, run: raw },
     { name: NAMES.outside, run: floorCall(outside.url) },
     { name: NAMES.ping, run: ping },
+    { name: NAMES.clientPing, run: () => mcp.client.ping() },
   ];
   const samples = await interleave(contenders, {
     warmupRounds: sizes.readWarmupRounds,
@@ -479,6 +482,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
     { contender: NAMES.raw, stats: s('raw'), note: 'no SDK client: fetch + response.text()' },
     { contender: NAMES.outside, stats: s('outside'), note: 'the floor out of the extension host, still one process hop away' },
     { contender: NAMES.ping, stats: s('ping'), note: 'the same session as the raw row: HTTP host, transport and SDK protocol, no tool' },
+    { contender: NAMES.clientPing, stats: s('clientPing'), note: 'the SDK on both ends and the HTTP host, no tool: what any tool call pays before its own work' },
   ];
   const r = (a: keyof typeof NAMES, b: keyof typeof NAMES, label: string) => ({ label, value: s(a).median / s(b).median });
   return {
@@ -493,6 +497,7 @@ async function readGroup(rig: Rig): Promise<GroupOutput> {
         r('ours', 'raw', 'diag: SDK client → ours / raw fetch → ours (the SDK client)'),
         r('floor', 'outside', 'diag: in-host floor / floor in an idle process (what sharing the extension host costs)'),
         r('ping', 'floor', 'diag: raw fetch `ping` / in-host floor (the path without the tool)'),
+        r('clientPing', 'floor', 'diag: SDK client `ping` / in-host floor (the protocol on both ends, no tool)'),
       ],
       notes: [`${sizes.readWarmupRounds * sizes.readPerRound} warm-up calls, then ${sizes.readRounds * sizes.readPerRound} measured calls per contender in rounds of ${sizes.readPerRound}.`],
     },
@@ -824,12 +829,63 @@ async function seeGroup(rig: Rig): Promise<GroupOutput> {
   };
 }
 
+/** A case with at least this many files also times its writes alone (replaceLoop.ts). */
+const MANY_FILES = 100;
+
+/**
+ * A diagnosis of the many-file case: the writes of the apply alone, with nothing around them (no reading, planning,
+ * journal, confinement or MCP), on the same files in the workspace, in rounds: temp + rename over each file in the
+ * extension host (where `apply_patch` runs them), the same loop in a plain Node process, and `git apply`'s way of
+ * writing (remove, create anew) in a plain Node process. Each run starts as a timed apply does: files reset, the
+ * settle pause, a quiet machine; each result is checked byte for byte.
+ */
+async function measureReplaceLoops(rig: Rig, c: Case, tag: string): Promise<{ rows: Row[]; hostRename: Stats; plainRename: Stats; plainRecreate: Stats }> {
+  const listFile = path.join(rig.scratchDir, `replace-${tag}.json`);
+  fs.writeFileSync(listFile, JSON.stringify([...c.after].map(([rel, content]) => [path.join(rig.workDir, ...rel.split('/')), content])));
+  const script = path.join(__dirname, 'replaceLoop.js');
+  const plain = (way: ReplaceWay): ReplaceLoopReport => JSON.parse(execFileSync(process.execPath, [script, listFile, way], { encoding: 'utf8' })) as ReplaceLoopReport;
+  const runs: Record<'hostRename' | 'plainRename' | 'plainRecreate', () => Promise<ReplaceLoopReport>> = {
+    hostRename: () => rig.control.call<ReplaceLoopReport>({ op: 'replace-loop', listFile, way: 'rename' }),
+    plainRename: async () => plain('rename'),
+    plainRecreate: async () => plain('recreate'),
+  };
+  const keys = Object.keys(runs) as (keyof typeof runs)[];
+  const samples = new Map<keyof typeof runs, number[]>(keys.map((k) => [k, []]));
+  const total = rig.sizes.patchWarmupRounds + rig.sizes.patchRounds;
+  for (let round = 0; round < total; round++) {
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[(round + k) % keys.length] as keyof typeof runs;
+      restore(rig.workDir, c.files);
+      await sleep(PATCH_SETTLE_MS);
+      await untilQuiet(PATCH_QUIET_MAX_MS);
+      const report = await runs[key]();
+      if (report.files !== c.after.size) throw new Error(`the ${key} loop wrote ${report.files} of ${c.after.size} files`);
+      verify(rig.workDir, c.after, `the ${key} loop`);
+      if (round >= rig.sizes.patchWarmupRounds) samples.get(key)?.push(report.ms);
+    }
+    log(`${c.name}: the writes alone, round ${round + 1}/${total}`);
+  }
+  const st = (k: keyof typeof runs): Stats => summarize(samples.get(k) ?? []);
+  const n = c.after.size;
+  return {
+    rows: [
+      { contender: `diag: the writes alone, in the extension host — ${c.name}`, stats: st('hostRename'), note: `temp file + rename over each of the ${n} files, nothing else; how apply_patch writes` },
+      { contender: `diag: the same writes in a plain Node process — ${c.name}`, stats: st('plainRename'), note: 'the same loop, same files, out of the editor' },
+      { contender: `diag: git apply's way of writing, in a plain Node process — ${c.name}`, stats: st('plainRecreate'), note: `remove each of the ${n} files, create it anew (missing in between)` },
+    ],
+    hostRename: st('hostRename'),
+    plainRename: st('plainRename'),
+    plainRecreate: st('plainRecreate'),
+  };
+}
+
 async function patchGroup(rig: Rig): Promise<GroupOutput> {
   const { sizes } = rig;
   const rows: Row[] = [];
   const verdicts: Verdict[] = [];
   const notes: string[] = [];
   const cases: Case[] = [bigCase(), smallCase()];
+  const replaceRatios: { label: string; value: number }[] = [];
   for (const [i, c] of cases.entries()) {
     const { ours, git, reports, idle: idleDelay, quietWaits, notQuiet } = await measureCase(rig, c, String(i), { quiet: true });
     rows.push(
@@ -845,6 +901,15 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
     );
     verdicts.push(ratioVerdict(`\`apply_patch\`, ${c.name}`, '`git apply`', ours, git, 1.5));
     if (i === 0) verdicts.push(loopVerdict(`extension host event-loop delay during \`apply_patch\` of the ${c.name}`, loopMax, idleDelay));
+    if (c.files.size >= MANY_FILES) {
+      const loops = await measureReplaceLoops(rig, c, String(i));
+      rows.push(...loops.rows);
+      replaceRatios.push(
+        { label: `diag: ${c.name}, the writes alone (temp + rename) in the extension host / \`git apply\`'s whole run`, value: loops.hostRename.median / git.median },
+        { label: `diag: ${c.name}, the writes alone (temp + rename), extension host / plain Node process`, value: loops.hostRename.median / loops.plainRename.median },
+        { label: `diag: ${c.name}, temp + rename / remove + create, both in a plain Node process`, value: loops.plainRename.median / loops.plainRecreate.median },
+      );
+    }
   }
   // Where the time of a patch goes: the same file operations through vscode.workspace.fs and node:fs, in the host.
   const probeFile = path.join(rig.workDir, 'probe.ts');
@@ -865,6 +930,7 @@ async function patchGroup(rig: Rig): Promise<GroupOutput> {
     { label: 'diag: stat, vscode.workspace.fs / node:fs', value: pr(probe.vscodeStat, probe.nodeStat) },
     { label: 'diag: readFile, vscode.workspace.fs / node:fs', value: pr(probe.vscodeRead, probe.nodeRead) },
     { label: 'diag: writeFile + rename, vscode.workspace.fs / node:fs', value: pr(probe.vscodeWriteRename, probe.nodeWriteRename) },
+    ...replaceRatios,
   ];
   notes.push(
     `Targets are reset (files rewritten in place; git applies the same change to the same files in the workspace), ${PATCH_SETTLE_MS} ms pass, and then the bench waits until the machine's CPUs are at most ${QUIET_BUSY * 100}% busy over ${QUIET_WINDOW_MS} ms (at most ${PATCH_QUIET_MAX_MS / 1000} s) before each timed apply: the editor's reaction to the reset and the previous apply's diagnostics follow-up are over, as they are when an agent's next patch comes a model turn later. Results are verified byte for byte outside the timed region. ${sizes.patchWarmupRounds} warm-up + ${sizes.patchRounds} measured rounds per case, interleaved.`,

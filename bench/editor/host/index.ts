@@ -20,6 +20,7 @@ import type * as NodePty from 'node-pty';
 import * as vscode from 'vscode';
 import type { BarePtyReport, BenchInfo, ControlInfo, ControlRequest, FindFilesReport, FsProbeReport, JsonFloor, MemoryBreakdown, SamplerReport } from '../protocol';
 import { BENCH_INFO_FILE, startJsonFloor } from '../protocol';
+import { readReplaceList, replaceLoop } from '../replaceLoop';
 
 const EXTENSION_ID = 'codespace.codespace-vscode';
 const RSS_SAMPLE_MS = 20;
@@ -303,6 +304,8 @@ export async function run(): Promise<void> {
           return findFiles(request.root, request.pattern, request.maxResults);
         case 'probe-fs':
           return probeFs(request.file, request.iterations);
+        case 'replace-loop':
+          return replaceLoop(readReplaceList(request.listFile), request.way);
         case 'rss':
           return { rss: process.memoryUsage.rss() };
         case 'collect-garbage':
