@@ -53,7 +53,6 @@ function readPs(): Promise<ProcessEntry[]> {
   });
 }
 
-/** A snapshot of the OS process table (`/proc` on Linux, `ps` elsewhere). */
 /**
  * The fields of a `/proc/<pid>/stat` line after the command name, from the state on: index 0 is the state, 1 the
  * ppid, 2 the process group, 11 and 12 the user and system time in clock ticks, 19 the start time. The name (field 2)
@@ -63,6 +62,7 @@ export function statFields(stat: string): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
+/** A snapshot of the OS process table (`/proc` on Linux, `ps` elsewhere). */
 export function listProcesses(): Promise<ProcessEntry[]> {
   return process.platform === 'linux' ? readProcLinux() : readPs();
 }
