@@ -10,8 +10,6 @@ export type OperationStatus = 'pending' | 'applied' | 'failed' | 'failed_partial
 /** Every status but `pending`: an operation in one of these never changes again. */
 export type FinishedStatus = Exclude<OperationStatus, 'pending'>;
 
-export const OPERATION_STATUSES: readonly OperationStatus[] = ['pending', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown', 'checked'];
-
 export type FileChangeKind = 'add' | 'update' | 'delete' | 'move';
 
 /** One file of the patch, as the tool result lists it. */

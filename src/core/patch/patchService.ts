@@ -169,7 +169,10 @@ export class PatchService {
     };
   }
 
-  /** prepare + commit in one exclusive turn of the workspace: what a call without a hold does. */
+  /**
+   * prepare + commit in one exclusive turn of the workspace, outside the operation runner (no ledger turn of its
+   * own, no holds). Only the benches and tests call it; `apply_patch` goes through the runner's prepare and commit.
+   */
   async apply(ws: Workspace, request: ApplyPatchRequest): Promise<ApplyPatchResult> {
     return this.exclusive(occupancyScope(ws), async () => {
       const prepared = await this.prepare(ws, request);

@@ -383,10 +383,6 @@ export function* buildAddedFileSteps(lines: readonly string[]): Steps<Uint8Array
 }
 
 /** The file line (1-based) most similar to `wanted`, by character bigrams; a hint for a failed match. */
-export function nearestLine(wanted: string, lines: readonly string[]): { line: number; text: string } | undefined {
-  return runSync(nearestLineSteps(wanted, lines));
-}
-
 function* nearestLineSteps(wanted: string, lines: readonly string[]): Steps<{ line: number; text: string } | undefined> {
   const target = wanted.trim();
   if (lines.length === 0) return undefined;
