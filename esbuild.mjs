@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { sdkMessageChecks } from './scripts/sdkMessageChecks.mjs';
+import { shippedCatalogue } from './scripts/shippedCatalogue.mjs';
 
 /**
  * The v2 MCP SDK's server and core packages each bring their own copy of the same zod 4 (the project's own zod is
@@ -106,7 +107,8 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
-    plugins: [sdkMessageChecks()],
+    // The tool catalogue it answers with before it has found the window, computed now (scripts/shippedCatalogue.mjs).
+    plugins: [sdkMessageChecks(), shippedCatalogue()],
     sourcemap: !production,
     minify: production,
     logLevel: 'info',
