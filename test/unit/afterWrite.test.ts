@@ -43,6 +43,17 @@ describe('review after the write', function () {
       assert.equal(hunkAtLine(hunks, 5)?.index, 1, 'and from the line before it');
       assert.equal(hunkAtLine(hunks, 9)?.index, 2);
       assert.equal(hunkAtLine(hunks, 3), undefined);
+      // The same hunks from the accepted text (the left side): its lines, and an insertion from the lines around it.
+      assert.equal(hunkAtLine(hunks, 1, 'old')?.index, 0);
+      assert.equal(hunkAtLine(hunks, 6, 'old')?.index, 1, 'a deleted line is found on the old side');
+      assert.equal(hunkAtLine(hunks, 10, 'old')?.index, 2, 'an insertion is found from the line after it');
+      assert.equal(hunkAtLine(hunks, 9, 'old')?.index, 2, 'and from the line before it');
+      assert.equal(hunkAtLine(hunks, 3, 'old'), undefined);
+      // A deleted file: one hunk, every line of the old side in it; the empty new side finds it at its only line.
+      const gone = hunksOf(BASE, '');
+      assert.equal(gone.length, 1);
+      assert.equal(hunkAtLine(gone, 4, 'old')?.index, 0);
+      assert.equal(hunkAtLine(gone, 0, 'new')?.index, 0);
     });
 
     it('keeps a hunk into the accepted text and undoes one in the file, leaving the other hunks', () => {
@@ -170,6 +181,35 @@ describe('review after the write', function () {
       await assert.rejects(reviews.files(id), (e: unknown) => ToolError.is(e, 'NOT_FOUND'));
       reviews.restore(snap);
       assert.equal((await reviews.file(id, 'a.txt')).hunks.length, 2);
+    });
+
+    it('every kind of change, from either side: a deleted, a moved, a CRLF file without a final newline come back byte for byte', async () => {
+      const CRLF = 'uno\r\ndos\r\ntres';
+      await w.dispose();
+      w = await openPatchWorld({ 'a.txt': BASE, 'crlf.txt': CRLF, 'gone.txt': CRLF, 'from.txt': 'moved\n' }, { profile: 'exec', approvals: () => ({ ...DEFAULT_APPROVAL_POLICY, patches: 'confirm' }), reviewMode: () => mode });
+      await w.apply({
+        workspace_id: WS_ID,
+        patch: v4a('*** Delete File: gone.txt', '*** Update File: from.txt', '*** Move to: to.txt', '@@', '-moved', '+MOVED', '*** Update File: crlf.txt', '@@', ' uno', '-dos', '+DOS'),
+        expected_versions: { 'gone.txt': sha256(CRLF), 'from.txt': sha256('moved\n'), 'crlf.txt': sha256(CRLF) },
+        operation_key: 'kinds-1',
+      });
+      const reviews = w.assembled.services.afterWrite;
+      const id = reviewIdOf(WS_ID, undefined);
+      assert.deepEqual((await reviews.files(id)).map((f) => [f.path, f.current === null, f.hunks.length]), [['crlf.txt', false, 1], ['from.txt', true, 1], ['gone.txt', true, 1], ['to.txt', false, 1]]);
+      // The deleted file, from its only side with lines (the old one), and from the empty new side.
+      await reviews.undo(id, 'gone.txt', 2, 'old');
+      assert.equal(await fsp.readFile(w.abs('gone.txt'), 'utf8'), CRLF, 'the deleted file is back, CRLF and no final newline');
+      // The CRLF file, from the old side's changed line.
+      await reviews.undo(id, 'crlf.txt', 1, 'old');
+      assert.equal(await fsp.readFile(w.abs('crlf.txt'), 'utf8'), CRLF);
+      // The move: its source comes back from the new (empty) side, its destination is kept from the new side.
+      await reviews.undo(id, 'from.txt', 0, 'new');
+      assert.equal(await fsp.readFile(w.abs('from.txt'), 'utf8'), 'moved\n');
+      await reviews.keep(id, 'to.txt', 0, 'new');
+      assert.deepEqual((await reviews.files(id)).map((f) => [f.path, f.hunks.length]), [['crlf.txt', 0], ['from.txt', 0], ['gone.txt', 0], ['to.txt', 0]]);
+      // A line on the old side that is in no change says which side it looked at.
+      await fsp.writeFile(w.abs('crlf.txt'), 'uno\r\nDOS\r\ntres');
+      await assert.rejects(reviews.keep(id, 'crlf.txt', 2, 'old'), (e: unknown) => ToolError.is(e, 'INVALID_ARGUMENTS') && /Line 3 of the accepted text \(the left side\) of crlf\.txt is in no change of the review \(changes: lines 2-2\)/.test(e.message));
     });
 
     it('refuses an undo when the file changed since in a way the hunk no longer applies, and writes nothing', async () => {

@@ -112,6 +112,7 @@ describe('approval holds', function () {
     const comments = [
       { path: 'docs/new.md', range: { start_line: 2, end_line: 2 }, quoted: 'text', body: '  Say what the text is.  ' },
       { path: 'a.txt', range: { start_line: 1, end_line: 2 }, quoted: 'alpha\nBETA', body: 'Keep beta lowercase.' },
+      { path: 'a.txt', side: 'old' as const, range: { start_line: 2, end_line: 2 }, quoted: 'beta', body: '\tOn the old side.\r\n' },
     ];
     const waiting = resume(id, 20_000);
     await new Promise((r) => setTimeout(r, 50));
@@ -122,12 +123,13 @@ describe('approval holds', function () {
     const expected = {
       status: 'changes_requested',
       comments: [
-        { path: 'a.txt', range: { start_line: 1, end_line: 2 }, quoted: 'alpha\nBETA', body: 'Keep beta lowercase.' },
-        { path: 'docs/new.md', range: { start_line: 2, end_line: 2 }, quoted: 'text', body: 'Say what the text is.' },
+        { path: 'a.txt', side: 'old', range: { start_line: 2, end_line: 2 }, quoted: 'beta', body: '\tOn the old side.\r\n' },
+        { path: 'a.txt', side: 'new', range: { start_line: 1, end_line: 2 }, quoted: 'alpha\nBETA', body: 'Keep beta lowercase.' },
+        { path: 'docs/new.md', side: 'new', range: { start_line: 2, end_line: 2 }, quoted: 'text', body: '  Say what the text is.  ' },
       ],
       reviewer_note: 'two things',
     };
-    assert.deepEqual(first.structuredContent, expected, 'comments in file and line order, bodies trimmed');
+    assert.deepEqual(first.structuredContent, expected, 'comments in file, side and line order, bodies exactly as written');
     assert.deepEqual((await resume(id)).structuredContent, expected, 'a repeat answers the same');
     await assert.rejects(w.assembled.approvals.resolve(id, 'grant', { by: 'reviewer' }), /APPROVAL_CONFLICT|already decided/);
     await assert.rejects(w.assembled.approvals.requestChanges(id, comments), /already decided/);
@@ -150,7 +152,10 @@ describe('approval holds', function () {
       [[{ ...ok, range: { start_line: 3, end_line: 2 } }], /end_line/],
       [[{ ...ok, range: { start_line: 0, end_line: 1 } }], /start_line/],
       [[{ ...ok, body: '   ' }], /body is empty/],
+      [[{ ...ok, body: ' \t\r\n ' }], /body is empty/],
       [[{ ...ok, body: 'x'.repeat(4001) }], /at most 4000/],
+      [[{ ...ok, body: '\u{20000}'.repeat(4001) }], /4001 characters; at most 4000/],
+      [[{ ...ok, side: 'left' }], /side must be "old" or "new"/],
     ];
     for (const [bad, message] of cases) {
       await assert.rejects(w.assembled.approvals.requestChanges(id, bad as never), (err: { code?: string; message: string }) => {
@@ -165,6 +170,16 @@ describe('approval holds', function () {
     const r = (await resume(id)).structuredContent as { comments: { quoted: string }[] };
     assert.equal(r.comments[0]?.quoted.length, 4000, 'a long quote is cut');
     assert.ok(r.comments[0]?.quoted.endsWith('…'));
+  });
+
+  it('Request Changes: a body of 4000 non-BMP characters is whole, and a quote of them is cut between characters', async () => {
+    await open();
+    const id = await held(twoFilePatch());
+    const body = '  \u{1F600}\u{20000}'.repeat(1000);
+    await w.assembled.approvals.requestChanges(id, [{ path: 'a.txt', range: { start_line: 1, end_line: 1 }, quoted: '\u{1F600}'.repeat(4100), body }]);
+    const r = (await resume(id)).structuredContent as { comments: { quoted: string; body: string }[] };
+    assert.equal(r.comments[0]?.body, body, 'the body reaches the agent exactly');
+    assert.equal(r.comments[0]?.quoted, `${'\u{1F600}'.repeat(3999)}…`, 'cut at a character, not inside a surrogate pair');
   });
 
   it('a bound file that changes while pending makes the hold stale; a stale hold cannot be granted', async () => {

@@ -156,6 +156,7 @@ describe('steering tools over MCP (real SDK clients, real port)', function () {
     const comments = [
       { path: 'src/b.ts', range: { start_line: 4, end_line: 6 }, quoted: 'x\ny\nz', body: 'Split this.' },
       { path: 'a.txt', range: { start_line: 1, end_line: 1 }, quoted: 'one', body: ' Say two. ' },
+      { path: 'a.txt', side: 'old' as const, range: { start_line: 3, end_line: 3 }, quoted: 'gone', body: '    keep()\r\n\t\u{1F600}' },
     ];
     await assert.rejects(h.services.steering.queueReviewComments(workId, []), /at least one comment/);
     await assert.rejects(h.services.steering.queueReviewComments(workId, [{ ...comments[0], range: { start_line: 2, end_line: 1 } }] as never), /end_line/);
@@ -168,10 +169,14 @@ describe('steering tools over MCP (real SDK clients, real port)', function () {
     assert.equal(claimed.id, queued.id);
     assert.equal(claimed.kind, 'review_comments');
     assert.deepEqual(claimed.comments, [
-      { path: 'a.txt', range: { start_line: 1, end_line: 1 }, quoted: 'one', body: 'Say two.' },
-      { path: 'src/b.ts', range: { start_line: 4, end_line: 6 }, quoted: 'x\ny\nz', body: 'Split this.' },
+      { path: 'a.txt', side: 'old', range: { start_line: 3, end_line: 3 }, quoted: 'gone', body: '    keep()\r\n\t\u{1F600}' },
+      { path: 'a.txt', side: 'new', range: { start_line: 1, end_line: 1 }, quoted: 'one', body: ' Say two. ' },
+      { path: 'src/b.ts', side: 'new', range: { start_line: 4, end_line: 6 }, quoted: 'x\ny\nz', body: 'Split this.' },
     ]);
-    assert.equal(claimed.text, 'Review comments from the developer (2 on 2 files; each with its lines in "comments"):\n- a.txt:1: Say two.\n- src/b.ts:4-6: Split this.');
+    assert.equal(
+      claimed.text,
+      'Review comments from the developer (3 on 2 files; each with its lines in "comments"):\n- a.txt:3 (old side): keep() \u{1F600}\n- a.txt:1: Say two.\n- src/b.ts:4-6: Split this.',
+    );
   });
 
   it('no steering tool can approve: instruction text cannot reach approval_resolve, and there is no approve tool', async () => {

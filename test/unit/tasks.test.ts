@@ -100,7 +100,7 @@ describe('held operations as MCP Tasks (2026-07-28)', function () {
     assert.equal(done.result?.status, 'completed', JSON.stringify(done));
     const result = done.result?.result as CallToolResult & { structuredContent: Record<string, unknown> };
     assert.equal(result.isError, undefined);
-    assert.deepEqual(result.structuredContent, { status: 'changes_requested', comments: [comment] });
+    assert.deepEqual(result.structuredContent, { status: 'changes_requested', comments: [{ ...comment, side: 'new' }] });
     assert.equal(await fsp.readFile(path.join(base, 'a.txt'), 'utf8'), 'alpha\n');
   });
 

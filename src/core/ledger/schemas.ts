@@ -45,6 +45,8 @@ export const patchRecordSchema = z.object({
 /** A reviewer's line comment (src/core/reviewComments.ts checks it; the tools' output schemas use this short form). */
 export const reviewCommentSchema = z.object({
   path: z.string(),
+  /** Absent in comments recorded before sides existed: those were on the new side. */
+  side: z.enum(['old', 'new']).optional(),
   range: z.object({ start_line: z.number(), end_line: z.number() }),
   quoted: z.string(),
   body: z.string(),

@@ -54,14 +54,24 @@ export function hunksOf(base: string, current: string): Hunk[] {
   }));
 }
 
+/** Which side of a review's diff a line is on: `old` the accepted text (left), `new` the file now (right). */
+export type HunkSide = 'old' | 'new';
+
+/** A hunk's lines on one side of the diff. */
+export function linesOn(hunk: Hunk, side: HunkSide): Hunk['base'] {
+  return side === 'old' ? hunk.base : hunk.current;
+}
+
 /**
- * The hunk at a 0-based line of the file now: the one whose lines hold it, else a deletion just before or after it
- * (a deletion has no line of its own on the modified side). Undefined when the line is in no hunk.
+ * The hunk at a 0-based line of one side of the diff (`new`: the file now, the default; `old`: the accepted text):
+ * the one whose lines on that side hold it, else one with no line on that side just before or after it (a deletion
+ * seen from the file, an insertion seen from the accepted text). Undefined when the line is in no hunk.
  */
-export function hunkAtLine(hunks: readonly Hunk[], line: number): Hunk | undefined {
-  const inside = hunks.find((h) => h.current.start <= line && line < h.current.end);
+export function hunkAtLine(hunks: readonly Hunk[], line: number, side: HunkSide = 'new'): Hunk | undefined {
+  const on = (h: Hunk): Hunk['base'] => linesOn(h, side);
+  const inside = hunks.find((h) => on(h).start <= line && line < on(h).end);
   if (inside) return inside;
-  return hunks.find((h) => h.current.start === h.current.end && (line === h.current.start || line === h.current.start - 1));
+  return hunks.find((h) => on(h).start === on(h).end && (line === on(h).start || line === on(h).start - 1));
 }
 
 function splice(text: string, range: { start: number; end: number }, lines: string): string {

@@ -11,7 +11,8 @@ import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import { occupancyScope } from '../policy/workspaces';
 import { EventStream } from '../util/eventStream';
 import type { Hunk } from './afterWriteHunks';
-import { hunkAtLine, hunksOf, keepHunk, undoHunk, undoPatch } from './afterWriteHunks';
+import type { HunkSide } from './afterWriteHunks';
+import { hunkAtLine, hunksOf, keepHunk, linesOn, undoHunk, undoPatch } from './afterWriteHunks';
 
 /**
  * Review after the write (`codespace.review.mode` `after`): what CodeSpace's patches wrote stays open to review, one
@@ -222,12 +223,15 @@ export class AfterWriteReviews implements Disposable {
     return this.now(this.workspaceOf(review), this.requireFile(review, path));
   }
 
-  /** Keep: the hunk at `line` (0-based, of the file now) joins the accepted text and leaves the review. */
-  async keep(reviewId: string, path: string, line: number): Promise<Hunk> {
+  /**
+   * Keep: the hunk at `line` (0-based, of the file now; of the accepted text with side `old`) joins the accepted
+   * text and leaves the review.
+   */
+  async keep(reviewId: string, path: string, line: number, side: HunkSide = 'new'): Promise<Hunk> {
     const review = this.require(reviewId);
     const f = this.requireFile(review, path);
     const now = await this.now(this.workspaceOf(review), f);
-    const hunk = this.hunkAt(now, line);
+    const hunk = this.hunkAt(now, line, side);
     const base = now.current === null && f.base !== null && hunk.base.start === 0 && splitCount(f.base) === hunk.base.end ? null : keepHunk(f.base ?? '', hunk);
     review.files.set(path, { ...f, base });
     this.changes.emit(review.id);
@@ -235,18 +239,18 @@ export class AfterWriteReviews implements Disposable {
   }
 
   /**
-   * Undo: writes the reverse of the hunk at `line` (0-based, of the file now) through the patch engine, in the
+   * Undo: writes the reverse of the hunk at `line` (0-based, of the file now; of the accepted text with side `old`) through the patch engine, in the
    * workspace's patch turn, bound to the version read now: the file changed since (or the hunk's place is not unique
    * enough to find) refuses and writes nothing. The agent that wrote the file learns it on its next answer.
    */
-  async undo(reviewId: string, path: string, line: number): Promise<{ notice: ReviewUndone; result: ApplyPatchResult }> {
+  async undo(reviewId: string, path: string, line: number, side: HunkSide = 'new'): Promise<{ notice: ReviewUndone; result: ApplyPatchResult }> {
     const review = this.require(reviewId);
     const ws = this.workspaceOf(review);
     const release = await this.options.patches.lock(occupancyScope(ws));
     try {
       const f = this.requireFile(review, path);
       const now = await this.now(ws, f);
-      const hunk = this.hunkAt(now, line);
+      const hunk = this.hunkAt(now, line, side);
       const current = now.current ?? '';
       const exact = undoHunk(current, hunk);
       let patch: string;
@@ -390,12 +394,14 @@ export class AfterWriteReviews implements Disposable {
     return this.options.workspaces.get(review.workspace_id, review.work_id);
   }
 
-  private hunkAt(now: ReviewFileNow, line: number): Hunk {
-    const hunk = Number.isInteger(line) && line >= 0 ? hunkAtLine(now.hunks, line) : undefined;
+  private hunkAt(now: ReviewFileNow, line: number, side: HunkSide): Hunk {
+    const hunk = Number.isInteger(line) && line >= 0 ? hunkAtLine(now.hunks, line, side) : undefined;
     if (hunk) return hunk;
-    const where = now.hunks.map((h) => (h.current.end > h.current.start ? `${h.current.start + 1}-${h.current.end}` : `at ${h.current.start + 1}`)).join(', ');
-    throw new ToolError('INVALID_ARGUMENTS', `Line ${line + 1} of ${now.path} is in no change of the review${where ? ` (changes: lines ${where})` : ': the file has no change left'}.`, {
-      details: { field: 'line', path: now.path },
+    const on = (h: Hunk): Hunk['base'] => linesOn(h, side);
+    const where = now.hunks.map((h) => (on(h).end > on(h).start ? `${on(h).start + 1}-${on(h).end}` : `at ${on(h).start + 1}`)).join(', ');
+    const which = side === 'old' ? 'of the accepted text (the left side) ' : '';
+    throw new ToolError('INVALID_ARGUMENTS', `Line ${line + 1} ${which}of ${now.path} is in no change of the review${where ? ` (changes: lines ${where})` : ': the file has no change left'}.`, {
+      details: { field: 'line', path: now.path, side },
     });
   }
 

@@ -923,14 +923,16 @@ export function rewindText(n: RewindNotice): string {
 
 /**
  * The text of a review_comments instruction, for whoever reads only text (the panel, /inbox, an agent that ignores
- * `comments`): one line per comment, `path:start-end: body`, cut to the instruction size limit.
+ * `comments`): one line per comment, `path:start-end: body` (` (old side)` after the lines of a comment on the file
+ * before the change; the body's whitespace runs as one space), cut to the instruction size limit. `comments` has
+ * each body exactly.
  */
 export function reviewCommentsText(comments: readonly ReviewComment[]): string {
   const files = new Set(comments.map((c) => c.path)).size;
   const head = `Review comments from the developer (${comments.length} on ${files} file${files === 1 ? '' : 's'}; each with its lines in "comments"):`;
   const lines = comments.map((c) => {
     const at = c.range.start_line === c.range.end_line ? `${c.range.start_line}` : `${c.range.start_line}-${c.range.end_line}`;
-    return `- ${c.path}:${at}: ${c.body.replace(/\s+/g, ' ')}`;
+    return `- ${c.path}:${at}${c.side === 'old' ? ' (old side)' : ''}: ${c.body.replace(/\s+/g, ' ').trim()}`;
   });
   let text = [head, ...lines].join('\n');
   const enc = new TextEncoder();
