@@ -80,11 +80,21 @@ describe('Command sandbox inside VS Code', () => {
       path.join(root, script),
       "const net = require('node:net');\n(async () => { for (const t of process.argv.slice(2)) console.log(t + ' ' + await new Promise((r) => { const s = net.connect(t); s.on('connect', () => { s.end(); r('CONNECTED'); }); s.on('error', (e) => r('ERROR ' + e.code)); })); })();\n",
     );
+    const unixSockets = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('codespace');
     try {
       const out = (await run([process.execPath, script, ...live])).replace(/\r\n/g, '\n');
+      console.log(`      tried from the sandbox: ${out.trim().split('\n').join('; ')}`);
       for (const p of live) assert.match(out, new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} ERROR EPERM$`, 'm'), out);
       assert.doesNotMatch(out, /CONNECTED/);
+      // The weaker mode reaches the sandbox too (in the process host): no filter, so no EPERM, only the file system's answer.
+      await unixSockets().update('exec.unixSockets', 'allow', vscode.ConfigurationTarget.Global);
+      const weaker = await call<{ execution: { isolation: { unix_sockets?: { blocked: boolean } } } }>(client, 'workspace_info', { workspace_id: wsId });
+      assert.equal(weaker.execution.isolation.unix_sockets?.blocked, false);
+      const unfiltered = await run([process.execPath, script, ...live]);
+      console.log(`      with codespace.exec.unixSockets "allow": ${unfiltered.trim().split(/\r?\n/).join('; ')}`);
+      assert.doesNotMatch(unfiltered, /EPERM/);
     } finally {
+      await unixSockets().update('exec.unixSockets', undefined, vscode.ConfigurationTarget.Global);
       fs.rmSync(path.join(root, script), { force: true });
     }
   });

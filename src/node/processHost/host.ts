@@ -190,6 +190,7 @@ export class ProcessHost {
         network: () => iso().network,
         gitWrites: () => (iso().gitWrites === 'commit' ? 'commit' : 'none') as GitWrites,
         maxProcesses: () => iso().maxProcesses ?? 0,
+        unixSockets: () => (iso().unixSockets === 'allow' ? 'allow' : 'block'),
         allowedDomains: () => iso().allowedDomains ?? [],
         testHosts: this.testHosts,
         ...(options.relayScript ? { relayScript: options.relayScript } : {}),

@@ -25,6 +25,8 @@ export interface IsolationSnapshot {
   readonly network: 'block' | 'allow' | 'domains';
   readonly gitWrites?: string;
   readonly maxProcesses?: number;
+  /** `codespace.exec.unixSockets`; absent means `block` (the filter on). */
+  readonly unixSockets?: 'block' | 'allow';
   readonly allowedDomains?: readonly string[];
   /** Tests only: name → address of a stand-in registry (networkProxy.ts TestHosts). */
   readonly testHosts?: readonly (readonly [string, { readonly address: string; readonly port: number }])[];
