@@ -2,7 +2,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import { InvalidArgumentsError } from '../errors';
 import { GLOB_LIMITS, checkGlob } from '../policy/glob';
-import { isInside, isNameable } from '../policy/paths';
+import { isInside, isNameable, leftOutNamesNote } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
 
@@ -37,6 +37,7 @@ export const findTool = defineTool({
   output: {
     paths: z.array(z.string()),
     truncated: z.boolean(),
+    notes: z.array(z.string()).optional(),
   },
   async handler(args, { services, signal, progress }) {
     const pattern = checkPattern(args.pattern);
@@ -65,7 +66,9 @@ export const findTool = defineTool({
         outside.add(rel);
       }
     });
+    // The one name check every tool makes: a listed path is one read and apply_patch take as it is.
     const paths = found.paths.filter((p) => !outside.has(p) && isNameable(p));
-    return { paths, truncated: found.truncated || found.paths.length > max };
+    const note = leftOutNamesNote(found.paths.length - outside.size - paths.length + (found.unrepresentable?.length ?? 0));
+    return { paths, truncated: found.truncated || found.paths.length > max, ...(note !== undefined ? { notes: [note] } : {}) };
   },
 });
