@@ -22,8 +22,8 @@ export const findTool = defineTool({
   name: 'find',
   title: 'Find files',
   description:
-    'Lists files whose path matches a glob (\'**/*.ts\', \'src/*.{js,ts}\'; * stays in one folder, ** spans folders), ' +
-    'honouring files.exclude.',
+    'Files matching a glob (\'**/*.ts\', \'src/*.{js,ts}\'; * stays in a folder, ** spans folders), ' +
+    'minus files.exclude.',
   kind: 'inspect',
   input: {
     workspace_id: z.string().min(1),
