@@ -201,7 +201,7 @@ describe('apply_patch through MCP on the assembled services', function () {
   describe('refused patches: a specific error each, workspace unchanged, nothing recorded', () => {
     const files = { [APP]: APP_TEXT, 'dir/inner.txt': 'inner\n', 'exists.txt': 'here\n' };
     const cases: { name: string; patch: string; code: string; message: RegExp }[] = [
-      { name: 'empty patch (no section)', patch: v4a(), code: 'PATCH_INVALID', message: /touches no file/ },
+      { name: 'empty patch (no section)', patch: v4a(), code: 'PATCH_INVALID', message: /expected a file section/ },
       { name: 'empty patch (blank text)', patch: '\n\n', code: 'PATCH_INVALID', message: /empty/ },
       { name: 'bad header', patch: v4a('*** Frobnicate File: src/app.ts', '+x'), code: 'PATCH_INVALID', message: /unknown header/ },
       { name: 'missing Begin', patch: '*** Update File: src/app.ts\n@@\n-a\n+b\n*** End Patch', code: 'PATCH_INVALID', message: /Begin Patch/ },
