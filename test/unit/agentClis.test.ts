@@ -88,6 +88,17 @@ describe('real agent CLIs start the bridge from what Connect an Agent copies', f
     return `${r.stdout ?? ''}${r.stderr ?? ''}`;
   }
 
+  /** Runs a CLI with stdin closed (`codex exec` otherwise waits for more of its prompt on stdin); output and errors. */
+  function runClosedStdin(command: string, args: string[], home: string): Promise<string> {
+    return new Promise((resolve) => {
+      const child = spawn(path.join(bin, command), args, { cwd: root, env: userEnv(home), stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
+      const output: string[] = [];
+      child.stdout.setEncoding('utf8').on('data', (c: string) => output.push(c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => output.push(c));
+      child.once('close', (code, signal) => resolve(`${output.join('')}\n(exit ${code ?? signal})`));
+    });
+  }
+
   /**
    * A fresh home with Codex configured from the copied text: `codex mcp add`, then every `# key = value` line it
    * asks for under the server's table; and a model provider at `baseUrl`.
@@ -189,7 +200,7 @@ describe('real agent CLIs start the bridge from what Connect an Agent copies', f
       const missing: string[] = [];
       for (let i = 0; i < CODEX_RUNS; i++) {
         const seen = provider.requests.length;
-        const out = await run('codex', ['exec', '--skip-git-repo-check', `run ${i}: say done`], home);
+        const out = await runClosedStdin('codex', ['exec', '--skip-git-repo-check', `run ${i}: say done`], home);
         const first = provider.requests[seen];
         if (!first) {
           missing.push(`run ${i}: no model request at all:\n${out}`);
