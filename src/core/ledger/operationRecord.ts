@@ -33,6 +33,15 @@ export interface OperationChange {
   readonly kind: FileChangeKind;
   readonly before_hash: string | null;
   readonly after_hash: string | null;
+  /** POSIX permission bits of the file before (absent: no file, or not known). */
+  readonly before_mode?: number;
+  /** POSIX permission bits of the file after (absent: no file, or the default of a new file). */
+  readonly after_mode?: number;
+  /**
+   * Folders (workspace-relative, deepest first) that did not exist and that writing this path created: a rewind of
+   * the operation removes those that are empty again.
+   */
+  readonly created_folders?: readonly string[];
 }
 
 /** What reconciliation found at one path. `found` is a hash, `null` (nothing there), `directory` or `unreadable`. */
