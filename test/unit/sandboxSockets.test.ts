@@ -195,6 +195,16 @@ describe('Unix sockets from the command sandbox (real bwrap)', function () {
     assert.match(direct.out, /^\/tmp\/\.codespace-network\/proxy\.sock ERROR EPERM$/m);
   });
 
+  it('network domains: under the nested bwrap the command keeps the same sandbox (read-only protected entries, a writable workspace, no capabilities)', async () => {
+    setting.network = 'domains';
+    fs.mkdirSync(path.join(f.root, '.vscode'));
+    const r = await run(['sh', '-c', '(echo x > .vscode/x) 2>/dev/null && echo WROTE-VSCODE; echo ok > ok.txt && echo WROTE-ROOT; grep ^CapEff /proc/self/status']);
+    assert.doesNotMatch(r.out, /WROTE-VSCODE/);
+    assert.match(r.out, /WROTE-ROOT/);
+    assert.match(r.out, /^CapEff:\s+0+$/m);
+    assert.equal(fs.existsSync(path.join(f.root, '.vscode', 'x')), false);
+  });
+
   it('network block still has no network but its own loopback', async () => {
     const ifaces = await run(['sh', '-c', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]);
     assert.equal(ifaces.out, 'lo');
