@@ -363,7 +363,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   // the endpoint stops (its record goes, the bridge finds the live window) and the process host may be taken over.
   const liveness = new WindowLiveness({ roundTrip: () => vscode.commands.executeCommand('setContext', 'codespace.windowAnswers', true), intervalMs: WINDOW_ASK_INTERVAL_MS, timeoutMs: WINDOW_ASK_TIMEOUT_MS });
   // Asked by a bridge's ping, and by the process host when another extension host of this window wants it.
-  const windowAnswers = async (): Promise<boolean> => (await liveness.check(PING_ANSWER_MS)) === 'live';
+  // The process host's regular question (`heartbeat`) only reports: the liveness loop decides the endpoint's state.
+  const windowAnswers = async (heartbeat = false): Promise<boolean> => (await liveness.check(PING_ANSWER_MS, !heartbeat)) === 'live';
   core.processHost?.answerWindowQuestionsWith(windowAnswers);
   let stoppedForLoss = false;
   context.subscriptions.push(

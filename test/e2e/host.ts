@@ -106,6 +106,13 @@ export interface Workbench {
    * opens the same window again in a new page of the same browser profile; `page` and every helper use the new one.
    */
   reopen(): Promise<void>;
+  /**
+   * Closes the window's page the way a developer closes its tab (unload handlers run, so the workbench tells the
+   * server it leaves); `page` is closed until openPage().
+   */
+  closePage(): Promise<void>;
+  /** Opens the window again in a new page of the same browser context (after closePage()). */
+  openPage(): Promise<void>;
   /** Saves a screenshot of the page to test-results/<name>.png and returns its path. */
   screenshot(name: string): Promise<string>;
   /** Closes the browser, stops code-server (only the processes started here) and deletes the temp dir. */
@@ -307,6 +314,13 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
         await Promise.race([crashed, sleep(10_000)]);
         await page.close().catch(() => undefined);
         page = await host.openWorkbench(startedBrowser, { url, onLog, context });
+        await host.waitForWorkbench(page, options.readyTimeoutMs ?? 120_000);
+      },
+      closePage: async () => {
+        await page.close({ runBeforeUnload: false });
+      },
+      openPage: async () => {
+        page = await host.openWorkbench(startedBrowser, { url, onLog, context: page.context() });
         await host.waitForWorkbench(page, options.readyTimeoutMs ?? 120_000);
       },
       browser: startedBrowser,

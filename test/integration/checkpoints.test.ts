@@ -194,4 +194,46 @@ describe('checkpoints: rewind a work and redo, from the panel and the commands',
       fs.rmSync(path.join(second, 'cp-review.txt'), { force: true });
     }
   });
+  it('a rewind restores files, not bytes: a deleted 0755 script is 0755 again, and exactly the folders a move created and left empty go', async () => {
+    const dir = 'checkpoints/modes';
+    fs.mkdirSync(file(`${dir}/empty-before`), { recursive: true });
+    fs.writeFileSync(file(`${dir}/run.sh`), '#!/bin/sh\necho run\n', { mode: 0o755 });
+    fs.chmodSync(file(`${dir}/run.sh`), 0o755);
+    fs.writeFileSync(file(`${dir}/data.txt`), 'data\n');
+    const { work_id: modesWork } = await call<{ work_id: string }>(client, 'work_open', { workspace_id: wsId, title: 'modes come back' });
+    try {
+      const tag = Date.now().toString(36);
+      const apply = async (key: string, text: string, expected: Record<string, string>): Promise<void> => {
+        const r = await call<{ status: string }>(client, 'apply_patch', { workspace_id: wsId, patch: text, expected_versions: expected, operation_key: `${key}-${tag}`, work_id: modesWork });
+        assert.equal(r.status, 'applied');
+      };
+      await apply('modes-delete', `*** Begin Patch\n*** Delete File: ${dir}/run.sh\n*** End Patch`, { [`${dir}/run.sh`]: sha('#!/bin/sh\necho run\n') });
+      await apply('modes-move', `*** Begin Patch\n*** Update File: ${dir}/data.txt\n*** Move to: ${dir}/new/deep/data.txt\n@@\n-data\n+moved\n*** End Patch`, { [`${dir}/data.txt`]: sha('data\n') });
+      assert.equal(fs.existsSync(file(`${dir}/run.sh`)), false);
+      assert.equal(disk(`${dir}/new/deep/data.txt`), 'moved\n');
+      // Someone puts a file in a folder the move created: that folder stays.
+      fs.mkdirSync(file(`${dir}/new/keep`), { recursive: true });
+      fs.writeFileSync(file(`${dir}/new/keep/mine.txt`), 'mine\n');
+      const r = await vscode.commands.executeCommand<CommandResult>('codespace.rewindWork', modesWork, 0);
+      assert.equal(r.ok, true, r.message);
+      assert.equal(disk(`${dir}/run.sh`), '#!/bin/sh\necho run\n');
+      assert.equal(fs.statSync(file(`${dir}/run.sh`)).mode & 0o777, 0o755, 'the script is executable again');
+      assert.equal(disk(`${dir}/data.txt`), 'data\n');
+      assert.equal(fs.statSync(file(`${dir}/data.txt`)).mode & 0o111, 0, 'the moved file comes back not executable');
+      assert.equal(fs.existsSync(file(`${dir}/new/deep`)), false, 'the folder the move created, empty now, is removed');
+      assert.equal(disk(`${dir}/new/keep/mine.txt`), 'mine\n', 'a folder that got something meanwhile stays');
+      assert.ok(fs.statSync(file(`${dir}/empty-before`)).isDirectory(), 'an empty folder that was there before stays');
+      const told = await call<{ instruction: { id: string; rewind: { action: string } } }>(client, 'steer_claim_next', { work_id: modesWork });
+      assert.equal(told.instruction.rewind.action, 'rewind');
+      await call(client, 'steer_complete', { instruction_id: told.instruction.id, status: 'done' });
+      // Redo puts the change back: the script is gone again, the moved file is back in its new folder.
+      const redo = await vscode.commands.executeCommand<CommandResult>('codespace.redoRewind', modesWork);
+      assert.equal(redo.ok, true, redo.message);
+      assert.equal(fs.existsSync(file(`${dir}/run.sh`)), false);
+      assert.equal(disk(`${dir}/new/deep/data.txt`), 'moved\n');
+    } finally {
+      await call(client, 'work_finish', { work_id: modesWork }).catch(() => undefined);
+      fs.rmSync(file(dir), { recursive: true, force: true });
+    }
+  });
 });

@@ -48,6 +48,22 @@ describe('window liveness: a question to the window that stays unanswered', () =
     assert.deepEqual(seen, ['lost', 'live']);
   });
 
+  it("the process host's regular question (settle false) only reports a late answer: the state stays live", async () => {
+    let answering = true;
+    const liveness = new WindowLiveness({ roundTrip: () => (answering ? Promise.resolve() : new Promise<void>(() => undefined)), intervalMs: 3_600_000, timeoutMs: 3_600_000 });
+    open.push(liveness);
+    const seen: WindowAnswer[] = [];
+    liveness.onDidChange((s) => seen.push(s));
+    assert.equal(await liveness.check(10_000, false), 'live');
+    answering = false;
+    assert.equal(await liveness.check(50, false), 'lost');
+    assert.equal(liveness.current, 'live');
+    assert.deepEqual(seen, []);
+    // The same question asked to settle (a bridge's ping, a takeover) makes it lost.
+    assert.equal(await liveness.check(50), 'lost');
+    assert.equal(liveness.current, 'lost');
+  });
+
   it('a window that answers with an error is there', async () => {
     const liveness = new WindowLiveness({ roundTrip: () => Promise.reject(new Error('no such command')), intervalMs: 3_600_000, timeoutMs: 3_600_000 });
     open.push(liveness);

@@ -44,9 +44,10 @@ export class WindowLiveness implements Disposable {
 
   /**
    * Asks the window now (or waits for the question already asked) and answers within `timeoutMs`: `lost` when the
-   * window did not answer by then (and the state becomes lost), else `live`.
+   * window did not answer by then (and the state becomes lost, unless `settle` is false: the process host's
+   * regular question only reports, so that a slow answer under load does not stop the endpoint), else `live`.
    */
-  async check(timeoutMs: number): Promise<WindowAnswer> {
+  async check(timeoutMs: number, settle = true): Promise<WindowAnswer> {
     const answered = this.ask();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<'late'>((resolve) => {
@@ -54,7 +55,7 @@ export class WindowLiveness implements Disposable {
     });
     const first = await Promise.race([answered.then(() => 'answered' as const), late]);
     clearTimeout(timer);
-    if (first === 'late') this.set('lost');
+    if (first === 'late' && settle) this.set('lost');
     return first === 'late' ? 'lost' : 'live';
   }
 

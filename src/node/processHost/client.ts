@@ -115,7 +115,7 @@ export class HostConnection {
    * Answers the host's `askWindow` (another extension host of this window wants the host): whether this extension's
    * window answers now. Unset: it does (a local window's extension host ends with its window).
    */
-  windowAnswers: (() => Promise<boolean>) | undefined;
+  windowAnswers: ((heartbeat: boolean) => Promise<boolean>) | undefined;
   /** The secret for the next attach (the host rotates it on every attach). */
   readonly nextSecret: string;
   /** The host's pid. */
@@ -193,7 +193,8 @@ export class HostConnection {
       socket.on('error', (err: NodeJS.ErrnoException) => fail(new AttachError('unreachable', `No process host answers at the socket (${err.code ?? err.message}).`)));
       socket.on('connect', () => {
         const editor = process.ppid > 1 ? identify(process.ppid) : undefined;
-        socket.write(encodeMessage({ t: 'hello', secret, ...(editor ? { editor } : {}) }));
+        const extensionHost = identify(process.pid);
+        socket.write(encodeMessage({ t: 'hello', secret, ...(editor ? { editor } : {}), ...(extensionHost ? { extensionHost } : {}) }));
       });
       socket.on('close', () => {
         fail(new AttachError('unreachable', 'The process host closed the connection before attaching.'));
@@ -334,12 +335,17 @@ export class HostConnection {
         this.logger.warn(`[process-host] ${m.message}`);
         return;
       case 'askWindow': {
-        const ask = this.windowAnswers ?? (() => Promise.resolve(true));
-        ask().then(
-          (live) => this.windowLive(live),
-          // A check that fails is no proof the window is gone: keep the host.
-          () => this.windowLive(true),
-        );
+        // The host asks right after an attach, in the same read as the welcome: answered on the next turn of the
+        // event loop, once whoever awaited the attach has set windowAnswers (else a lingering extension host
+        // without its window would answer with the default, live, and stop the grace).
+        setImmediate(() => {
+          const ask = this.windowAnswers ?? (() => Promise.resolve(true));
+          ask(m.heartbeat === true).then(
+            (live) => this.windowLive(live),
+            // A check that fails is no proof the window is gone: keep the host.
+            () => this.windowLive(true),
+          );
+        });
         return;
       }
       case 'inputFailed':

@@ -28,10 +28,15 @@ export interface ProcessHostOptions {
   readonly graceMs: number;
   /** How long a second client waits for the attached one to answer `askWindow` (default ASK_WINDOW_MS). */
   readonly askWindowMs?: number;
-  /** How often the editor process is looked at while no extension is attached (default EDITOR_POLL_MS). */
+  /**
+   * How often the host looks at the processes it follows (default EDITOR_POLL_MS): the attached extension host's,
+   * and, while no live window is attached, the editor's.
+   */
   readonly editorPollMs?: number;
   /** How long a connection may take to prove the secret before it is dropped (default HELLO_MS). */
   readonly helloMs?: number;
+  /** How often the attached extension is asked whether it still has its window (default HEARTBEAT_MS). */
+  readonly heartbeatMs?: number;
   /** Where node-pty is looked for (nodePtyLoader.ts); default: the one this module resolves. */
   readonly nodePty?: readonly NodePtyCandidate[];
   /** The relay script a `domains` sandbox runs (default: netRelay.js beside this module). */
@@ -73,8 +78,13 @@ interface Entry {
  * it is connected, so only a peer that sends nothing, or trickles, waits this long.
  */
 export const HELLO_MS = 5_000;
-/** How often the editor process is looked at while no extension is attached (see watchEditor). */
+/** How often the host looks at the processes it follows (see tick). */
 const EDITOR_POLL_MS = 1_000;
+/**
+ * How often the attached extension is asked whether its window answers (see tick). An answer `live` withdraws the
+ * grace; `lost`, or no answer within the ask deadline (a hung or lingering extension host), starts it.
+ */
+export const HEARTBEAT_MS = 10_000;
 
 /**
  * The editor process a hello names, when it is one the host can watch: a live process, not the init process (an
@@ -160,7 +170,19 @@ export class ProcessHost {
   private readonly editors = new WeakMap<net.Socket, ProcessIdentity>();
   /** The editor process of the extension attached last: while none is attached, its end ends the wait. */
   private editor: ProcessIdentity | undefined;
-  private editorTimer: ReturnType<typeof setInterval> | undefined;
+  /** The extension host process each connection named in its hello: its end detaches it. */
+  private readonly extensionHosts = new WeakMap<net.Socket, ProcessIdentity>();
+  private watchTimer: ReturnType<typeof setInterval> | undefined;
+  /**
+   * Since when no attached extension has shown a live window (at start, after a detach, a `window` lost or a
+   * heartbeat not answered); undefined while one has. The grace runs from here: a reconnection does not restart it,
+   * only an answer that the window is live ends it.
+   */
+  private lostSince: number | undefined = Date.now();
+  /** When the attached extension last said its window is live, and when the heartbeat asked it (unanswered). */
+  private lastLive: number | undefined;
+  private asked: number | undefined;
+  private lastAsk = 0;
   private closing: Promise<void> | undefined;
   private readonly tty: ProcessBackend;
   private readonly pipes: ProcessBackend;
@@ -200,7 +222,10 @@ export class ProcessHost {
     }
     this.guard = new OrphanGuard(options.logger);
     this.server = net.createServer((socket) => this.connected(socket));
+    this.options.logger.info(`process host ${process.pid} started: grace ${options.graceMs} ms with no live window attached`);
     this.armGrace();
+    this.watchTimer = setInterval(() => this.tick(), options.editorPollMs ?? EDITOR_POLL_MS);
+    this.watchTimer.unref?.();
   }
 
   /** Starts listening (the socket file is created with the folder's protection: only this user can connect). */
@@ -232,7 +257,8 @@ export class ProcessHost {
   close(reason: EndReason = 'terminated'): Promise<void> {
     this.closing ??= (async () => {
       if (this.graceTimer) clearTimeout(this.graceTimer);
-      this.stopWatchingEditor();
+      if (this.watchTimer) clearInterval(this.watchTimer);
+      this.watchTimer = undefined;
       this.settleContender('closing');
       // The socket stays open meanwhile: an extension that comes now is told the host is closing (and waits for
       // the ends to be recorded), rather than finding no host and missing them.
@@ -297,38 +323,90 @@ export class ProcessHost {
     }
   }
 
+  /** The grace ends `graceMs` after `lostSince`: then every process ends and the host exits. */
   private armGrace(): void {
     if (this.graceTimer) clearTimeout(this.graceTimer);
+    const since = this.lostSince;
+    if (since === undefined) return;
     this.graceTimer = setTimeout(() => {
-      if (this.client) return;
-      this.options.logger.info(`no extension attached for ${this.options.graceMs} ms: ending ${this.entries.size} process(es) and exiting`);
+      if (this.lostSince === undefined) return;
+      this.options.logger.info(`no live window for ${Date.now() - since} ms (grace ${this.options.graceMs} ms, ${this.client ? 'an extension is attached but shows no live window' : 'no extension attached'}): ending ${this.entries.size} process(es) and exiting`);
       void this.close('window_closed');
-    }, this.options.graceMs);
-    this.watchEditor();
+    }, Math.max(0, since + this.options.graceMs - Date.now()));
+  }
+
+  /** No live window since `since` (kept when earlier): the grace runs from the first moment, whatever happens next. */
+  private markLost(since: number, why: string): void {
+    if (this.closing) return;
+    const first = this.lostSince === undefined;
+    this.lostSince = first ? since : Math.min(this.lostSince as number, since);
+    const left = Math.max(0, (this.lostSince as number) + this.options.graceMs - Date.now());
+    this.options.logger.info(`${why}: ${this.entries.size} process(es) end in ${left} ms unless a live window attaches${first ? '' : ' (the grace already ran)'}`);
+    this.armGrace();
+  }
+
+  /** The attached extension showed a live window: the grace is withdrawn. */
+  private markLive(): void {
+    this.lastLive = Date.now();
+    if (this.lostSince === undefined) return;
+    this.lostSince = undefined;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = undefined;
+    this.options.logger.info(`the attached extension has a live window: ${this.entries.size} process(es) kept`);
+  }
+
+  /** Asks the attached extension whether its window answers (a heartbeat; its answer is a `window` message). */
+  private ask(client: net.Socket): void {
+    this.asked = Date.now();
+    this.lastAsk = this.asked;
+    client.write(encodeMessage({ t: 'askWindow', heartbeat: true }));
   }
 
   /**
-   * While no extension is attached: once the editor process of the last one is gone (VS Code quit, or a remote
-   * window's server stopped), no window can come back, so the processes end now rather than after the grace period.
-   * A reload or an extension host that crashed leaves the editor running, and the wait goes on.
+   * Every EDITOR_POLL_MS: the attached extension host's process (gone: its connection is dropped, whatever keeps the
+   * socket open), the heartbeat (unanswered within the ask deadline: the window counts as gone), and, while no live
+   * window is attached, the editor's process (gone: VS Code or a remote window's server stopped, and no window can
+   * come back, so the processes end now rather than after the grace period).
    */
-  private watchEditor(): void {
-    this.stopWatchingEditor();
+  private tick(): void {
+    if (this.closing) return;
+    const now = Date.now();
+    const client = this.client;
+    if (client && !client.destroyed) {
+      const host = this.extensionHosts.get(client);
+      if (host && !isSameProcessAlive(host)) {
+        this.options.logger.info(`the attached extension host (pid ${host.pid}) has exited: dropping its connection`);
+        client.destroy();
+        this.detached(client);
+        return;
+      }
+      const wait = this.options.askWindowMs ?? ASK_WINDOW_MS;
+      if (this.asked !== undefined && now - this.asked >= wait) {
+        const since = this.lastLive ?? this.asked;
+        this.asked = undefined;
+        this.clientLive = false;
+        this.markLost(since, `the attached extension did not answer within ${wait} ms whether it has its window (hung, or lingering without it)`);
+      } else if (this.asked === undefined && now - this.lastAsk >= (this.options.heartbeatMs ?? HEARTBEAT_MS)) {
+        this.ask(client);
+      }
+    }
     const editor = this.editor;
-    if (!editor) return;
-    // An attach (admit) and close() stop the watch, so each look is one with no extension attached.
-    this.editorTimer = setInterval(() => {
-      if (isSameProcessAlive(editor)) return;
-      this.stopWatchingEditor();
-      this.options.logger.info(`the editor process (pid ${editor.pid}) has exited with no extension attached: ending ${this.entries.size} process(es) and exiting`);
+    if (this.lostSince !== undefined && editor && !isSameProcessAlive(editor)) {
+      this.options.logger.info(`the editor process (pid ${editor.pid}) has exited with no live window attached: ending ${this.entries.size} process(es) and exiting`);
       void this.close('window_closed');
-    }, this.options.editorPollMs ?? EDITOR_POLL_MS);
-    this.editorTimer.unref?.();
+    }
   }
 
-  private stopWatchingEditor(): void {
-    if (this.editorTimer) clearInterval(this.editorTimer);
-    this.editorTimer = undefined;
+  /** The attached client's connection ended (closed, or dropped because its process is gone). */
+  private detached(socket: net.Socket): void {
+    if (this.client !== socket) return;
+    this.client = undefined;
+    this.asked = undefined;
+    // The client that waited for this one's answer takes over at once.
+    if (this.contender && !this.closing) {
+      this.options.logger.info('extension detached; the one waiting takes over');
+      this.settleContender('admit');
+    } else if (!this.closing) this.markLost(Date.now(), 'extension detached');
   }
 
   /** The frame readers of the open connections (what they hold is `bufferedBytes`). */
@@ -396,13 +474,7 @@ export class ProcessHost {
       clearTimeout(helloTimer);
       this.readers.delete(reader);
       if (this.contender?.socket === socket) this.settleContender('busy');
-      if (this.client === socket) {
-        this.client = undefined;
-        this.options.logger.info(`extension detached; keeping ${this.entries.size} process(es) for ${this.options.graceMs} ms`);
-        // The client that waited for this one's answer takes over at once.
-        if (this.contender && !this.closing) this.settleContender('admit');
-        else if (!this.closing) this.armGrace();
-      }
+      this.detached(socket);
     });
   }
 
@@ -421,6 +493,8 @@ export class ProcessHost {
     if (!sameSecret(message.secret, this.secret)) return this.deny(socket, 'secret', 'Wrong secret: this host belongs to another window, or to an earlier attach.');
     const editor = editorOf(message.editor);
     if (editor) this.editors.set(socket, editor);
+    const extensionHost = editorOf(message.extensionHost);
+    if (extensionHost) this.extensionHosts.set(socket, extensionHost);
     const previous = this.client && !this.client.destroyed ? this.client : undefined;
     if (previous && this.clientLive) {
       // A reloaded remote window's old extension host may not know yet that its page is gone (it asks its window
@@ -470,8 +544,6 @@ export class ProcessHost {
       previous.end(encodeMessage({ t: 'superseded', message: 'A newer extension host of this window took the process host over.' }));
       this.options.logger.info('the attached extension had lost its window: handing the host over to the newer one');
     }
-    if (this.graceTimer) clearTimeout(this.graceTimer);
-    this.stopWatchingEditor();
     this.editor = this.editors.get(socket);
     this.secret = randomBytes(32).toString('hex');
     const processes: HostedProcess[] = [...this.entries.values()].map((e) => ({
@@ -496,7 +568,9 @@ export class ProcessHost {
     for (const e of this.entries.values()) {
       if (e.exit) socket.write(encodeMessage({ t: 'exit', id: e.record.process_id, exit: e.exit, ...(e.requested ? { requested: e.requested } : {}) }));
     }
-    this.options.logger.info(`extension attached; ${processes.length} process(es) handed over`);
+    this.options.logger.info(`extension attached (extension host pid ${this.extensionHosts.get(socket)?.pid ?? '?'}); ${processes.length} process(es) handed over`);
+    // Only a live window ends the grace: the new client is asked at once (a lingering one that reconnects says lost).
+    if (this.lostSince !== undefined) this.ask(socket);
   }
 
   /** New output of a process: to the client once gathered (FRAME_GATHER_MS), unless the client is behind (then the ring keeps it). */
@@ -634,7 +708,11 @@ export class ProcessHost {
         if (socket === this.client && typeof m.live === 'boolean') {
           const changed = this.clientLive !== m.live;
           this.clientLive = m.live;
-          if (changed) this.options.logger.info(m.live ? 'the attached extension has its window again' : 'the attached extension lost its window: a newer extension host of it may take over');
+          this.asked = undefined;
+          if (changed && m.live) this.options.logger.info('the attached extension has its window again');
+          if (m.live) this.markLive();
+          // The window went somewhere after it last answered: the grace runs from then.
+          else if (changed || this.lostSince === undefined) this.markLost(this.lastLive ?? Date.now(), 'the attached extension lost its window (a newer extension host of it may take over)');
           if (this.contender) this.settleContender(m.live ? 'busy' : 'admit');
         }
         return;

@@ -14,6 +14,7 @@ import { storageFolderParts } from '../stateFolder';
 import type { AttachedProcess } from './client';
 import { AttachError, HostConnection } from './client';
 import type { HostEnd, HostEndsFile, IsolationSnapshot, WireExit } from './protocol';
+import { hostLogFile, prepareHostLog } from './hostLog';
 
 /** What workspace_info says owns a process's lifetime when it runs in the process host. */
 export const HOST_LIFETIME = 'process-host';
@@ -83,6 +84,8 @@ export interface ProcessHostSettings {
   /** What runs a process when the host cannot (it did not start): in this extension host, as before. */
   readonly fallback: { readonly tty: ProcessBackend; readonly pipes: ProcessBackend };
   readonly logger: Logger;
+  /** The host's log that outlives the state folder (default hostLogFile(): beside the discovery folder). */
+  readonly hostLogFile?: string;
 }
 
 /**
@@ -200,7 +203,7 @@ export class ProcessHostBackends {
   private detached = false;
   /** Whether this extension's window answers (windowLive); told to every host this window attaches to. */
   private live = true;
-  private windowCheck: (() => Promise<boolean>) | undefined;
+  private windowCheck: ((heartbeat: boolean) => Promise<boolean>) | undefined;
 
   constructor(private readonly settings: ProcessHostSettings) {
     if (process.platform === 'win32') this.unavailable = 'the process host uses a Unix socket, which this build does not use on Windows';
@@ -368,23 +371,27 @@ export class ProcessHostBackends {
     writePrivate(file, JSON.stringify({ pid, socket, secret: connection.nextSecret } satisfies HostRecordFile));
     if (previousFile !== undefined && previousFile !== file) forget(previousFile);
     this.recordFile = file;
-    connection.windowAnswers = () => this.askWindow();
+    connection.windowAnswers = (heartbeat) => this.askWindow(heartbeat);
     if (!this.live) connection.windowLive(false);
   }
 
   /** The host asks whether this window answers (another extension host of the window wants the host). */
-  private async askWindow(): Promise<boolean> {
+  private async askWindow(heartbeat: boolean): Promise<boolean> {
     const check = this.windowCheck;
-    const live = check ? await check() : this.live;
+    const live = check ? await check(heartbeat) : this.live;
+    if (heartbeat) {
+      if (!live) this.settings.logger.info('[process-host] the process host asked whether this window answers: it does not');
+      return live;
+    }
     this.settings.logger.info(`[process-host] another extension host of this window asked for the process host: this window ${live ? 'answers, so this one keeps it' : 'does not answer, so it is handed over'}`);
     return live;
   }
 
   /**
    * How to check, when asked, whether this window still answers (a round trip to the window with a deadline).
-   * Unset: the last state told through `windowLive`.
+   * Unset: the last state told through `windowLive`. `heartbeat`: the host's regular question, not a takeover.
    */
-  answerWindowQuestionsWith(check: () => Promise<boolean>): void {
+  answerWindowQuestionsWith(check: (heartbeat: boolean) => Promise<boolean>): void {
     this.windowCheck = check;
   }
 
@@ -439,6 +446,16 @@ export class ProcessHostBackends {
     }
   }
 
+  /** The host's log that outlives the state folder (hostLog.ts), or undefined when its folder cannot be made. */
+  private survivingLog(): string | undefined {
+    try {
+      return prepareHostLog(this.settings.hostLogFile ?? hostLogFile());
+    } catch (err) {
+      this.settings.logger.warn(`[process-host] no log outside the state folder: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+  }
+
   private async launch(): Promise<HostConnection> {
     const dir = privateSocketDir(this.settings.socketRoot ?? os.tmpdir());
     const id = randomBytes(6).toString('hex');
@@ -474,7 +491,8 @@ export class ProcessHostBackends {
           if (out.includes('ready\n')) done();
         });
         child.stdin?.on('error', () => undefined);
-        child.stdin?.end(JSON.stringify({ socket, secret, graceMs: this.settings.graceMs ?? hostGraceMs(), endsFile, ...(this.settings.nodePty ? { nodePty: this.settings.nodePty } : {}) }) + '\n');
+        const logFile = this.survivingLog();
+        child.stdin?.end(JSON.stringify({ socket, secret, graceMs: this.settings.graceMs ?? hostGraceMs(), endsFile, ...(logFile ? { logFile } : {}), ...(this.settings.nodePty ? { nodePty: this.settings.nodePty } : {}) }) + '\n');
       });
       child.removeAllListeners('exit');
       child.stdout?.destroy();

@@ -1,6 +1,7 @@
 import type { Logger } from '../../core/ports/logger';
 import type { NodePtyCandidate } from '../nodePtyLoader';
 import { ProcessHost } from './host';
+import { appendBounded } from './hostLog';
 
 /**
  * Entry point of the process host (dist/processHost.js), started detached by the extension (launcher.ts). Its
@@ -14,11 +15,17 @@ interface HostConfig {
   readonly nodePty?: readonly NodePtyCandidate[];
   readonly relayScript?: string;
   readonly endsFile?: string;
+  /** The log that outlives the state folder (hostLog.ts): every decision is appended there too. */
+  readonly logFile?: string;
 }
+
+let survivingLog: string | undefined;
 
 function line(level: string, message: string | Error, args: unknown[]): void {
   const text = message instanceof Error ? (message.stack ?? message.message) : message;
-  process.stderr.write(`${new Date().toISOString()} [${level}] ${[text, ...args.map(String)].join(' ')}\n`);
+  const entry = `${new Date().toISOString()} [${level}] ${[text, ...args.map(String)].join(' ')}\n`;
+  process.stderr.write(entry);
+  if (survivingLog !== undefined) appendBounded(survivingLog, `${entry.slice(0, 25)}[host ${process.pid}] ${entry.slice(25)}`);
 }
 
 const logger: Logger = {
@@ -51,6 +58,7 @@ function readConfig(): Promise<HostConfig> {
 async function main(): Promise<void> {
   process.title = 'codespace-process-host';
   const config = await readConfig();
+  if (typeof config.logFile === 'string' && config.logFile !== '') survivingLog = config.logFile;
   const host = new ProcessHost({
     socket: config.socket,
     secret: config.secret,

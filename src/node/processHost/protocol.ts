@@ -84,7 +84,8 @@ export type Message =
    * by pid and start time. The host watches it while no extension is attached: once it is gone, VS Code has exited
    * and no window can come back, so the processes end at once instead of after the grace period.
    */
-  | { readonly t: 'hello'; readonly secret: string; readonly editor?: ProcessIdentity }
+  /** `extensionHost`: the extension host's own process; its end detaches the connection (see host.ts tick). */
+  | { readonly t: 'hello'; readonly secret: string; readonly editor?: ProcessIdentity; readonly extensionHost?: ProcessIdentity }
   | { readonly t: 'spawn'; readonly req: number; readonly options: WireSpawn; readonly record: HostedRecord; readonly isolation?: IsolationSnapshot }
   | { readonly t: 'write'; readonly id: string; readonly data: string }
   | { readonly t: 'endInput'; readonly id: string }
@@ -103,8 +104,10 @@ export type Message =
   /**
    * Another client proved the secret while this one is attached with its window: the host asks this one to check
    * its window now and answer with a `window` message. Lost: the other client takes over; live: it is refused as busy.
+   * `heartbeat`: the host's regular question (and the one right after an attach while the grace runs): live withdraws
+   * the grace; lost, or no answer within the ask deadline, starts it.
    */
-  | { readonly t: 'askWindow' }
+  | { readonly t: 'askWindow'; readonly heartbeat?: boolean }
   | { readonly t: 'welcome'; readonly secret: string; readonly pid: number; readonly processes: readonly HostedProcess[] }
   /** `closing`: the host is ending its processes and exiting (it records their ends first: HostEndsFile). */
   | { readonly t: 'denied'; readonly reason: 'secret' | 'busy' | 'closing' | 'protocol'; readonly message: string }
