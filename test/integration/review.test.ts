@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
+import { headerPath } from '../../src/core/patch/parser';
 import { fromProposalUri, toProposalUri } from '../../src/vscode/review/proposalUri';
 import { call, callError, connectToFirstFolder, folder } from './helpers';
 
@@ -282,6 +283,37 @@ describe('patch review in the diff editor', function () {
     await waitFor('the tabs close', () => allTabs().filter(ofHold(id)).length === 0);
   });
 
+  it('shows every legal name of a held patch exactly (backslash, newline, #, ?, %, blanks) and applies it there', async () => {
+    const dir = `review-names-${Date.now()}`;
+    const names = ['a\\b.txt', 'new\nline.txt', '#x?y%2e.txt', ' lead and trail .txt'];
+    for (const name of names) await write(`${dir}/${name}`, `old ${JSON.stringify(name)}\n`);
+    const patch = ['*** Begin Patch'];
+    for (const name of names) patch.push(`*** Update File: ${headerPath(`${dir}/${name}`)}`, `-old ${JSON.stringify(name)}`, `+new ${JSON.stringify(name)}`);
+    patch.push('*** End Patch');
+    const id = await hold(patch.join('\n'), names.map((name) => `${dir}/${name}`));
+
+    await waitFor('every file of the hold is open in a diff editor', () => allTabs().filter(ofHold(id)).filter((t) => t.input instanceof vscode.TabInputTextDiff).length === names.length);
+    const shown = new Map<string, vscode.TabInputTextDiff>();
+    for (const t of allTabs().filter(ofHold(id))) {
+      const input = t.input as vscode.TabInputTextDiff;
+      const ref = fromProposalUri(input.modified);
+      assert.ok(ref, input.modified.toString());
+      shown.set(ref.path, input);
+    }
+    assert.deepEqual([...shown.keys()].sort(), names.map((name) => `${dir}/${name}`).sort(), 'each file under its own name, exactly');
+    for (const name of names) {
+      const input = shown.get(`${dir}/${name}`) as vscode.TabInputTextDiff;
+      assert.equal(await read(input.original), `old ${JSON.stringify(name)}\n`, 'left: the file on disk');
+      assert.equal(await read(input.modified), `new ${JSON.stringify(name)}\n`, 'right: the proposal');
+    }
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', id);
+    assert.equal(decision.ok, true, JSON.stringify(decision));
+    const r = await resume(id);
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    for (const name of names) assert.equal(await readDisk(`${dir}/${name}`), `new ${JSON.stringify(name)}\n`);
+    await waitFor('the approved hold closes its tabs', () => allTabs().filter(ofHold(id)).length === 0);
+  });
+
   it('denies with a note: nothing is written and the agent gets APPROVAL_DENIED with the note', async () => {
     const rel = `review-deny-${Date.now()}.ts`;
     await write(rel, 'export const d = 1;\n');
@@ -387,6 +419,8 @@ describe('proposal URIs', () => {
       { approvalId: 'ap_1', side: 'before', path: 'src/a.ts' },
       { approvalId: 'Id/with:odd chars.~ü', side: 'proposed', path: 'dir with space/ü.ts' },
       { previewId: 'run-7', side: 'proposed', path: '.vscode/settings.json' },
+      { approvalId: 'ap_2', side: 'before', path: 'odd/a\\b #?%2e\n\t .txt' },
+      { previewId: 'run-8', side: 'proposed', path: ' lead/trail /\u{1F600}cafe\u0301.txt' },
     ] as const;
     for (const ref of refs) {
       const uri = toProposalUri(ref);

@@ -8,7 +8,11 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { ToolError } from '../../src/core/errors';
 import { headerPath } from '../../src/core/patch/parser';
+import { isCanonicalPath, isNameable } from '../../src/core/policy/paths';
+import type { ReviewComment } from '../../src/core/policy/reviewComments';
+import { checkReviewComments } from '../../src/core/policy/reviewComments';
 import { DEFAULT_SEARCH_SETTINGS } from '../../src/core/ports/contentSearch';
 import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
 import { RipgrepSearch } from '../../src/node/ripgrepSearch';
@@ -175,5 +179,26 @@ describe('every legal name gets the same answer from every tool', function () {
     assert.ok(paths.includes('names/a\\b.txt'), JSON.stringify(paths));
     assert.ok(!paths.includes('names/a/b.txt'), JSON.stringify(paths));
     assert.equal(r.unrepresentable?.length, 2, JSON.stringify(r.unrepresentable));
+  });
+});
+
+describe('the review takes the same names: its URIs and its comments use the one path check', () => {
+  const comment = (p: string): ReviewComment => ({ path: p, range: { start_line: 1, end_line: 1 }, quoted: '', body: 'why?' });
+
+  for (const [kind, name] of Object.entries(KINDS)) {
+    it(`${kind}: a path with it is canonical and a comment on it is kept exactly`, () => {
+      for (const p of [name, rel(name)]) {
+        assert.equal(isCanonicalPath(p), isNameable(p), 'the review takes what the tools take');
+        assert.ok(isCanonicalPath(p), JSON.stringify(p));
+        assert.equal(checkReviewComments([comment(p)], [p])[0]?.path, p);
+      }
+    });
+  }
+
+  it('a path a tool refuses, or a second spelling of one it takes, is refused by the review too', () => {
+    for (const p of ['', '/abs.txt', '../up.txt', 'a/../b.txt', '~/x.txt', 'nul\0.txt', 'a//b.txt', './a.txt', 'a/./b.txt', 'dir/', '\ud800.txt']) {
+      assert.equal(isCanonicalPath(p), false, JSON.stringify(p));
+      assert.throws(() => checkReviewComments([comment(p)]), (e: unknown) => ToolError.is(e, 'INVALID_ARGUMENTS') && e.details?.field === 'comments[0].path', JSON.stringify(p));
+    }
   });
 });

@@ -7,8 +7,8 @@ import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
 import { EventStream } from '../util/eventStream';
-import { checkReviewComments } from '../reviewComments';
-import type { ReviewComment } from '../reviewComments';
+import { checkReviewComments } from '../policy/reviewComments';
+import type { ReviewComment } from '../policy/reviewComments';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
 
 /** The operator's approval settings (user scope only: a workspace cannot relax them). */

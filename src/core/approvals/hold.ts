@@ -1,5 +1,5 @@
 import type { Disposable } from '../disposable';
-import type { ReviewComment } from '../reviewComments';
+import type { ReviewComment } from '../policy/reviewComments';
 /**
  * Approval holds: a mutating request (of a tool whose operation can be held: apply_patch, exec_command) paused for the reviewer's decision. A hold is
  * a plain value: the original arguments, what they were planned into, and where the decision stands. The

@@ -55,7 +55,7 @@ export const patchRecordSchema = z.object({
   result: z.unknown().optional(),
 });
 
-/** A reviewer's line comment (src/core/reviewComments.ts checks it; the tools' output schemas use this short form). */
+/** A reviewer's line comment (src/core/policy/reviewComments.ts checks it; the tools' output schemas use this short form). */
 export const reviewCommentSchema = z.object({
   path: z.string(),
   /** Absent in comments recorded before sides existed: those were on the new side. */

@@ -298,7 +298,7 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
   }
   if (last === first || tail.line.trim() !== END) {
     // Say where the text really ends, and whether End Patch appears too early.
-    const scan = new Cursor(text, head, last);
+    const scan = new Cursor(text, head, last + 1);
     scan.next();
     while (!scan.done) {
       const lineNo = scan.lineNo;
@@ -310,11 +310,12 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
     if (last === first) {
       throw invalid(last + 1, `expected file sections and "${END}" after "${BEGIN}" but the patch ends there.`, `Finish the patch with a "${END}" line after its file sections.`);
     }
-    // Only a last line that reads as patch content suggests the text was cut short.
-    const content = /^[+\- @]/.test(tail.line) || tail.line.startsWith('***');
+    // Only a last line that reads as patch content suggests the text was cut short; a misspelt End Patch does not.
+    const misspelt = /end\s*patch/i.test(tail.line);
+    const content = !misspelt && (/^[+\- @]/.test(tail.line) || tail.line.startsWith('***'));
     throw invalid(
       last + 1,
-      `expected "${END}" as the last line but found ${found(tail.line)}${/end\s*patch/i.test(tail.line) ? ' (misspelt?)' : ''}.`,
+      `expected "${END}" as the last line but found ${found(tail.line)}${misspelt ? ' (misspelt?)' : ''}.`,
       content ? `Finish the patch with a "${END}" line; if the text was cut short, send the whole patch again.` : `Finish the patch with a "${END}" line, spelt exactly so.`,
       { found: tail.line.slice(0, 200) },
     );
@@ -359,7 +360,7 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
     } else if (header.startsWith(DELETE)) {
       const p = checkPath(header.slice(DELETE.length), lineNo);
       touch(p, lineNo);
-      if (!cur.done && !isHeader(cur.peek())) {
+      if (!cur.done && !isHeader(cur.peek()) && cur.peek().trim() !== '') {
         throw invalid(cur.lineNo, `expected the next file header after "${DELETE}" (it takes no content lines) but found ${found(cur.peek())}.`, 'Put the next file header right after the delete line.');
       }
       files.push({ kind: 'delete', path: p, patchLine: lineNo });

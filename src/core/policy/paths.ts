@@ -72,6 +72,19 @@ export function isNameable(rel: string): boolean {
   }
 }
 
+/**
+ * Whether `rel` is a nameable path in the one spelling checkRelativePath gives it (no empty or `.` segment): the
+ * check for paths carried inside other text (review URIs, review comments), so a file any tool takes is shown there
+ * too, and a file has one spelling.
+ */
+export function isCanonicalPath(rel: string): boolean {
+  try {
+    return checkRelativePath(rel) === rel;
+  } catch {
+    return false;
+  }
+}
+
 /** Why a name found on disk is left out of every listing: it is not valid UTF-8, so JSON text cannot carry it. */
 export const UNREPRESENTABLE_NAME = 'its name is not valid UTF-8, so no JSON text can carry it exactly';
 

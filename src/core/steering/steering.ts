@@ -1,4 +1,4 @@
-import type { ReviewComment } from '../reviewComments';
+import type { ReviewComment } from '../policy/reviewComments';
 import type { WorktreeRetirement } from '../ports/workTree';
 
 /**

@@ -6,8 +6,8 @@ import type { Logger } from '../ports/logger';
 import type { WorktreeFactory } from '../ports/workTree';
 import type { WorkRoots } from '../policy/workspaces';
 import { EventStream } from '../util/eventStream';
-import { checkReviewComments } from '../reviewComments';
-import type { ReviewComment } from '../reviewComments';
+import { checkReviewComments } from '../policy/reviewComments';
+import type { ReviewComment } from '../policy/reviewComments';
 import type { InstructionRecord, WorkRecord } from '../ledger/schemas';
 import { LINE_TYPES, instructionRecordSchema, workRecordSchema } from '../ledger/schemas';
 import type {

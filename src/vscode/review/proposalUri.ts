@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { isCanonicalPath } from '../../core/policy/paths';
 
 /** The one scheme of the review's documents: both sides of every held patch and of every check_only preview. */
 export const PROPOSAL_SCHEME = 'codespace-proposal';
@@ -13,10 +14,12 @@ export type ProposalRef =
   | { readonly approvalId: string; readonly previewId?: undefined; readonly side: ProposalSide; readonly path: string }
   | { readonly previewId: string; readonly approvalId?: undefined; readonly side: ProposalSide; readonly path: string };
 
-/** A workspace-relative path with `/` separators and no empty, `.` or `..` segment. */
+/**
+ * A workspace-relative path any tool takes, in its one spelling (`/` separators, no empty, `.` or `..` segment):
+ * the shared names policy, so every name a tool shows (a backslash, a newline, `#`, `?`, `%`) has a review URI.
+ */
 export function validPath(path: string): boolean {
-  if (path === '' || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false;
-  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+  return isCanonicalPath(path);
 }
 
 /**

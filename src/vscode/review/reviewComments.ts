@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Approvals, HoldView } from '../../core/approvals/hold';
 import type { Logger } from '../../core/ports/logger';
-import type { ReviewComment } from '../../core/reviewComments';
-import { checkReviewComments } from '../../core/reviewComments';
+import type { ReviewComment } from '../../core/policy/reviewComments';
+import { checkReviewComments } from '../../core/policy/reviewComments';
 import { COMMANDS } from '../commandIds';
 import { fromProposalUri } from './proposalUri';
 

@@ -3,7 +3,7 @@
 import type { Approvals, Decider, HoldView, ProposalFile } from '../../../src/core/approvals/hold';
 import type { Disposable } from '../../../src/core/disposable';
 import { ToolError } from '../../../src/core/errors';
-import type { ReviewComment } from '../../../src/core/reviewComments';
+import type { ReviewComment } from '../../../src/core/policy/reviewComments';
 import type { Activity, RunnerEvent } from '../../../src/core/runner/events';
 import { EventStream } from '../../../src/core/util/eventStream';
 

@@ -1,4 +1,5 @@
-import { ToolError } from './errors';
+import { ToolError } from '../errors';
+import { isCanonicalPath } from './paths';
 
 /** Which side of a diff a comment is on: `old` the file before the change (left), `new` the file after it (right). */
 export type CommentSide = 'old' | 'new';
@@ -29,11 +30,6 @@ function invalid(message: string, field: string): ToolError {
   return new ToolError('INVALID_ARGUMENTS', message, { details: { field } });
 }
 
-function validPath(path: string): boolean {
-  if (path === '' || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false;
-  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
-}
-
 /** `text` cut to at most `max` code points, ending with "…" when cut (never inside a surrogate pair). */
 function cut(text: string, max: number): string {
   const points = Array.from(text);
@@ -54,7 +50,7 @@ export function checkReviewComments(input: readonly ReviewComment[], paths?: rea
   const out = input.map((c, i): ReviewComment => {
     const field = `comments[${i}]`;
     if (typeof c !== 'object' || c === null) throw invalid(`${field} is not a comment.`, field);
-    if (typeof c.path !== 'string' || !validPath(c.path)) throw invalid(`${field}.path must be a workspace-relative path with / separators.`, `${field}.path`);
+    if (typeof c.path !== 'string' || !isCanonicalPath(c.path)) throw invalid(`${field}.path must be a workspace-relative path with / separators.`, `${field}.path`);
     if (paths !== undefined && !paths.includes(c.path)) throw invalid(`${field}.path ${JSON.stringify(c.path)} is not a file under review (${paths.join(', ')}).`, `${field}.path`);
     const start = c.range?.start_line;
     const end = c.range?.end_line;
