@@ -20,6 +20,7 @@ import { nodePtyCandidates } from './node/nodePtyLoader';
 import { COMMANDS } from './vscode/commandIds';
 import { endpointUrl, registerCommands } from './vscode/commands';
 import { OutputLogger } from './vscode/log';
+import { newRepositoryExposure } from './vscode/newRepositories';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
 import { registerConnectAgent } from './vscode/connect/connectAgent';
 import { registerPortAttributes } from './vscode/connect/portAttributes';
@@ -159,6 +160,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
       network: settings.execNetwork,
       unixSockets: settings.execUnixSockets,
       gitWrites: settings.execGitWrites,
+      incompleteProtection: settings.execIncompleteProtection,
+      newRepositories: newRepositoryExposure,
       maxProcesses: settings.execMaxProcesses,
       allowedDomains: settings.execAllowedDomains,
       // In VS Code's test mode only (extensionTestsPath given), the in-editor tests map a name to their stand-in registry.

@@ -131,6 +131,10 @@ export const settings = {
   execGitWrites(): 'none' | 'commit' {
     return userValue('exec.gitWrites', ['none', 'commit'], 'none');
   },
+  /** `codespace.exec.incompleteProtection`, from user settings only. */
+  execIncompleteProtection(): 'refuse' | 'protectKnown' {
+    return userValue('exec.incompleteProtection', ['refuse', 'protectKnown'], 'refuse');
+  },
   /** `codespace.works.isolation`: where a work edits when work_open names nothing. */
   workIsolation(): 'shared' | 'worktree' {
     return read<string>('works.isolation', 'shared') === 'worktree' ? 'worktree' : 'shared';

@@ -113,6 +113,7 @@ describe('Command sandbox inside VS Code', () => {
   /** The parts of the built-in git extension's API (v1) this test uses. */
   interface GitApi {
     openRepository(root: vscode.Uri): Promise<{ status(): Promise<void>; rootUri: vscode.Uri } | null>;
+    readonly repositories: readonly { readonly rootUri: vscode.Uri }[];
   }
 
   async function run(command: string[]): Promise<string> {
@@ -175,5 +176,107 @@ describe('Command sandbox inside VS Code', () => {
     } finally {
       for (const p of [probe, control, marker, controlMarker, path.join(root, `evil-${stamp}`)]) fs.rmSync(p, { recursive: true, force: true });
     }
+  });
+
+  describe('a repository a sandboxed command creates, with default settings', () => {
+    /** How long the git extension gets to notice a new repository (its watcher waits 500 ms, then opens and runs status). */
+    const NOTICE_MS = 15_000;
+    let git: GitApi;
+    let root: string;
+    let stamp: string;
+    let marker: string;
+    const made: string[] = [];
+
+    before(async () => {
+      const gitExt = vscode.extensions.getExtension<{ getAPI(v: 1): GitApi }>('vscode.git');
+      assert.ok(gitExt, 'the built-in git extension is present');
+      git = (await gitExt.activate()).getAPI(1);
+    });
+
+    beforeEach(() => {
+      root = folder(0).uri.fsPath;
+      stamp = `${Date.now()}`;
+      // Outside the workspace, where only something running outside the sandbox can write.
+      marker = path.join(os.tmpdir(), `codespace-newrepo-${stamp}`);
+      made.push(marker);
+    });
+
+    afterEach(async () => {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      for (const p of made.splice(0)) fs.rmSync(p, { recursive: true, force: true });
+    });
+
+    /** Shell lines (in the sandbox) making `dir` a repository whose core.fsmonitor touches the marker, committed and changed. */
+    function plant(dir: string, init: string): string {
+      return [
+        `${init}`,
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${dir}/hook.sh && chmod +x ${dir}/hook.sh`,
+        `git -C ${dir} config core.fsmonitor "$PWD/${dir}/hook.sh"`,
+        `echo a > ${dir}/f.txt && git -C ${dir} add f.txt && git -C ${dir} -c user.name=a -c user.email=a@a commit -q -m a`,
+        `echo b >> ${dir}/f.txt && echo PLANTED`,
+      ].join(' && ');
+    }
+
+    /**
+     * Runs `script` sandboxed, opens the new repository's file in an editor (as a review or an agent's open_file does),
+     * and waits for the git extension to notice: it must not open `repo`, and the marker must never appear.
+     */
+    async function plantAndWatch(script: string, repo: string): Promise<void> {
+      const out = await run(['sh', '-c', script]);
+      assert.match(out, /PLANTED/, out);
+      await vscode.window.showTextDocument(vscode.Uri.file(path.join(repo, 'f.txt')));
+      const deadline = Date.now() + NOTICE_MS;
+      while (Date.now() < deadline && !fs.existsSync(marker)) {
+        assert.equal(git.repositories.some((r) => r.rootUri.fsPath === repo), false, `the git extension opened ${repo}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.equal(fs.existsSync(marker), false, "the new repository's core.fsmonitor ran outside the sandbox");
+    }
+
+    it('git init sub with core.fsmonitor: the editor\'s git neither opens it nor runs it', async function () {
+      this.timeout(120_000);
+      const name = `newrepo-${stamp}`;
+      made.push(path.join(root, name));
+      await plantAndWatch(plant(name, `git init -q ${name}`), path.join(root, name));
+    });
+
+    it('a .git file whose gitdir names a folder the command made: not opened, not run', async function () {
+      this.timeout(120_000);
+      const name = `gitfile-${stamp}`;
+      made.push(path.join(root, name), path.join(root, `store-${stamp}`));
+      await plantAndWatch(plant(name, `git init -q --separate-git-dir "$PWD/store-${stamp}" ${name} && head -c 7 ${name}/.git | grep -q gitdir`), path.join(root, name));
+    });
+
+    it('a submodule the command lists in .gitmodules of a repository the editor has open: not opened, not run', async function () {
+      this.timeout(120_000);
+      const parent = path.join(root, `parent-${stamp}`);
+      made.push(parent);
+      repo(parent);
+      assert.ok(await git.openRepository(vscode.Uri.file(parent)), 'the developer\'s repository is open');
+      const sub = `parent-${stamp}/mod`;
+      const gitmodules = `printf '[submodule "mod"]\\n\\tpath = mod\\n\\turl = ./mod\\n' > parent-${stamp}/.gitmodules`;
+      await plantAndWatch(`${gitmodules} && ${plant(sub, `git init -q ${sub}`)}`, path.join(root, sub));
+    });
+
+    it('control: a repository the developer opens runs its core.fsmonitor here, so the tests above can fail', async function () {
+      this.timeout(120_000);
+      const dir = path.join(root, `devrepo-${stamp}`);
+      made.push(dir);
+      repo(dir);
+      fs.writeFileSync(path.join(dir, 'hook.sh'), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+      fs.appendFileSync(path.join(dir, '.git', 'config'), `[core]\n\tfsmonitor = "${path.join(dir, 'hook.sh')}"\n`);
+      const r = await git.openRepository(vscode.Uri.file(dir));
+      assert.ok(r);
+      await r.status();
+      assert.equal(fs.existsSync(marker), true, 'the git extension did not run core.fsmonitor');
+    });
+
+    it('workspace_info says the editor\'s git does not open new repositories, and what remains', async () => {
+      const info = await call<{ execution: { isolation: { new_repositories: { editor_git: string; settings: Record<string, unknown>; remaining: string[] } } } }>(client, 'workspace_info', { workspace_id: wsId });
+      const n = info.execution.isolation.new_repositories;
+      assert.equal(n.editor_git, 'closed', JSON.stringify(n));
+      assert.deepEqual(n.settings, { 'git.autoRepositoryDetection': false, 'git.detectSubmodules': false });
+      assert.ok(n.remaining.length > 0);
+    });
   });
 });

@@ -24,6 +24,10 @@ export interface IsolationStatus {
    * cannot be created; `writable-pinned`: writable but cannot be moved or removed (`.git` when commands may commit).
    */
   readonly protected?: readonly ProtectedPath[];
+  /** With a sandbox and a workspace root asked about: whether the sandbox could establish all it protects there. */
+  readonly protection?: ProtectionState;
+  /** With a sandbox: whether a repository a command creates could make the editor's git run what it planted. */
+  readonly new_repositories?: NewRepositoryExposure;
   /** With a sandbox: what commands may write in `.git` (`codespace.exec.gitWrites`). */
   readonly git_writes?: 'none' | 'commit';
   /** With a sandbox: the bound on processes of one command tree, or null with the reason there is none. */
@@ -34,6 +38,31 @@ export interface IsolationStatus {
    * reached; otherwise why not (the setting is `allow`, or the filter cannot be applied and commands are refused).
    */
   readonly unix_sockets?: { readonly blocked: boolean; readonly method?: 'seccomp'; readonly reason?: string };
+}
+
+/**
+ * Whether the protection listed in `protected` is all there is to it. `gaps`: each reason it is not (the nested
+ * repository scan reached a bound or met a folder it cannot read, a protected file has other names...).
+ * `commands`: what the next command gets; `refused` unless `codespace.exec.incompleteProtection` is `protectKnown`.
+ */
+export interface ProtectionState {
+  readonly complete: boolean;
+  readonly gaps: readonly string[];
+  readonly on_incomplete: 'refuse' | 'protectKnown';
+  readonly commands: 'run' | 'refused' | 'run-protecting-known';
+}
+
+/**
+ * The editor's git and repositories that did not exist when a command started (`git init sub`, a `.git` file, a
+ * submodule listed in `.gitmodules`): `closed` when VS Code's git extension opens none of them by itself
+ * (`git.autoRepositoryDetection` false and `git.detectSubmodules` false); `open` otherwise, with the settings that
+ * open them. `remaining`: what no setting covers.
+ */
+export interface NewRepositoryExposure {
+  readonly editor_git: 'closed' | 'open';
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly reason?: string;
+  readonly remaining: readonly string[];
 }
 
 export interface ProtectedPath {

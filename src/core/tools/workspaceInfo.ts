@@ -25,6 +25,14 @@ const execution = z.object({
     command_sandbox: z.object({ enabled: z.boolean(), kind: z.enum(['bubblewrap', 'none']), reason: z.string().optional() }),
     // With a sandbox: what the next command in this folder cannot change, what it may write in .git, its process bound.
     protected: z.array(z.object({ path: z.string(), kind: z.enum(['read-only-dir', 'read-only-file', 'masked-missing', 'writable-pinned']) })).optional(),
+    // Whether the sandbox established all it protects (a scan that could not finish, a protected file with other names...).
+    protection: z
+      .object({ complete: z.boolean(), gaps: z.array(z.string()), on_incomplete: z.enum(['refuse', 'protectKnown']), commands: z.enum(['run', 'refused', 'run-protecting-known']) })
+      .optional(),
+    // Whether the editor's git opens, by itself, a repository a command creates, and what no setting covers.
+    new_repositories: z
+      .object({ editor_git: z.enum(['closed', 'open']), settings: z.record(z.string(), z.unknown()), reason: z.string().optional(), remaining: z.array(z.string()) })
+      .optional(),
     git_writes: z.enum(['none', 'commit']).optional(),
     max_processes: z.object({ limit: z.number().nullable(), reason: z.string().optional() }).optional(),
     unix_sockets: z.object({ blocked: z.boolean(), method: z.enum(['seccomp']).optional(), reason: z.string().optional() }).optional(),
@@ -106,6 +114,8 @@ export const workspaceInfoTool = defineTool({
         isolation: {
           command_sandbox: { ...isolation.command_sandbox },
           ...(isolation.protected ? { protected: isolation.protected.map((p) => ({ ...p })) } : {}),
+          ...(isolation.protection ? { protection: { ...isolation.protection, gaps: [...isolation.protection.gaps] } } : {}),
+          ...(isolation.new_repositories ? { new_repositories: { ...isolation.new_repositories, settings: { ...isolation.new_repositories.settings }, remaining: [...isolation.new_repositories.remaining] } } : {}),
           ...(isolation.git_writes ? { git_writes: isolation.git_writes } : {}),
           ...(isolation.max_processes ? { max_processes: { ...isolation.max_processes } } : {}),
           ...(isolation.unix_sockets ? { unix_sockets: { ...isolation.unix_sockets } } : {}),

@@ -211,6 +211,7 @@ export class ProcessHost {
         mode: () => iso().mode,
         network: () => iso().network,
         gitWrites: () => (iso().gitWrites === 'commit' ? 'commit' : 'none') as GitWrites,
+        incompleteProtection: () => (iso().incompleteProtection === 'protectKnown' ? 'protectKnown' : 'refuse'),
         maxProcesses: () => iso().maxProcesses ?? 0,
         unixSockets: () => (iso().unixSockets === 'allow' ? 'allow' : 'block'),
         allowedDomains: () => iso().allowedDomains ?? [],

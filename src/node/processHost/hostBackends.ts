@@ -420,6 +420,7 @@ export class ProcessHostBackends {
       mode: iso.mode(),
       network: iso.network(),
       ...(iso.gitWrites ? { gitWrites: iso.gitWrites() } : {}),
+      ...(iso.incompleteProtection ? { incompleteProtection: iso.incompleteProtection() } : {}),
       ...(iso.maxProcesses ? { maxProcesses: iso.maxProcesses() } : {}),
       ...(iso.unixSockets ? { unixSockets: iso.unixSockets() } : {}),
       ...(iso.allowedDomains ? { allowedDomains: [...iso.allowedDomains()] } : {}),

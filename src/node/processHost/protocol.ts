@@ -24,6 +24,7 @@ export interface IsolationSnapshot {
   readonly mode: 'auto' | 'required' | 'off';
   readonly network: 'block' | 'allow' | 'domains';
   readonly gitWrites?: string;
+  readonly incompleteProtection?: string;
   readonly maxProcesses?: number;
   /** `codespace.exec.unixSockets`; absent means `block` (the filter on). */
   readonly unixSockets?: 'block' | 'allow';

@@ -2,15 +2,16 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { CommandIsolation, IsolationStatus, ProtectedPath } from '../../core/ports/commandIsolation';
+import type { CommandIsolation, IsolationStatus, NewRepositoryExposure } from '../../core/ports/commandIsolation';
 import type { Logger } from '../../core/ports/logger';
 import { SpawnError } from '../../core/ports/processBackend';
 import type { SpawnOptions } from '../../core/ports/processBackend';
 import { SandboxPlanError, bubblewrapArgs } from './bubblewrapArgs';
-import type { ProtectedEntry } from './bubblewrapArgs';
-import { heldPlaceholders, holdPlaceholders } from './placeholders';
+import { holdPlaceholders } from './placeholders';
 import type { GitWrites, NestedRepository } from './sandboxInventory';
-import { hiddenEntries, nestedRepositories, protectedEntries } from './sandboxInventory';
+import { hiddenEntries } from './sandboxInventory';
+import type { IncompleteProtection } from './protectionCheck';
+import { currentProtected, describeProtection, planProtection, requireComplete } from './protectionCheck';
 import type { NetBridge } from './netBridge';
 import { relayLauncher } from './netBridge';
 import type { TestHosts } from './networkProxy';
@@ -33,6 +34,10 @@ export interface IsolationSettings {
   readonly network: () => NetworkMode;
   /** `codespace.exec.gitWrites`, read fresh for every command (default `none`: the whole `.git` read-only). */
   readonly gitWrites?: () => GitWrites;
+  /** `codespace.exec.incompleteProtection`, read fresh for every command (default `refuse`). */
+  readonly incompleteProtection?: () => IncompleteProtection;
+  /** What the editor's git does with repositories a command creates (the extension reads VS Code's git settings). */
+  readonly newRepositories?: () => NewRepositoryExposure;
   /** `codespace.exec.maxProcesses`, read fresh for every command: processes of one sandboxed command tree (0: no bound). */
   readonly maxProcesses?: () => number;
   /** The allow-list entries for `domains` (`codespace.exec.allowedDomains`, plus the registry preset when on), read fresh. */
@@ -200,6 +205,10 @@ export class CommandSandbox implements CommandIsolation {
     return this.options.gitWrites?.() === 'commit' ? 'commit' : 'none';
   }
 
+  private incompleteProtection(): IncompleteProtection {
+    return this.options.incompleteProtection?.() === 'protectKnown' ? 'protectKnown' : 'refuse';
+  }
+
   /** The process bound for the next command, or null with the reason. */
   processLimit(): { limit: number | null; reason?: string } {
     const n = this.options.maxProcesses?.() ?? DEFAULT_MAX_PROCESSES;
@@ -230,7 +239,8 @@ export class CommandSandbox implements CommandIsolation {
       const gitWrites = this.gitWrites();
       const filterProblem = unix === 'block' ? (cannotBuild ?? probe.filterFailure) : undefined;
       const common = {
-        ...(root !== undefined ? { protected: await describeProtected(root, gitWrites) } : {}),
+        ...(root !== undefined ? await describeProtection(root, gitWrites, this.incompleteProtection()) : {}),
+        ...(this.options.newRepositories ? { new_repositories: this.options.newRepositories() } : {}),
         git_writes: gitWrites,
         max_processes: this.processLimit(),
         unix_sockets: unixSocketStatus(unix, filterProblem),
@@ -273,7 +283,9 @@ export class CommandSandbox implements CommandIsolation {
       if (!bwrap) throw new SandboxPlanError('bwrap is no longer installed.');
       if (request.root === undefined) throw new SandboxPlanError('no workspace root was given.');
       const root = fs.realpathSync(request.root);
-      const nested = await nestedRepositories(root);
+      const plan = await planProtection(root, status.git_writes ?? 'none');
+      requireComplete(plan, this.incompleteProtection());
+      const nested = plan.nested;
       const network: NetworkMode = status.network === 'allowed' ? 'allow' : status.network === 'domains' ? 'domains' : 'block';
       const bridge = network === 'domains' ? await this.bridge() : undefined;
       return this.build(bwrap, {
@@ -473,32 +485,6 @@ export function processCountPerNamespace(release = os.release()): boolean {
   if (!m) return false;
   const [major, minor] = [Number(m[1]), Number(m[2])];
   return major > 5 || (major === 5 && minor >= 14);
-}
-
-/**
- * The entries to protect in `root` now. One that exists only as another running command's placeholder is still a
- * missing one (held again, so that it stays until both commands have ended).
- */
-function currentProtected(root: string, gitWrites: GitWrites, nested: readonly NestedRepository[]): ProtectedEntry[] {
-  const held = new Set(heldPlaceholders());
-  return protectedEntries(root, gitWrites, nested).map((e): ProtectedEntry =>
-    held.has(e.path) && (e.state === 'dir' || e.state === 'file') ? { path: e.path, state: e.state === 'dir' ? 'missing-dir' : 'missing-file' } : e,
-  );
-}
-
-/** The protected entries of `root` as workspace_info lists them (relative paths; empty when they cannot be listed). */
-async function describeProtected(root: string, gitWrites: GitWrites): Promise<ProtectedPath[]> {
-  let real: string;
-  let entries: ProtectedEntry[];
-  try {
-    real = fs.realpathSync(root);
-    entries = currentProtected(real, gitWrites, await nestedRepositories(real));
-  } catch {
-    return [];
-  }
-  const kind = (e: ProtectedEntry): ProtectedPath['kind'] =>
-    e.state === 'dir' ? 'read-only-dir' : e.state === 'file' ? 'read-only-file' : e.state === 'pinned-dir' ? 'writable-pinned' : 'masked-missing';
-  return entries.map((e) => ({ path: path.relative(real, e.path), kind: kind(e) }));
 }
 
 function run(launch: SandboxedLaunch, cwd: string, env: Record<string, string>): Promise<{ code: number | null; signal: string | null; stderr: string }> {

@@ -38,8 +38,14 @@ export const GIT_READ_ONLY: readonly { readonly name: string; readonly kind: 'di
   { name: 'worktrees', kind: 'dir' },
 ];
 
-/** Bounds of the search for nested repositories (`.git` folders or files below the workspace root). */
-export const NESTED_SCAN = { maxDepth: 5, maxDirectories: 5_000 } as const;
+/**
+ * Bounds of the search for nested repositories (`.git` folders or files below the workspace root). A scan that
+ * reaches either bound, or a folder it cannot read, is incomplete: see protectionCheck.ts (never quietly partial).
+ */
+export const NESTED_SCAN = { maxDepth: 64, maxDirectories: 20_000 } as const;
+
+/** Folders read at once by the scan. */
+const SCAN_CONCURRENCY = 32;
 
 /** Folders not searched for nested repositories: they hold no repository git or the editor would open. */
 const SCAN_SKIP = new Set(['.git', 'node_modules']);
@@ -145,46 +151,77 @@ export interface NestedRepository {
   readonly isFile: boolean;
 }
 
+/** What the search for nested repositories found, and why it may have missed some (empty: it saw every folder). */
+export interface NestedScan {
+  readonly repositories: NestedRepository[];
+  /** Each reason the scan is incomplete (a bound reached, a folder it could not read), for the developer. */
+  readonly gaps: string[];
+}
+
+/** Errors of a folder that vanished while the scan ran: nothing is below it any more. */
+const GONE = new Set(['ENOENT', 'ENOTDIR']);
+
 /**
  * `.git` folders and files below the root (not the root's own), breadth first within {@link NESTED_SCAN}, never
  * following links (a `.git` link is resolved: its target is protected when it lies in the workspace). Asynchronous:
- * a large tree must not hold up the extension host's event loop.
+ * a large tree must not hold up the extension host's event loop. Never gives up quietly: a bound reached or a
+ * folder it cannot read is named in `gaps`.
  */
-export async function nestedRepositories(root: string): Promise<NestedRepository[]> {
+export async function scanNestedRepositories(root: string): Promise<NestedScan> {
   const found: NestedRepository[] = [];
+  const gaps: string[] = [];
   let level = [root];
   let seen = 0;
-  for (let depth = 0; depth < NESTED_SCAN.maxDepth && level.length > 0; depth++) {
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth >= NESTED_SCAN.maxDepth) {
+      gaps.push(`folders deeper than ${NESTED_SCAN.maxDepth} levels were not searched (first: ${path.relative(root, level[0] ?? root)})`);
+      break;
+    }
     const next: string[] = [];
-    for (const dir of level) {
-      if (++seen > NESTED_SCAN.maxDirectories) return found;
-      let names: fs.Dirent[];
-      try {
-        names = await fs.promises.readdir(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const d of names) {
-        const p = path.join(dir, d.name);
-        if (d.name === '.git' && dir !== root) {
-          if (d.isDirectory()) found.push({ path: p, isFile: false });
-          else if (d.isFile()) found.push({ path: p, isFile: true });
-          else if (d.isSymbolicLink()) {
-            try {
-              const real = await fs.promises.realpath(p);
-              if (within(root, real) && real !== root) found.push({ path: real, isFile: !(await fs.promises.stat(real)).isDirectory() });
-            } catch {
-              // dangling: nothing git could read
+    const truncated = seen + level.length > NESTED_SCAN.maxDirectories;
+    if (truncated) {
+      const stop = level[NESTED_SCAN.maxDirectories - seen] ?? root;
+      gaps.push(`the workspace has more than ${NESTED_SCAN.maxDirectories} folders (node_modules not counted); the search stopped at ${path.relative(root, stop)}`);
+      level = level.slice(0, NESTED_SCAN.maxDirectories - seen);
+    }
+    seen += level.length;
+    // Several folders at once: one after the other, each readdir waits its turn in libuv's pool on a busy machine.
+    for (let i = 0; i < level.length; i += SCAN_CONCURRENCY) {
+      const batch = level.slice(i, i + SCAN_CONCURRENCY);
+      const listed = await Promise.all(batch.map((dir) => fs.promises.readdir(dir, { withFileTypes: true }).then((names) => ({ dir, names }), (err: unknown) => ({ dir, err }))));
+      for (const l of listed) {
+        if ('err' in l) {
+          const code = (l.err as NodeJS.ErrnoException).code ?? '';
+          if (!GONE.has(code)) gaps.push(`the folder ${path.relative(root, l.dir) || '.'} could not be read (${code || String(l.err)})`);
+          continue;
+        }
+        for (const d of l.names) {
+          const p = path.join(l.dir, d.name);
+          if (d.name === '.git' && l.dir !== root) {
+            if (d.isDirectory()) found.push({ path: p, isFile: false });
+            else if (d.isFile()) found.push({ path: p, isFile: true });
+            else if (d.isSymbolicLink()) {
+              try {
+                const real = await fs.promises.realpath(p);
+                if (within(root, real) && real !== root) found.push({ path: real, isFile: !(await fs.promises.stat(real)).isDirectory() });
+              } catch {
+                // dangling: nothing git could read
+              }
             }
+          } else if (d.isDirectory() && !SCAN_SKIP.has(d.name)) {
+            next.push(p);
           }
-        } else if (d.isDirectory() && !SCAN_SKIP.has(d.name)) {
-          next.push(p);
         }
       }
     }
-    level = next;
+    level = truncated ? [] : next;
   }
-  return found;
+  return { repositories: found, gaps };
+}
+
+/** The repositories {@link scanNestedRepositories} finds (gaps aside). */
+export async function nestedRepositories(root: string): Promise<NestedRepository[]> {
+  return (await scanNestedRepositories(root)).repositories;
 }
 
 /**
