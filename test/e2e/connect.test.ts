@@ -276,7 +276,10 @@ describe('connecting an agent to the right window', function () {
         return all.length === 2 ? all : undefined;
       });
       assert.ok(both.some((f) => f.file === first.file && f.record.port === first.record.port), 'the first window keeps its record and port');
-      await assert.rejects(bridge(['--workspace', root1]), /2 VS Code windows have a workspace folder containing/);
+      // The bridge answers initialize from its shipped catalogue at once; the first call finds the window, and says
+      // why it cannot choose one.
+      const ambiguous = await bridge(['--workspace', root1]);
+      await assert.rejects(call(ambiguous, 'workspace_info', {}), /2 VS Code windows have a workspace folder containing/);
     } finally {
       // The page goes without a word to the server (no unload handlers run): where the server keeps its extension
       // host for a reconnection, that host notices its window is gone and withdraws.

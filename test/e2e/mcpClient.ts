@@ -15,7 +15,8 @@ export async function copyConnectionSettings(wb: Workbench): Promise<{ url: stri
   await page.evaluate(() => navigator.clipboard.writeText(''));
   await wb.runCommand('CodeSpace: Copy Connection Settings');
   let text = '';
-  for (let i = 0; i < 100 && !/Token: \S+/.test(text); i++) {
+  // Up to a minute: after a reload on a loaded machine the command waits for the extension to activate.
+  for (const deadline = Date.now() + 60_000; !/Token: \S+/.test(text) && Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 200));
     text = await page.evaluate(() => navigator.clipboard.readText());
   }
