@@ -200,10 +200,13 @@ describe('work review and reviewed commit (git)', function () {
     const right = vscode.Uri.file(file('review/commented.txt'));
     const baseline = vscode.Uri.parse(r.files?.find((f) => f.path === 'review/commented.txt')?.left ?? '');
     await comments.add(right, 2, 3, 'Why upper case?');
-    await comments.add(baseline, 1, 1, 'the baseline takes no comments');
+    await comments.add(baseline, 1, 1, '  the baseline (old side) takes comments too ');
     await comments.add(vscode.Uri.file(file('review/keep.txt')), 1, 1, 'not a file of the review');
     const target = `work:${workId}` as const;
-    const expected = [{ path: 'review/commented.txt', range: { start_line: 2, end_line: 3 }, quoted: 'BETA\nGAMMA', body: 'Why upper case?' }];
+    const expected = [
+      { path: 'review/commented.txt', side: 'old', range: { start_line: 1, end_line: 1 }, quoted: 'alpha', body: '  the baseline (old side) takes comments too ' },
+      { path: 'review/commented.txt', side: 'new', range: { start_line: 2, end_line: 3 }, quoted: 'BETA\nGAMMA', body: 'Why upper case?' },
+    ];
     assert.deepEqual(comments.drafts(target), expected);
     comments.reload();
     assert.deepEqual(comments.drafts(target), expected, 'kept across a reload until sent');
@@ -211,7 +214,7 @@ describe('work review and reviewed commit (git)', function () {
 
     const sent = await vscode.commands.executeCommand<{ ok: boolean; instruction_id?: string; comments?: number }>('codespace.sendReviewComments', workId);
     assert.equal(sent.ok, true, JSON.stringify(sent));
-    assert.equal(sent.comments, 1);
+    assert.equal(sent.comments, 2);
     const claimed = await call<{ instruction?: { id: string; kind?: string; comments?: unknown; text: string } }>(client, 'steer_claim_next', { work_id: workId });
     assert.equal(claimed.instruction?.id, sent.instruction_id);
     assert.equal(claimed.instruction?.kind, 'review_comments');
