@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { sdkMessageChecks } from './scripts/sdkMessageChecks.mjs';
+import { shippedCatalogue } from './scripts/shippedCatalogue.mjs';
 
 /**
  * The v2 MCP SDK's server and core packages each bring their own copy of the same zod 4 (the project's own zod is
@@ -54,6 +55,7 @@ const builds = [
     // src/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
     // proxy-chain (the network proxy, src/node/sandbox/networkProxy.ts) can chain to an upstream SOCKS proxy; ours
     // never does, so its SOCKS client (70 KB minified) is replaced by src/node/sandbox/noSocks.ts, which throws.
+    // qs serves only express's "extended" query parser and urlencoded bodies, neither used here: src/node/noQs.ts.
     // Both MCP SDKs try every incoming request as two kinds of response (two failing zod parses) before they see a
     // request (and each request's params as a task's): scripts/sdkMessageChecks.mjs looks at the message's keys first.
     plugins: [oneZodForMcpV2, noAjvInTheExtension, sdkMessageChecks()],
@@ -62,6 +64,7 @@ const builds = [
       '@modelcontextprotocol/server/_shims': './src/mcp/v2Shims.ts',
       'iconv-lite': './src/node/iconvLite.ts',
       'mime-db': './src/node/mimeDbSubset.json',
+      qs: './src/node/noQs.ts',
       socks: './src/node/sandbox/noSocks.ts',
       'socks-proxy-agent': './src/node/sandbox/noSocks.ts',
     },
@@ -106,7 +109,8 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
-    plugins: [sdkMessageChecks()],
+    // The tool catalogue it answers with before it has found the window, computed now (scripts/shippedCatalogue.mjs).
+    plugins: [sdkMessageChecks(), shippedCatalogue()],
     sourcemap: !production,
     minify: production,
     logLevel: 'info',

@@ -74,6 +74,12 @@ export default tseslint.config(
   layer(['src/bridge/**/*.ts'], [
     { group: ['**/mcp/**', '**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'The stdio bridge runs outside the editor: it imports core, node/discovery and the MCP SDK only.' },
   ], [vscodeBan]),
+  // Computes, from the window's own definition (src/mcp/toolSchemas.ts), the catalogue the bridge answers with before
+  // it has found the window. Run at build time only (scripts/shippedCatalogue.mjs puts its result in dist/stdio.js as
+  // data), and from the sources in tests: the bundle holds no mcp code.
+  layer(['src/bridge/catalogueSource.ts'], [
+    { group: ['**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'The stdio bridge runs outside the editor: it imports core, node/discovery and the MCP SDK only.' },
+  ], [vscodeBan]),
   layer(['src/vscode/**/*.ts'], [
     { group: ['**/mcp/**', '**/node/**', '**/webview-ui/**', '**/extension'], message: 'src/vscode imports core and shared only; extension.ts wires adapters together.' },
   ]),

@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS } from '../src/core/policy/limits';
 import { ChildProcessBackend } from '../src/node/childProcessBackend';
 import { CommandSandbox } from '../src/node/sandbox/commandSandbox';
 import type { NetworkMode } from '../src/node/sandbox/commandSandbox';
+import type { UnixSocketMode } from '../src/node/sandbox/seccomp';
 import type { BenchGroup, Contender, GroupResult, Row, Stats } from './lib';
 import { Resources, fmtMs, interleave, summarize } from './lib';
 
@@ -26,8 +27,8 @@ export const networkStartup: BenchGroup = async (log): Promise<GroupResult> => {
     resources.add(() => fs.rmSync(root, { recursive: true, force: true }));
     const workspace: Workspace = { id: 'bench', name: 'bench', root, trusted: true, profile: 'exec', canWrite: true, canExec: true };
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), LANG: 'C.UTF-8' };
-    const supervisor = async (network: NetworkMode): Promise<ProcessSupervisor> => {
-      const sandbox = new CommandSandbox({ mode: () => 'required', network: () => network, allowedDomains: () => ['registry.npmjs.org'], logger: silentLogger });
+    const supervisor = async (network: NetworkMode, unixSockets: UnixSocketMode = 'block'): Promise<ProcessSupervisor> => {
+      const sandbox = new CommandSandbox({ mode: () => 'required', network: () => network, unixSockets: () => unixSockets, allowedDomains: () => ['registry.npmjs.org'], logger: silentLogger });
       resources.add(() => sandbox.close());
       const status = await sandbox.status();
       if (!status.command_sandbox.enabled || status.refusing) throw new Error(`no sandbox here: ${status.command_sandbox.reason ?? 'unknown'}`);
@@ -46,12 +47,18 @@ export const networkStartup: BenchGroup = async (log): Promise<GroupResult> => {
       const st = sup.status(process_id);
       if (st.exit_code !== 0) throw new Error(`true ended badly: ${JSON.stringify(st)}`);
     };
-    const names = { block: 'pipes, sandbox, network blocked', domains: 'pipes, sandbox, network by domain' } as const;
+    const names = {
+      block: 'pipes, sandbox, network blocked',
+      domains: 'pipes, sandbox, network by domain',
+      domainsNoFilter: 'pipes, sandbox, network by domain, no Unix-socket filter',
+    } as const;
     const blocked = await supervisor('block');
     const domains = await supervisor('domains');
+    const domainsNoFilter = await supervisor('domains', 'allow');
     const contenders: Contender[] = [
       { name: names.block, run: () => runTrue(blocked) },
       { name: names.domains, run: () => runTrue(domains) },
+      { name: names.domainsNoFilter, run: () => runTrue(domainsNoFilter) },
     ];
     const samples = await interleave(contenders, {
       warmupRounds: WARMUP_ROUNDS,
@@ -69,7 +76,8 @@ export const networkStartup: BenchGroup = async (log): Promise<GroupResult> => {
       rows,
       ratios: [],
       notes: [
-        `${fmtMs(s(names.domains).median - s(names.block).median)} ms added per command (median): starting the relay (a Node process inside the sandbox) and waiting for it to listen.`,
+        `${fmtMs(s(names.domains).median - s(names.block).median)} ms added per command (median): starting the relay (a Node process inside the sandbox) and waiting for it to listen, then the nested bwrap that applies the Unix-socket filter to the command alone.`,
+        `${fmtMs(s(names.domains).median - s(names.domainsNoFilter).median)} ms of it (median) is that nested bwrap (codespace.exec.unixSockets "block" against "allow").`,
       ],
     };
   } finally {

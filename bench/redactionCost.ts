@@ -3,7 +3,7 @@
  * redaction (readRedacted: the page plus 8 KiB either side, read one character per byte and matched against every
  * secret shape) against the same page read raw. Three kinds of output: log lines, a test runner's lines with non-ASCII
  * marks and names (UTF-8), and one long run of a single letter (the flood `bench:editor` reads, where every position
- * could start a token).
+ * could start a token), and coloured lines (`grep --color=always`: escape sequences around every match).
  */
 import { readRedacted } from '../src/core/process/redactedRead';
 import { RingBuffer } from '../src/core/process/ringBuffer';
@@ -27,9 +27,18 @@ function testRunnerLines(bytes: number): Uint8Array {
   return all.subarray(0, bytes);
 }
 
+/** `grep --color=always` / `ls --color` output: SGR codes and erase-line around every match and name. */
+function colouredLines(bytes: number): Uint8Array {
+  let s = '';
+  for (let i = 0; s.length < bytes; i++) {
+    s += `\x1b[35m\x1b[Ksrc/file${i % 300}.ts\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K${i}:  const \x1b[01;31m\x1b[Ktoken\x1b[m\x1b[K = read(\x1b[01;34mid${i}\x1b[0m);\n`;
+  }
+  return new TextEncoder().encode(s.slice(0, bytes));
+}
+
 export const redactionCost: BenchGroup = async (log) => {
   const redactor = new SecretRedactor({ enabled: () => true, values: () => [], ownTokens: () => ['own-token-0123456789abcdef'] });
-  const kinds = { 'log lines': logLines(3 * MIB), 'test runner, UTF-8': testRunnerLines(3 * MIB), 'one letter': new Uint8Array(3 * MIB).fill(0x61) };
+  const kinds = { 'log lines': logLines(3 * MIB), 'test runner, UTF-8': testRunnerLines(3 * MIB), 'one letter': new Uint8Array(3 * MIB).fill(0x61), 'coloured (grep --color)': colouredLines(3 * MIB) };
   const contenders: Contender[] = [];
   for (const [kind, bytes] of Object.entries(kinds)) {
     const ring = new RingBuffer(4 * MIB);

@@ -20,6 +20,7 @@ import { sessionTransport } from './sessionTransport';
 import { searchThroughput } from './searchThroughput';
 import { toolListSize } from './toolListSize';
 import { answerEncoding } from './answerEncoding';
+import { bridgeStart } from './bridgeStart';
 
 const GROUPS: Record<string, BenchGroup> = {
   read: readLatency,
@@ -33,6 +34,7 @@ const GROUPS: Record<string, BenchGroup> = {
   toollist: toolListSize,
   redact: redactionCost,
   answer: answerEncoding,
+  bridgestart: bridgeStart,
 };
 
 /** Repository root: out/bench/run.js → ../.. */

@@ -28,17 +28,23 @@ export const sandboxStartup: BenchGroup = async (log): Promise<GroupResult> => {
     resources.add(() => fs.rmSync(root, { recursive: true, force: true }));
     const workspace: Workspace = { id: 'bench', name: 'bench', root, trusted: true, profile: 'exec', canWrite: true, canExec: true };
     const sandbox = new CommandSandbox({ mode: () => 'required', network: () => 'block', logger: silentLogger });
-    const status = await sandbox.status();
-    if (!status.command_sandbox.enabled) throw new Error(`no sandbox here: ${status.command_sandbox.reason ?? 'unknown'}`);
-    const supervisor = (sandboxed: boolean): ProcessSupervisor => {
-      const pty = new NodePtyBackend(sandboxed ? { sandbox } : {});
-      const pipes = new ChildProcessBackend(sandboxed ? { sandbox } : {});
+    // The same sandbox without the Unix-socket filter (codespace.exec.unixSockets "allow"): what the filter costs.
+    const unfiltered = new CommandSandbox({ mode: () => 'required', network: () => 'block', unixSockets: () => 'allow', logger: silentLogger });
+    for (const sb of [sandbox, unfiltered]) {
+      resources.add(() => sb.close());
+      const status = await sb.status();
+      if (!status.command_sandbox.enabled || status.refusing) throw new Error(`no sandbox here: ${status.command_sandbox.reason ?? 'unknown'}`);
+    }
+    const supervisor = (box: CommandSandbox | undefined): ProcessSupervisor => {
+      const pty = new NodePtyBackend(box ? { sandbox: box } : {});
+      const pipes = new ChildProcessBackend(box ? { sandbox: box } : {});
       const sup = new ProcessSupervisor({ backends: { tty: () => pty, pipes: () => pipes }, limits: () => DEFAULT_LIMITS });
       resources.add(() => sup.disposeAll());
       return sup;
     };
-    const plain = supervisor(false);
-    const boxed = supervisor(true);
+    const plain = supervisor(undefined);
+    const boxed = supervisor(sandbox);
+    const boxedNoFilter = supervisor(unfiltered);
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), LANG: 'C.UTF-8' };
     const runTrue = async (sup: ProcessSupervisor, tty: boolean): Promise<void> => {
       const { process_id } = await sup.exec(workspace, ['true'], { cwd: root, root, tty, env, occupancy: 'shared' });
@@ -55,12 +61,14 @@ export const sandboxStartup: BenchGroup = async (log): Promise<GroupResult> => {
       pipesBox: 'pipes, bubblewrap sandbox',
       pty: 'PTY, unsandboxed',
       ptyBox: 'PTY, bubblewrap sandbox',
+      pipesNoFilter: 'pipes, bubblewrap sandbox without the Unix-socket filter',
     } as const;
     const contenders: Contender[] = [
       { name: names.pipes, run: () => runTrue(plain, false) },
       { name: names.pipesBox, run: () => runTrue(boxed, false) },
       { name: names.pty, run: () => runTrue(plain, true) },
       { name: names.ptyBox, run: () => runTrue(boxed, true) },
+      { name: names.pipesNoFilter, run: () => runTrue(boxedNoFilter, false) },
     ];
     const samples = await interleave(contenders, {
       warmupRounds: WARMUP_ROUNDS,
@@ -83,7 +91,7 @@ export const sandboxStartup: BenchGroup = async (log): Promise<GroupResult> => {
       title: 'Command sandbox: start-up of `true`, sandboxed against unsandboxed',
       description:
         `\`exec_command ["true"]\` through the ProcessSupervisor until eof, with and without the bubblewrap sandbox (network blocked), ` +
-        `on pipes and on a PTY. ${WARMUP_ROUNDS} warm-up + ${ROUNDS} measured rounds, the four interleaved.`,
+        `on pipes and on a PTY, and on pipes without the Unix-socket filter. ${WARMUP_ROUNDS} warm-up + ${ROUNDS} measured rounds, the five interleaved.`,
       rows,
       ratios: [
         ratio('pipes: sandboxed / unsandboxed (median)', s(names.pipesBox), s(names.pipes), RATIO_TARGET),
@@ -92,6 +100,7 @@ export const sandboxStartup: BenchGroup = async (log): Promise<GroupResult> => {
       notes: [
         `Pipes: ${fmtMs(s(names.pipesBox).median)} ms sandboxed against ${fmtMs(s(names.pipes).median)} ms, ${fmtMs(added(names.pipesBox, names.pipes))} ms added: ${verdict(names.pipesBox, names.pipes)}.`,
         `PTY: ${fmtMs(s(names.ptyBox).median)} ms sandboxed against ${fmtMs(s(names.pty).median)} ms, ${fmtMs(added(names.ptyBox, names.pty))} ms added: ${verdict(names.ptyBox, names.pty)}.`,
+        `The Unix-socket filter (seccomp, on pipes): ${fmtMs(s(names.pipesBox).median)} ms with it against ${fmtMs(s(names.pipesNoFilter).median)} ms without, ${fmtMs(s(names.pipesBox).median - s(names.pipesNoFilter).median)} ms (median).`,
         'The sandbox adds a /bin/sh exec outside (holding the verified folder, opening the argument files) and a bash inside (checking the folder, reading the command line, setting the process bound), bwrap setting up its namespaces and mounts, writing two small argument files, the look-ups of protected and secret paths and the bounded search for nested repositories.',
       ],
     };

@@ -27,7 +27,7 @@ bridge is \`node <repo>/dist/stdio.js\` (an installed extension copies ~/.codesp
        Codex        codex mcp add codespace -- ${bridge}
        Gemini CLI   gemini mcp add --scope user codespace ${bridge}
        VS Code      nothing to do: the extension offers itself to VS Code's agent mode
-  Then ask your agent to call workspace_info. README.md, "Connect an agent", says what each CLI shows.
+  Then ask your agent to call workspace_info. docs/CONNECT.md says what each CLI shows.
 `;
 }
 

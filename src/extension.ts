@@ -157,6 +157,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     isolation: {
       mode: settings.execIsolation,
       network: settings.execNetwork,
+      unixSockets: settings.execUnixSockets,
       gitWrites: settings.execGitWrites,
       maxProcesses: settings.execMaxProcesses,
       allowedDomains: settings.execAllowedDomains,
@@ -325,7 +326,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     ...registerInboxCommands({ server: host, tokens: inboxTokens, log }),
     registerMcpDefinitionProvider(host, tokens, version),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network') || settings.affects(e, 'exec.allowedDomains') || settings.affects(e, 'exec.allowPackageRegistries')) {
+      if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network') || settings.affects(e, 'exec.unixSockets') || settings.affects(e, 'exec.allowedDomains') || settings.affects(e, 'exec.allowPackageRegistries')) {
         // Probe now for the new settings, so the log and workspace_info say at once what the next command gets.
         core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
       }

@@ -1,10 +1,15 @@
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { LocateOptions, Target } from './locate';
 import { LocateError, locate, relocate } from './locate';
-import { modernRelayFetch } from './modernRelay';
+import type { ShippedCatalogue } from './catalogueSource';
+import { localAnswer, modernEnvelope } from './localAnswers';
+import { SHIPPED } from './shippedCatalogue';
+import { upstreamHeaders } from './upstreamHeaders';
+import type * as HttpUpstreamModule from './httpUpstream';
+
+type HttpUpstream = typeof HttpUpstreamModule;
 
 /** JSON-RPC error codes the bridge itself answers with (server-defined range). */
 export const BRIDGE_NO_WINDOW = -32030;
@@ -17,6 +22,10 @@ export interface BridgeOptions {
   readonly locate: LocateOptions;
   /** How long to look for the window again after its endpoint went away (ms). */
   readonly reconnectTimeoutMs: number;
+  /** How long a request waits for the window to be found at first, before it gets BRIDGE_NO_WINDOW (ms). */
+  readonly windowTimeoutMs: number;
+  /** What to answer before the window is found (default: the catalogue built into the bridge). */
+  readonly catalogue?: ShippedCatalogue;
   readonly log: (line: string) => void;
   /** Poll interval while the window is away (ms). */
   readonly pollMs?: number;
@@ -25,19 +34,35 @@ export interface BridgeOptions {
 interface Upstream {
   readonly target: Target;
   readonly transport: StreamableHTTPClientTransport;
+  /** The client's notifications/initialized went to this session (after the replayed initialize). */
+  initializedSent: boolean;
 }
 
-/** A failure that proves the request never reached a session: refused connection, unknown session, bad token. */
-function notDelivered(err: unknown): boolean {
-  if (err instanceof StreamableHTTPError) return err.code === 404 || err.code === 401 || err.code === 403;
-  const cause = (err as { cause?: { code?: string } }).cause;
-  return cause?.code === 'ECONNREFUSED';
+
+/** The HTTP side (httpUpstream.ts), loaded at the first session: not needed to answer from the shipped catalogue. */
+let httpUpstream: HttpUpstream | undefined;
+
+async function loadHttp(): Promise<HttpUpstream> {
+  const loaded: HttpUpstream = await import('./httpUpstream.js');
+  httpUpstream ??= loaded;
+  return httpUpstream;
 }
 
-/** A failure of the endpoint (gone, restarted, token rotated) rather than an answer to this request. */
+/** Which failures mean the endpoint went away; none before the HTTP side was ever loaded (nothing was sent). */
 function endpointFailure(err: unknown): boolean {
-  if (err instanceof StreamableHTTPError) return err.code === 404 || err.code === 401 || err.code === 403 || (err.code ?? 0) >= 500;
-  return err instanceof TypeError || (err as { cause?: unknown }).cause !== undefined || (err as { code?: string }).code === 'ECONNRESET';
+  return httpUpstream?.endpointFailure(err) ?? false;
+}
+
+function notDelivered(err: unknown): boolean {
+  return httpUpstream?.notDelivered(err) ?? true;
+}
+
+function isJSONRPCRequest(m: JSONRPCMessage): m is JSONRPCRequest {
+  return 'method' in m && 'id' in m && m.id !== undefined;
+}
+
+function isJSONRPCResultResponse(m: JSONRPCMessage): m is JSONRPCResultResponse {
+  return 'result' in m && 'id' in m;
 }
 
 function describeError(err: unknown): string {
@@ -49,7 +74,17 @@ function describeError(err: unknown): string {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Relays MCP between a client on stdio and the window's Streamable HTTP endpoint, adding the token. When the
+ * Relays MCP between a client on stdio and the window's Streamable HTTP endpoint, adding the token.
+ *
+ * At start it answers at once, without the window: `initialize`, `server/discover` and `tools/list` get the
+ * catalogue built into the bridge (localAnswers.ts), while it finds the window in the background (agents give an
+ * MCP server little time to start). It then opens the session by replaying the client's `initialize`, asks the
+ * window for its tool list and, when that differs from what it answered (other tool groups turned off, another
+ * extension version), sends `notifications/tools/list_changed`; from then on tools/list is the window's. Any other
+ * request waits for the window, up to `windowTimeoutMs`, then gets BRIDGE_NO_WINDOW saying what it waited for; a
+ * request the client cancels while it waits is never sent.
+ *
+ * When the
  * endpoint goes away (window reload, restart, port change, token rotation) it finds the same window again,
  * opens a new session and replays the client's `initialize` and `notifications/initialized`, so the client's
  * session goes on.
@@ -65,19 +100,31 @@ export class Bridge {
   private connecting: Promise<Upstream> | undefined;
   private initialize: JSONRPCRequest | undefined;
   private initialized: JSONRPCMessage | undefined;
-  /** True once the client's initialize was answered: from then on a new session is opened by replaying it. */
+  /** True once the client's initialize was answered: from then on every session is opened by replaying it. */
   private sessionOpen = false;
   private everConnected: Target | undefined;
   private replayCount = 0;
   private readonly internal = new Map<RequestId, (m: JSONRPCMessage) => void>();
   private readonly toolListIds = new Set<RequestId>();
   private readonly safeTools = new Set<string>();
+  /** Requests waiting for the window, not yet sent: a cancellation of one of them drops it here. */
+  private readonly waiting = new Map<RequestId, { cancelled: boolean }>();
+  private readonly catalogue: ShippedCatalogue;
+  /** The tool list the bridge answers with until the window is found. */
+  private tools: readonly unknown[];
+  /** The 2026-07-28 envelope of the client's latest request, to ask the window for its list in that revision. */
+  private envelope: Record<string, unknown> | undefined;
+  private learning = false;
   private closed = false;
 
   constructor(
     private readonly client: Transport,
     private readonly options: BridgeOptions,
-  ) {}
+  ) {
+    this.catalogue = options.catalogue ?? SHIPPED;
+    this.tools = this.catalogue.tools;
+    this.learnTools({ tools: this.tools });
+  }
 
   async start(): Promise<void> {
     this.client.onmessage = (m) => {
@@ -102,14 +149,89 @@ export class Bridge {
   }
 
   private async fromClient(m: JSONRPCMessage): Promise<void> {
-    if (isJSONRPCRequest(m) && m.method === 'initialize') {
+    const envelope = modernEnvelope(m);
+    if (envelope) this.envelope = envelope;
+    if (!('id' in m) && 'method' in m && m.method === 'notifications/cancelled') {
+      const waiting = this.waiting.get((m.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
+      if (waiting) {
+        // Never sent: dropping it here is the whole cancellation (the window never saw it, the client wants no answer).
+        waiting.cancelled = true;
+        this.options.log('a request cancelled while it waited for the window was not sent');
+        return;
+      }
+    }
+    if (isJSONRPCRequest(m) && m.method === 'initialize' && !envelope) {
+      // Answered here; the window's session is opened by replaying it (open()), now and after every reload.
       this.initialize = m;
-      this.sessionOpen = false;
-    } else if (!('id' in m) && 'method' in m && m.method === 'notifications/initialized') {
+      this.initialized = undefined;
+      const up = this.upstream;
+      if (up) this.drop(up, new Error('the client initialized again'));
+      this.answerLocally(m);
+      this.sessionOpen = true;
+      this.findWindow();
+      return;
+    }
+    if (!('id' in m) && 'method' in m && m.method === 'notifications/initialized') {
+      // Sent by the bridge after the replayed initialize, once per session.
       this.initialized = m;
+      if (this.upstream) await this.sendInitialized(this.upstream);
+      return;
+    }
+    if (isJSONRPCRequest(m) && !this.everConnected && this.answerLocally(m)) {
+      this.findWindow();
+      return;
     }
     if (isJSONRPCRequest(m) && m.method === 'tools/list') this.toolListIds.add(m.id);
     await this.forward(m);
+  }
+
+  /** Answers from the shipped catalogue when the request is one the bridge can answer itself (localAnswers.ts). */
+  private answerLocally(m: JSONRPCRequest): boolean {
+    const answer = localAnswer(m, this.catalogue, this.tools);
+    if (!answer) return false;
+    this.client.send(answer).catch((err: unknown) => this.options.log(`writing to the client failed: ${err instanceof Error ? err.message : String(err)}`));
+    return true;
+  }
+
+  /**
+   * In the background: finds the window, opens the session, asks for the window's tool list and, when it differs
+   * from what the client was given, says so with notifications/tools/list_changed. Once per bridge.
+   */
+  private findWindow(): void {
+    if (this.learning || this.everConnected) return;
+    this.learning = true;
+    void this.ensureUpstream()
+      .then((up) => this.learnWindowList(up))
+      .catch((err: unknown) => this.options.log(`window not found yet: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => {
+        this.learning = false;
+      });
+  }
+
+  private async learnWindowList(up: Upstream): Promise<void> {
+    const id = `codespace-bridge-tools-${++this.replayCount}`;
+    const request: JSONRPCRequest = this.envelope && !this.initialize ? { jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: this.envelope } } : { jsonrpc: '2.0', id, method: 'tools/list' };
+    const answered = new Promise<JSONRPCMessage>((resolve) => this.internal.set(id, resolve));
+    try {
+      await up.transport.send(request);
+    } catch (err) {
+      this.internal.delete(id);
+      throw err;
+    }
+    const answer = await answered;
+    if (!isJSONRPCResultResponse(answer)) throw new Error(`the window refused tools/list: ${JSON.stringify(answer)}`);
+    const tools = (answer.result as { tools?: unknown }).tools;
+    if (!Array.isArray(tools) || JSON.stringify(tools) === JSON.stringify(this.tools)) return;
+    this.tools = tools;
+    this.learnTools(answer.result);
+    this.options.log(`the window serves another tool list than the bridge's (${tools.length} tools): notifications/tools/list_changed`);
+    await this.client.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  }
+
+  private async sendInitialized(up: Upstream): Promise<void> {
+    if (!this.initialized || up.initializedSent || !this.initialize) return;
+    up.initializedSent = true;
+    await up.transport.send(this.initialized);
   }
 
   private safeToRepeat(m: JSONRPCMessage): boolean {
@@ -122,18 +244,34 @@ export class Bridge {
     return false;
   }
 
+  /** The window's session for a request, or undefined when the client cancelled the request while it waited. */
+  private async upstreamFor(m: JSONRPCMessage): Promise<Upstream | undefined> {
+    if (this.upstream || !isJSONRPCRequest(m)) return this.ensureUpstream();
+    const wait = { cancelled: false };
+    this.waiting.set(m.id, wait);
+    try {
+      const up = await this.ensureUpstream();
+      return wait.cancelled ? undefined : up;
+    } catch (err) {
+      if (wait.cancelled) return undefined;
+      throw err;
+    } finally {
+      if (this.waiting.get(m.id) === wait) this.waiting.delete(m.id);
+    }
+  }
+
   private async forward(m: JSONRPCMessage): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      let up: Upstream;
+      let up: Upstream | undefined;
       try {
-        up = await this.ensureUpstream(m);
+        up = await this.upstreamFor(m);
       } catch (err) {
         this.answerError(m, BRIDGE_NO_WINDOW, err instanceof Error ? err.message : String(err));
         return;
       }
+      if (!up) return;
       try {
         await up.transport.send(m);
-        if (isJSONRPCRequest(m) && m.method === 'initialize') this.sessionOpen = true;
         return;
       } catch (err) {
         // A request still waiting on a session this bridge gave up (another request found the endpoint gone) is
@@ -170,37 +308,50 @@ export class Bridge {
     void up.transport.close().catch(() => undefined);
   }
 
-  private ensureUpstream(m: JSONRPCMessage): Promise<Upstream> {
+  private ensureUpstream(): Promise<Upstream> {
     if (this.upstream) return Promise.resolve(this.upstream);
-    // The client's own initialize opens the first session; any later session replays it.
-    const replay = !(isJSONRPCRequest(m) && m.method === 'initialize');
-    this.connecting ??= this.connect(replay).finally(() => {
+    this.connecting ??= this.connect().finally(() => {
       this.connecting = undefined;
     });
     return this.connecting;
   }
 
-  private async connect(replay: boolean): Promise<Upstream> {
-    const deadline = Date.now() + (this.everConnected ? this.options.reconnectTimeoutMs : 0);
+  private async connect(): Promise<Upstream> {
+    const first = !this.everConnected;
+    const waitMs = first ? this.options.windowTimeoutMs : this.options.reconnectTimeoutMs;
+    const deadline = Date.now() + waitMs;
     for (;;) {
       try {
         const target = this.everConnected ? relocate(this.options.locate, this.everConnected) : locate(this.options.locate);
-        const up = await this.open(target, replay);
+        const up = await this.open(target);
         if (this.everConnected?.url !== target.url) this.options.log(`connected ${target.describe}`);
         this.everConnected = target;
         this.upstream = up;
+        // Before any request queued behind this connection goes out.
+        await this.sendInitialized(up);
         return up;
       } catch (err) {
         const retry = err instanceof LocateError ? err.retry : endpointFailure(err);
-        if (!retry || Date.now() >= deadline || this.closed) throw err;
+        if (!retry || this.closed) throw err;
+        if (Date.now() >= deadline) throw first ? new Error(this.notFoundMessage(waitMs, err)) : err;
         await sleep(this.options.pollMs ?? 500);
       }
     }
   }
 
-  private async open(target: Target, replay: boolean): Promise<Upstream> {
-    const transport = new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: { Authorization: `Bearer ${target.token}` } }, fetch: modernRelayFetch() });
-    const up: Upstream = { target, transport };
+  /** Why a request got no window at first: what the bridge looked for, how long, what to do. */
+  private notFoundMessage(waitMs: number, err: unknown): string {
+    const { workspace, env, cwd, dirs } = this.options.locate;
+    const what = workspace !== undefined ? `a window with a workspace folder containing --workspace ${workspace}` : env.CODESPACE_MCP_URL ? `the window of CODESPACE_MCP_URL=${env.CODESPACE_MCP_URL}` : `a window with a workspace folder containing the working directory ${cwd}`;
+    return (
+      `The CodeSpace bridge waited ${Math.round(waitMs / 100) / 10} s for ${what} and found none usable: ${describeError(err)} ` +
+      `Open VS Code (with the CodeSpace extension) on that folder, or check the discovery folder ${dirs[0] ?? '(none)'} (codespace-mcp --list prints the windows found there); then call again.`
+    );
+  }
+
+  private async open(target: Target): Promise<Upstream> {
+    const transport = (await loadHttp()).httpTransport(target.url, upstreamHeaders(target));
+    const up: Upstream = { target, transport, initializedSent: false };
     transport.onmessage = (msg) => this.fromUpstream(msg);
     transport.onerror = (err) => {
       // The standalone GET stream is refused with 405 by design; the SDK reports nothing for that. Others: log.
@@ -208,8 +359,8 @@ export class Bridge {
     };
     transport.onclose = () => undefined;
     await transport.start();
-    if (replay && this.initialize && this.sessionOpen) {
-      const id = `codespace-bridge-reinitialize-${++this.replayCount}`;
+    if (this.initialize && this.sessionOpen) {
+      const id = `codespace-bridge-initialize-${++this.replayCount}`;
       const answered = new Promise<JSONRPCMessage>((resolve) => this.internal.set(id, resolve));
       try {
         await transport.send({ ...this.initialize, id });
@@ -221,10 +372,9 @@ export class Bridge {
       const answer = await answered;
       if (!isJSONRPCResultResponse(answer)) {
         await transport.close().catch(() => undefined);
-        throw new LocateError(`The CodeSpace window refused the replayed initialize: ${JSON.stringify(answer)}`, false);
+        throw new LocateError(`The CodeSpace window refused the client's initialize: ${JSON.stringify(answer)}`, false);
       }
-      if (this.initialized) await transport.send(this.initialized);
-      this.options.log(`session re-initialized on ${target.url}`);
+      this.options.log(`session ${this.everConnected ? 're-initialized' : 'opened'} on ${target.url}`);
     }
     return up;
   }

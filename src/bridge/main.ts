@@ -1,19 +1,21 @@
 // codespace-mcp: the stdio bridge to a CodeSpace window (dist/stdio.js). Logs go to stderr only: stdout carries
-// the MCP messages. Usage: codespace-mcp [--workspace <path>] [--reconnect-timeout <seconds>] [--list]
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+// the MCP messages. Usage: codespace-mcp [--workspace <path>] [--window-timeout <seconds>] [--reconnect-timeout <seconds>] [--list]
 import { discoveryDirs, readAllRecords } from '../node/discovery/discoveryFiles';
 import { Bridge } from './bridge';
+import { LineTransport } from './lineTransport';
 import { ENV_TOKEN, ENV_URL, LocateError, locate } from './locate';
 
 const USAGE = `codespace-mcp: MCP over stdio to the CodeSpace endpoint of a VS Code window.
 
-  codespace-mcp [--workspace <path>] [--reconnect-timeout <seconds>]
+  codespace-mcp [--workspace <path>] [--window-timeout <seconds>] [--reconnect-timeout <seconds>]
   codespace-mcp --list        print the CodeSpace windows found (no tokens)
   codespace-mcp --check       find the window as a client would, print it, exit 0 (1 when none or several)
 
 Which window: --workspace <path> picks the window with a workspace folder containing <path>. Without it,
 ${ENV_URL} and ${ENV_TOKEN} (set in the terminals of a CodeSpace window) pick that window; without them,
-the current directory is the path. After a window reload the bridge finds the same window again and keeps
+the current directory is the path. The bridge answers initialize and tools/list at once from the tools it
+ships with and finds the window in the background; a call made before then waits for it (default: up to 30 s)
+and the client is told if the window serves another tool list. After a window reload the bridge finds the same window again and keeps
 the client's session (default: waits up to 120 s).`;
 
 function log(line: string): void {
@@ -23,11 +25,12 @@ function log(line: string): void {
 interface Args {
   workspace?: string;
   reconnectTimeoutMs: number;
+  windowTimeoutMs: number;
   mode: 'serve' | 'list' | 'check' | 'help';
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { reconnectTimeoutMs: 120_000, mode: 'serve' };
+  const args: Args = { reconnectTimeoutMs: 120_000, windowTimeoutMs: 30_000, mode: 'serve' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = (): string => {
@@ -35,13 +38,16 @@ function parseArgs(argv: readonly string[]): Args {
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
     };
+    const seconds = (): number => {
+      const s = Number(value());
+      if (!Number.isFinite(s) || s < 0) throw new Error(`${a} takes seconds (0 or more)`);
+      return s * 1000;
+    };
     if (a === '--workspace' || a === '-w') args.workspace = value();
     else if (a?.startsWith('--workspace=')) args.workspace = a.slice('--workspace='.length);
-    else if (a === '--reconnect-timeout') {
-      const s = Number(value());
-      if (!Number.isFinite(s) || s < 0) throw new Error('--reconnect-timeout takes seconds (0 or more)');
-      args.reconnectTimeoutMs = s * 1000;
-    } else if (a === '--list') args.mode = 'list';
+    else if (a === '--reconnect-timeout') args.reconnectTimeoutMs = seconds();
+    else if (a === '--window-timeout') args.windowTimeoutMs = seconds();
+    else if (a === '--list') args.mode = 'list';
     else if (a === '--check') args.mode = 'check';
     else if (a === '--help' || a === '-h') args.mode = 'help';
     else throw new Error(`unknown argument ${JSON.stringify(a)}`);
@@ -78,7 +84,7 @@ async function main(): Promise<number> {
       return 1;
     }
   }
-  const bridge = new Bridge(new StdioServerTransport(), { locate: locateOptions, reconnectTimeoutMs: args.reconnectTimeoutMs, log });
+  const bridge = new Bridge(new LineTransport(), { locate: locateOptions, reconnectTimeoutMs: args.reconnectTimeoutMs, windowTimeoutMs: args.windowTimeoutMs, log });
   await bridge.start();
   const stop = () => {
     void bridge.close().then(() => process.exit(0));

@@ -1,5 +1,5 @@
 /** The `_meta` key by which a 2026-07-28 message names its protocol revision (the per-request envelope). */
-const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 

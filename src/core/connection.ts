@@ -133,6 +133,17 @@ export function mergeMcpJson(existing: string | undefined, target: McpJsonTarget
 }
 
 /**
+ * The lines the Codex text asks for under the server's table (codex 0.171.0 config.toml keys, `McpServerConfig` in
+ * codex-rs): Codex gives a server `startup_timeout_sec` (10 s unless set) to answer `initialize` and `tools/list`
+ * and, unless `required`, runs on without its tools and says nothing in `codex exec`.
+ */
+export const CODEX_SERVER_SETTINGS: readonly { readonly line: string; readonly why: string }[] = [
+  { line: 'required = true', why: 'required: codex exec stops with an error when CodeSpace fails to start, instead of running on without its tools.' },
+  { line: 'startup_timeout_sec = 30', why: 'startup_timeout_sec: how long Codex waits for the tool list; the bridge answers at once, this leaves room for a loaded machine.' },
+  { line: 'default_tools_approval_mode = "approve"', why: 'default_tools_approval_mode: codex exec runs with approval policy "never" and otherwise refuses tools that need approval (apply_patch, exec_command).' },
+];
+
+/**
  * What "Connect an Agent…" offers. The bridge comes first for every agent that starts MCP servers itself: it
  * needs no port and no token in any configuration file (it finds the window and reads the token itself).
  */
@@ -144,12 +155,12 @@ export function agentConnections(info: { url: string; token: string; serverName:
     {
       id: 'codex',
       label: 'Codex CLI',
-      detail: 'Through the CodeSpace bridge: no port or token in ~/.codex/config.toml. Includes the setting `codex exec` needs for tools that write.',
+      detail: 'Through the CodeSpace bridge: no port or token in ~/.codex/config.toml. Includes the start-up settings and the one `codex exec` needs for tools that write.',
       text: [
         `codex mcp add ${name} -- ${line}`,
-        `# codex exec runs with approval policy "never" and then refuses tools that need approval (apply_patch, exec_command).`,
-        `# To let it use them, add this line under [mcp_servers.${name}] in ~/.codex/config.toml:`,
-        `# default_tools_approval_mode = "approve"`,
+        `# Then add these lines under [mcp_servers.${name}] in ~/.codex/config.toml:`,
+        ...CODEX_SERVER_SETTINGS.map((s) => `# ${s.line}`),
+        ...CODEX_SERVER_SETTINGS.map((s) => `# ${s.why}`),
       ].join('\n'),
     },
     {

@@ -6,7 +6,13 @@
  * Each secret is replaced by a visible marker, `[REDACTED:<kind>]`. Detection runs on bytes read as Latin-1 (one
  * character per byte), so every position is a byte offset: the secret shapes are ASCII, and command output cursors
  * stay raw byte offsets (see `redactRange`).
+ *
+ * Secrets are looked for twice: in the text as written, and in what a terminal shows of it (shownText.ts: without
+ * colour codes, hyperlinks, cursor moves and other controls it does not display). A secret found in what is shown is
+ * masked from its first shown character to its last, with every escape between them.
  */
+import type { Shown } from './shownText';
+import { shownText } from './shownText';
 
 /** One kind of secret. `pattern` must be global; a capture group named `s`, when present, is the secret itself. */
 interface Rule {
@@ -71,9 +77,10 @@ function tokenRule(kind: string, starts: readonly string[], body: string, min: n
 const RULES: readonly Rule[] = [
   {
     kind: 'private-key',
-    // A PEM private key block (also JSON-escaped, as in a GCP service-account file); unterminated: to the end.
-    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)/g,
-    tail: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?![\s\S]*-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)[\s\S]*$|-{2,5}(?:B(?:E(?:G(?:I(?:N(?: [A-Z0-9 ]*)?)?)?)?)?)?$/,
+    // A PEM private key block (also JSON-escaped, as in a GCP service-account file) or a PGP one (`PRIVATE KEY
+    // BLOCK`, as `gpg --export-secret-keys --armor` prints it); unterminated: to the end.
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g,
+    tail: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?![\s\S]*-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)[\s\S]*$|-{2,5}(?:B(?:E(?:G(?:I(?:N(?: [A-Z0-9 ]*)?)?)?)?)?)?$/,
     ...holds('BEGIN'),
   },
   tokenRule('anthropic-key', ['sk-ant-'], 'A-Za-z0-9_\\-', 20, 300),
@@ -88,11 +95,21 @@ const RULES: readonly Rule[] = [
   tokenRule('google-api-key', ['AIza'], 'A-Za-z0-9_\\-', 35, 35),
   tokenRule('aws-access-key-id', ['AKIA', 'ASIA', 'ABIA', 'ACCA'], 'A-Z0-9', 16, 16),
   {
+    // After its name: `aws_secret_access_key = …` (credentials file, environment), `"SecretAccessKey": "…"` (the JSON of
+    // `aws sts assume-role`, `aws iam create-access-key`), `SecretAccessKey: …` (YAML).
     kind: 'aws-secret-access-key',
-    pattern: /aws_?secret_?access_?key["']?\s*[:=]\s*["']?(?<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
-    tail: /aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{0,40}$/i,
-    // A `w` first: one scan for a character, where /aws/i tries every `a` of the text (all of a flood of them).
-    present: (text) => (text.includes('w') || text.includes('W')) && /aws/i.test(text),
+    pattern: /(?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?(?<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
+    tail: /(?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{0,40}$/i,
+    // Substring searches first (every spelling holds `cess` or `CESS`): /…/i tries every `s` of the text.
+    present: (text) => (text.includes('cess') || text.includes('CESS')) && /secret_?access/i.test(text),
+  },
+  {
+    // A session token after its name: `"SessionToken": "…"` (`aws sts` JSON), `aws_session_token = …` (credentials file,
+    // environment); the same name of any other service is as secret.
+    kind: 'aws-session-token',
+    pattern: /(?:aws_?)?session_?token["']?\s*[:=]\s*["']?(?<s>[A-Za-z0-9/+=]{20,4096})(?![A-Za-z0-9/+=])/gi,
+    tail: /(?:aws_?)?session_?token["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{0,4096}$/i,
+    present: (text) => (text.includes('ession') || text.includes('ESSION')) && /session_?token/i.test(text),
   },
   {
     kind: 'gcp-private-key-id',
@@ -224,20 +241,36 @@ export class SecretRedactor {
     return at;
   }
 
+  /**
+   * Every secret in `text` as written and as a terminal shows it (positions in `text`), overlaps merged into one; with
+   * `tail`, also where at its end a secret may have begun that has not all arrived (`heldTail`, in either, or a secret
+   * that reaches the end and may go on).
+   */
+  private scan(text: string, tail: boolean): { found: Found[]; held: number | undefined } {
+    const present = this.presentIn(text);
+    const found = this.find(text, present);
+    let held = tail ? earlier(this.heldTail(text, present), found.find((f) => f.to === text.length)?.from) : undefined;
+    const shown = shownText(text);
+    if (shown === undefined) return { found, held };
+    const inShown = this.presentIn(shown.text);
+    const back = (i: number | undefined): number | undefined => (i === undefined ? undefined : shown.originalIndex(i));
+    const more = this.find(shown.text, inShown);
+    if (tail) held = earlier(held, back(earlier(this.heldTail(shown.text, inShown), more.find((f) => f.to === shown.text.length)?.from)));
+    return { found: merged(found, more.map((f) => inOriginal(shown, f))), held };
+  }
+
   /** A text with every secret replaced by its marker; `cut` when the text was cut short (a secret may be cut too). */
   redactText(text: string, options: { cut?: boolean } = {}): string {
     if (!this.enabled) return text;
-    const present = this.presentIn(text);
-    const found = this.find(text, present);
+    const { found, held } = this.scan(text, options.cut === true);
     let out = '';
     let at = 0;
     for (const f of found) {
       out += text.slice(at, f.from) + marker(f.kind);
       at = f.to;
     }
-    // Nothing found: the rules' presence in the whole text is the presence in what follows the last secret too.
-    const tail = options.cut ? (at === 0 ? this.heldTail(text, present) : this.heldTail(text.slice(at))) : undefined;
-    return tail === undefined ? out + text.slice(at) : `${out}${text.slice(at, at + tail)}${marker('truncated')}`;
+    // What may be the start of a secret the cut cut off (never inside one found: those were replaced).
+    return held === undefined || held < at ? out + text.slice(at) : `${out}${text.slice(at, held)}${marker('truncated')}`;
   }
 
   /**
@@ -254,14 +287,8 @@ export class SecretRedactor {
     const text = latin1(window);
     const s = start - windowStart;
     let t = stop - windowStart;
-    const present = this.presentIn(text);
-    const found = this.find(text, present);
-    if (options.atEnd && !options.final) {
-      const held = this.heldTail(text, present);
-      const touching = found.find((f) => f.to === text.length);
-      const from = Math.min(held ?? text.length, touching?.from ?? text.length);
-      if (from < t) t = Math.max(s, from);
-    }
+    const { found, held } = this.scan(text, options.atEnd && !options.final);
+    if (held !== undefined && held < t) t = Math.max(s, held);
     for (const f of found) {
       if (f.from < t && f.to > t) t = f.from > s ? f.from : f.to;
     }
@@ -286,6 +313,32 @@ export class SecretRedactor {
     }
     return { chunk, stop: windowStart + t };
   }
+}
+
+/** The earlier of two positions, either of which may be absent. */
+function earlier(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** A secret found in what is shown, in the original text: from its first shown character to its last (escapes within). */
+function inOriginal(shown: Shown, f: Found): Found {
+  return { from: shown.originalIndex(f.from), to: shown.originalIndex(f.to - 1) + 1, kind: f.kind };
+}
+
+/** Two sorted lists of secrets as one, sorted; overlapping ones become one (the earlier's kind), so none shows in part. */
+function merged(a: readonly Found[], b: readonly Found[]): Found[] {
+  if (b.length === 0) return [...a];
+  const all = [...a, ...b].sort((x, y) => x.from - y.from || y.to - x.to);
+  const out: Found[] = [];
+  for (const f of all) {
+    const last = out[out.length - 1];
+    if (last !== undefined && f.from < last.to) {
+      if (f.to > last.to) out[out.length - 1] = { ...last, to: f.to };
+    } else {
+      out.push(f);
+    }
+  }
+  return out;
 }
 
 export function marker(kind: string): string {

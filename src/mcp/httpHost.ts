@@ -15,6 +15,7 @@ import type { ServerControl, ServerState as HostState } from '../core/ports/serv
 import type { InboxOptions } from './inbox';
 import { INBOX_PATH, inboxRouter } from './inbox';
 import { plainBody, readJsonBody } from './jsonBody';
+import { declaredSizeCheck, preAuthServerOptions } from './security';
 import { JsonSessionTransport } from './jsonSessionTransport';
 import type { RequestCheck } from './security';
 import type { ExpectedSecret } from '../core/expectedSecret';
@@ -110,6 +111,9 @@ export class McpHttpHost implements ServerControl {
     }
   }
 
+  /** A declared body over the largest limit: refused before anything else, for /mcp and /inbox alike. */
+  private readonly preAuthChecks: readonly RequestCheck[] = [declaredSizeCheck(MAX_BODY_BYTES)];
+
   /** Host, then Origin, on every request; then the /mcp token on everything but /inbox (which checks its own). */
   private readonly outerChecks: readonly RequestCheck[];
   private readonly tokenCheck: RequestCheck;
@@ -123,6 +127,8 @@ export class McpHttpHost implements ServerControl {
    */
   private listener(app: express.Express): http.RequestListener {
     return (req, res) => {
+      // Every request, whatever its path, before its token is looked at (security.ts PRE_AUTH_LIMITS).
+      if (refuse(req, res, this.preAuthChecks)) return;
       if (req.url !== MCP_PATH || !plainBody(req)) {
         app(req, res);
         return;
@@ -246,7 +252,7 @@ export class McpHttpHost implements ServerControl {
     const listener = this.listener(this.buildApp());
     const listen = (port: number) =>
       new Promise<http.Server>((resolve, reject) => {
-        const server = http.createServer(listener);
+        const server = http.createServer(preAuthServerOptions(), listener);
         server.once('error', reject);
         server.listen(port, LOOPBACK, () => {
           server.off('error', reject);

@@ -7,7 +7,7 @@ import type { WorkView } from '../core/steering/steering';
 import type { SteeringService } from '../core/steering/steeringService';
 import { isJsonContentType } from './jsonBody';
 import type { ExpectedSecret } from '../core/expectedSecret';
-import { secretsEqual } from './security';
+import { closeUnreadBody, secretsEqual } from './security';
 
 export const INBOX_PATH = '/inbox';
 /** Largest /inbox request body: an instruction is at most 16 KiB of text, so 64 KiB of JSON is plenty. */
@@ -63,6 +63,7 @@ function inboxToken(token: () => ExpectedSecret | undefined) {
     const expected = token();
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');
     if (expected === undefined || match === null || !secretsEqual(match[1] as string, expected)) {
+      closeUnreadBody(req, res);
       res.setHeader('WWW-Authenticate', 'Bearer realm="codespace-inbox"');
       fail(res, {
         status: 401,

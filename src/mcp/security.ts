@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { type ExpectedSecret, secretDigest } from '../core/expectedSecret';
 
@@ -77,6 +77,51 @@ export function bearerCheck(token: () => ExpectedSecret | undefined, realm: stri
   };
 }
 
+/**
+ * What every listener of the HTTP server (/mcp and /inbox alike) bounds before a request is authenticated: its
+ * headers (the token travels in them) at MAX_HEADER_BYTES, the time to send them at HEADERS_TIMEOUT_MS (a connection
+ * that sends nothing is answered 408 and closed then), and its body not at all (`declaredSizeCheck`,
+ * `closeUnreadBody`).
+ */
+export const PRE_AUTH_LIMITS = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 10_000 } as const;
+
+/** The HTTP server's options that apply PRE_AUTH_LIMITS. */
+export function preAuthServerOptions(): ServerOptions {
+  return {
+    maxHeaderSize: PRE_AUTH_LIMITS.maxHeaderBytes,
+    headersTimeout: PRE_AUTH_LIMITS.headersTimeoutMs,
+    // How often Node looks for connections past the headers timeout (its default is 30 s).
+    connectionsCheckingInterval: 1_000,
+  };
+}
+
+/** Whether a request declares a body: a Content-Length above 0, or a Transfer-Encoding. */
+function declaresBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/**
+ * Refuses, before the token is looked at, a body whose Content-Length is over `limit` (the largest any listener takes
+ * after authentication): 413 at once, and nothing of the body is read (see `closeUnreadBody`).
+ */
+export function declaredSizeCheck(limit: number): RequestCheck {
+  return (req) => {
+    const declared = req.headers['content-length'];
+    if (declared === undefined || !(Number(declared) > limit)) return undefined;
+    return { status: 413, code: -32600, message: `Request body too large: ${declared} bytes declared, the limit is ${limit}.` };
+  };
+}
+
+/**
+ * A request answered before its body was read (a refusal: a wrong Host or Origin, no token, a declared size over
+ * the limit): the answer says `Connection: close` and the connection closes once it is sent, so no more of the body
+ * is read than had already arrived. (Node would otherwise read the rest of the body and drop it, however long.)
+ * Call it before the answer's headers are written.
+ */
+export function closeUnreadBody(req: IncomingMessage, res: ServerResponse): void {
+  if (declaresBody(req) && !req.complete && !res.headersSent) res.setHeader('Connection', 'close');
+}
+
 /** A JSON-RPC error with no id, as bytes with their length; `extra` headers first (WWW-Authenticate). */
 export function sendRpcError(res: ServerResponse, status: number, code: number, message: string, extra?: Readonly<Record<string, string>>): void {
   if (res.headersSent || res.destroyed) return;
@@ -93,6 +138,7 @@ export function refuse(req: IncomingMessage, res: ServerResponse, checks: readon
   for (const check of checks) {
     const r = check(req);
     if (r) {
+      closeUnreadBody(req, res);
       sendRpcError(res, r.status, r.code, r.message, r.headers);
       return true;
     }

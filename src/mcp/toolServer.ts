@@ -16,17 +16,9 @@ import type { ChangeSink, McpSurface } from './surface';
 import { HeldOperationTasks } from './tasks';
 import { listedTool } from './toolSchemas';
 import { registerWorkspaceResources } from './workspaceResources';
+import { INSTRUCTIONS, SERVER_NAME, serverInfo } from './serverIdentity';
 
-export const SERVER_NAME = 'codespace';
-
-const INSTRUCTIONS =
-  'CodeSpace serves the folders open in the developer\'s VS Code window. Start with workspace_info (no arguments) to ' +
-  'learn workspace ids, then workspace_info with an id to learn what is allowed. Paths are relative to the workspace ' +
-  'root; lines and characters are 1-based (characters in UTF-16 code units, as editors count them). Read a file before ' +
-  'patching it and pass the version you read as the expected version. Once a session has opened a work (work_open), every ' +
-  'result carries coordination { work_id, queued_instructions }: above 0, call steer_claim_next. After an edit, any later ' +
-  'result may carry diagnostics_update: what the language servers reported on the files you edited; fix what you broke. ' +
-  'It may carry review_update: changes of yours the developer undid after the write (path, lines, text); do not redo them unasked.';
+export { SERVER_NAME };
 
 /** Compact JSON: the text block repeats structuredContent for text-only clients, so keep it small. */
 function text(value: unknown): string {
@@ -102,8 +94,6 @@ export function watchChanges(dispatcher: ToolDispatcher, sink: ChangeSink, wante
   };
 }
 
-const SERVER_INFO = (version: string) => ({ name: SERVER_NAME, title: 'CodeSpace for VS Code', version });
-
 /**
  * Builds the 2025-era server of one session (v1 SDK): the shared definition, plus what a session has on its own:
  * resources/subscribe, change notifications on its stream, and the end of its coordination when it closes.
@@ -111,7 +101,7 @@ const SERVER_INFO = (version: string) => ({ name: SERVER_NAME, title: 'CodeSpace
 export function createToolServer(options: { dispatcher: ToolDispatcher; version: string }): McpServer {
   const { dispatcher } = options;
   const { logger, steering } = dispatcher.services;
-  const server = new McpServer(SERVER_INFO(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true } } });
+  const server = new McpServer(serverInfo(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true } } });
   const surface = legacySurface(server);
   defineServer(surface, dispatcher);
   const wanted = registerSteeringSubscriptions(surface, steering);
@@ -150,7 +140,7 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
  * session. Change notifications are published once through the handler (see McpHttpHost), not per instance.
  */
 export function createModernToolServer(options: { dispatcher: ToolDispatcher; version: string }): ModernMcpServer {
-  const server = new ModernMcpServer(SERVER_INFO(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } } });
+  const server = new ModernMcpServer(serverInfo(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } } });
   defineServer(modernSurface(server), options.dispatcher);
   return server;
 }

@@ -113,6 +113,7 @@ export class GitWorktrees implements WorktreeFactory {
       }
     } catch (err) {
       await this.remove(made, { branches: true });
+      await this.pruneEmpty(workDir);
       if (InvalidArgumentsError.is(err) || ToolError.is(err)) throw err;
       throw new ToolError('UNAVAILABLE', `The work's worktrees could not be created: ${err instanceof Error ? err.message : String(err)}`, {
         hint: 'Open the work with isolation "shared", or ask the developer to check the repository (the CodeSpace log has details).',
@@ -251,7 +252,10 @@ export class GitWorktrees implements WorktreeFactory {
       } catch (err) {
         outcome = { removed: false, reason: 'failed', detail: err instanceof Error ? err.message : String(err) };
       }
-      if (outcome.removed) this.log.info(`[works] removed the worktree ${top} and the branch ${t.branch}`);
+      if (outcome.removed) {
+        this.log.info(`[works] removed the worktree ${top} and the branch ${t.branch}`);
+        await this.pruneEmpty(path.dirname(top));
+      }
       else this.log.info(`[works] kept the worktree ${top} and the branch ${t.branch}: ${'reason' in outcome ? outcome.reason : ''}`);
       outcomes.set(top, outcome);
     }
@@ -333,6 +337,7 @@ export class GitWorktrees implements WorktreeFactory {
       } catch (err) {
         outcome = { workspace_id: t.workspace_id, removed: false, branch: t.branch, reason: 'failed', detail: err instanceof Error ? err.message : String(err) };
       }
+      if (outcome.removed) await this.pruneEmpty(path.dirname(top));
       if (outcome.removed) this.log.info(`[works] discarded the worktree ${top}; the branch ${t.branch} ${outcome.branch_deleted ? 'is deleted' : `is kept with ${outcome.kept_commits ?? 0} unpushed commit(s)`}`);
       else this.log.info(`[works] kept the worktree ${top} at a discard: ${outcome.reason}${outcome.detail !== undefined ? ` (${outcome.detail})` : ''}`);
       outcomes.set(top, outcome);
@@ -412,6 +417,23 @@ export class GitWorktrees implements WorktreeFactory {
     await this.run(['config', '--remove-section', `branch.${branch}`], main).catch(() => undefined);
   }
 
+  /**
+   * The work's own folder under the worktree folder (and any folder between it and there) once its worktrees are
+   * gone: removed when empty, never the worktree folder itself, never a folder that still holds something.
+   */
+  private async pruneEmpty(from: string): Promise<void> {
+    const base = await fsp.realpath(this.options.dir).catch(() => this.options.dir);
+    let dir = await fsp.realpath(from).catch(() => from);
+    while (dir !== base && isInside(base, dir)) {
+      try {
+        await fsp.rmdir(dir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
+      }
+      dir = path.dirname(dir);
+    }
+  }
+
   async remove(worktrees: readonly WorkWorktree[], opts: { readonly branches?: boolean } = {}): Promise<void> {
     const tops = new Map<string, string>();
     for (const t of worktrees) tops.set(t.top, t.branch);
@@ -420,6 +442,7 @@ export class GitWorktrees implements WorktreeFactory {
         const common = path.resolve(top, (await this.run(['rev-parse', '--git-common-dir'], top)).trim());
         const main = path.dirname(common);
         await this.run(['worktree', 'remove', '--force', '--', top], main);
+        await this.pruneEmpty(path.dirname(top));
         if (opts.branches && BRANCH.test(branch)) await this.run(['branch', '-D', '--', branch], main);
       } catch (err) {
         this.log.warn(`[works] could not remove the worktree ${top}: ${err instanceof Error ? err.message : String(err)}`);

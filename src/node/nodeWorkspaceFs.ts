@@ -4,6 +4,7 @@ import type { Dirent, Stats } from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_EXCLUDES, compileGlob } from '../core/policy/glob';
 import { ToolError } from '../core/errors';
+import { isUtf8Name } from '../core/policy/paths';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
 import { createLinkWithin, deleteWithin, inspectWithin, readFileWithin, removeEmptyFolderWithin, removeTempWithin, writeFileWithin } from './confinedFs';
 
@@ -22,6 +23,17 @@ function isMissing(err: unknown): boolean {
  * Used on its own where no editor is around (unit tests, benchmarks), and inside the VS Code adapter for all disk
  * access there. Never follows a symlinked folder while walking.
  */
+/** The names in `dir` that are not valid UTF-8, in the lossy form readdir gives them as strings. */
+async function lossyNames(dir: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  try {
+    for (const raw of await fsp.readdir(dir, { encoding: 'buffer' })) if (!isUtf8Name(raw)) out.add(raw.toString('utf8'));
+  } catch {
+    // Gone since: nothing to leave out.
+  }
+  return out;
+}
+
 export class NodeWorkspaceFs implements WorkspaceFs {
   constructor(private readonly excludes: readonly string[] = DEFAULT_EXCLUDES) {}
 
@@ -92,6 +104,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const isExcluded = (name: string, rel: string): boolean => names.has(name) || (matchers.length > 0 && matchers.some((m) => m(rel)));
     const paths: string[] = [];
     const symlinks: string[] = [];
+    const unrepresentable: string[] = [];
     let truncated = false;
     // Matching is cheap but a walk of a huge tree is not: give the event loop a turn every few milliseconds.
     const YIELD_AFTER_MS = 8;
@@ -112,9 +125,15 @@ export class NodeWorkspaceFs implements WorkspaceFs {
         if (options.signal?.aborted) return;
       }
       folders++;
+      // A name that is not valid UTF-8 reads back with U+FFFD in it and names no file: it has no exact JSON form.
+      const lossy = entries.some((e) => e.name.includes('\uFFFD')) ? await lossyNames(dir) : undefined;
       const subdirs: [string, string][] = [];
       for (const e of entries) {
         const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
+        if (lossy?.has(e.name)) {
+          if (!isExcluded(e.name, rel) && (e.isDirectory() || match(rel))) unrepresentable.push(rel);
+          continue;
+        }
         if (isExcluded(e.name, rel)) continue;
         if (e.isDirectory()) {
           subdirs.push([path.join(dir, e.name), rel]);
@@ -133,7 +152,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       paths.length = options.maxResults;
     }
     const kept = new Set(paths);
-    return { paths, truncated, symlinks: symlinks.filter((p) => kept.has(p)) };
+    return { paths, truncated, symlinks: symlinks.filter((p) => kept.has(p)), ...(unrepresentable.length > 0 ? { unrepresentable: unrepresentable.sort() } : {}) };
   }
 
   isDirty(): boolean {

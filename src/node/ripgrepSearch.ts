@@ -103,6 +103,7 @@ export class RipgrepSearch {
       });
       const out: ContentMatch[] = [];
       const errors: string[] = [];
+      const unrepresentable = new Set<string>();
       let collected = 0;
       let files = 0;
       let bytes = 0;
@@ -138,6 +139,12 @@ export class RipgrepSearch {
           case 'begin':
             flushFile();
             files++;
+            // rg gives a path that is not valid UTF-8 as bytes: no JSON text carries it exactly, so its matches are
+            // left out (the tool says how many files in its notes).
+            if (rec.data.path?.text === undefined) {
+              unrepresentable.add(decode(rec.data.path).replace(/^\.\//, ''));
+              return;
+            }
             // Only Windows separates folders with a backslash; elsewhere it is a character of the name, kept as is.
             current = { path: (process.platform === 'win32' ? decode(rec.data.path).replace(/\\/g, '/') : decode(rec.data.path)).replace(/^\.\//, ''), matches: [], recent: [] };
             return;
@@ -280,7 +287,7 @@ export class RipgrepSearch {
           return;
         }
         req.onMatches?.(collected, files);
-        resolve({ matches: out, truncated, timed_out: timedOut, errors: sawSummary || stopped ? errors : [], skipped_long_lines: skipped });
+        resolve({ matches: out, truncated, timed_out: timedOut, errors: sawSummary || stopped ? errors : [], skipped_long_lines: skipped, ...(unrepresentable.size > 0 ? { unrepresentable: [...unrepresentable].sort() } : {}) });
       });
     });
   }

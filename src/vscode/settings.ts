@@ -112,6 +112,10 @@ export const settings = {
   execNetwork(): 'block' | 'allow' | 'domains' {
     return userValue('exec.network', ['block', 'allow', 'domains'], 'block');
   },
+  /** `codespace.exec.unixSockets`, from user settings only (a workspace cannot weaken the sandbox). */
+  execUnixSockets(): 'block' | 'allow' {
+    return userValue('exec.unixSockets', ['block', 'allow'], 'block');
+  },
   /**
    * The allow-list for `codespace.exec.network` `domains`: `codespace.exec.allowedDomains`, plus the package
    * registries when `codespace.exec.allowPackageRegistries` is on. User settings only (a workspace cannot open the

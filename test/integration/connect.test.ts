@@ -83,7 +83,7 @@ describe('connecting agents (inside VS Code)', function () {
     const copied = await vscode.commands.executeCommand<{ id: string; copied: boolean }>('codespace.connectAgent', { id: 'codex' });
     assert.deepEqual(copied, { id: 'codex', copied: true });
     const text = await vscode.env.clipboard.readText();
-    const m = /^codex mcp add codespace -- node (\S+)\n.*default_tools_approval_mode = "approve"$/s.exec(text);
+    const m = /^codex mcp add codespace -- node (\S+)\n.*^# required = true\n# startup_timeout_sec = 30\n# default_tools_approval_mode = "approve"$/ms.exec(text);
     assert.ok(m, text);
     assert.ok(fs.existsSync(m[1] as string) && (m[1] as string).endsWith(path.join('dist', 'stdio.js')), 'the bridge path exists');
 

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
@@ -49,6 +51,31 @@ describe('find in VS Code', function () {
       assert.deepEqual(ours.paths, expected, `find ${pattern}`);
       const match = compileGlob(pattern);
       assert.deepEqual(names.map((n) => `${base}/${n}`).filter((n) => match(n)).sort(), expected, `compileGlob ${pattern}`);
+    }
+  });
+
+  it('lists every legal name exactly as it is on disk (backslash, newline, blanks, metacharacters), as read takes it', async () => {
+    const odd = ['a\\b.txt', 'back\\slash/in.txt', 'new\nline.txt', ' lead.txt', 'trail.txt ', '[x]*?{y}.txt', '-dash.txt', '#hash.txt', '%2e%2e.txt', 'caf\u00e9.txt', 'cafe\u0301.txt', '\u{1F600}.txt'];
+    const dir = `${base}-names`;
+    const root = folder(0).uri.fsPath;
+    for (const n of odd) {
+      await fsp.mkdir(path.dirname(path.join(root, dir, n)), { recursive: true });
+      await fsp.writeFile(path.join(root, dir, n), `text of ${JSON.stringify(n)}\n`);
+    }
+    try {
+      const expected = odd.map((n) => `${dir}/${n}`).sort();
+      for (const pattern of [`${dir}/**`, `**/${dir}/**/*`]) {
+        const r = await call<{ paths: string[] }>(client, 'find', { workspace_id: id, pattern });
+        assert.deepEqual(r.paths.filter((p) => p.startsWith(`${dir}/`)), expected, pattern);
+      }
+      const txt = await call<{ paths: string[] }>(client, 'find', { workspace_id: id, pattern: '**/*.txt' });
+      assert.ok(txt.paths.includes(`${dir}/a\\b.txt`), 'a backslash name matches **/*.txt');
+      for (const n of odd) {
+        const r = await call<{ content: string }>(client, 'read', { workspace_id: id, path: `${dir}/${n}` });
+        assert.equal(r.content, `text of ${JSON.stringify(n)}\n`, n);
+      }
+    } finally {
+      await fsp.rm(path.join(root, dir), { recursive: true, force: true });
     }
   });
 

@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
@@ -54,6 +56,59 @@ describe('Command sandbox inside VS Code', () => {
     assert.equal(fs.readFileSync(path.join(root, `${name}.txt`), 'utf8'), 'ok\n');
     fs.rmSync(path.join(root, `${name}.txt`), { force: true });
   });
+
+  it("a sandboxed command cannot connect to VS Code's own IPC sockets, which the extension host itself reaches", async function () {
+    this.timeout(120_000);
+    // The CLI socket (open, openExternal, extension installs) and the extension host's other IPC sockets.
+    const candidates = new Set<string>();
+    for (const v of ['VSCODE_IPC_HOOK_CLI', 'VSCODE_IPC_HOOK', 'VSCODE_GIT_IPC_HANDLE']) if (process.env[v]) candidates.add(process.env[v] as string);
+    for (const dir of [os.tmpdir(), process.env.XDG_RUNTIME_DIR]) {
+      if (!dir) continue;
+      for (const n of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (/^vscode-(ipc|git)-.*\.sock$/.test(n)) candidates.add(path.join(dir, n));
+    }
+    const sockets = [...candidates].filter((p) => fs.existsSync(p) && fs.statSync(p).isSocket());
+    // The control: from the extension host they answer (the socket is live, not a leftover).
+    const live: string[] = [];
+    for (const p of sockets) if (await connects(p)) live.push(p);
+    assert.ok(live.length > 0, `no live VS Code IPC socket found (looked at ${[...candidates].join(', ') || 'nothing'})`);
+    assert.ok(live.includes(process.env.VSCODE_IPC_HOOK_CLI ?? '') || live.some((p) => /vscode-ipc-/.test(path.basename(p))), live.join(', '));
+    const info = await call<{ execution: { isolation: { unix_sockets?: unknown } } }>(client, 'workspace_info', { workspace_id: wsId });
+    assert.deepEqual(info.execution.isolation.unix_sockets, { blocked: true, method: 'seccomp' });
+    const root = folder(0).uri.fsPath;
+    const script = `ipc-client-${Date.now()}.js`;
+    fs.writeFileSync(
+      path.join(root, script),
+      "const net = require('node:net');\n(async () => { for (const t of process.argv.slice(2)) console.log(t + ' ' + await new Promise((r) => { const s = net.connect(t); s.on('connect', () => { s.end(); r('CONNECTED'); }); s.on('error', (e) => r('ERROR ' + e.code)); })); })();\n",
+    );
+    const unixSockets = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('codespace');
+    try {
+      const out = (await run([process.execPath, script, ...live])).replace(/\r\n/g, '\n');
+      console.log(`      tried from the sandbox: ${out.trim().split('\n').join('; ')}`);
+      for (const p of live) assert.match(out, new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} ERROR EPERM$`, 'm'), out);
+      assert.doesNotMatch(out, /CONNECTED/);
+      // The weaker mode reaches the sandbox too (in the process host): no filter, so no EPERM, only the file system's answer.
+      await unixSockets().update('exec.unixSockets', 'allow', vscode.ConfigurationTarget.Global);
+      const weaker = await call<{ execution: { isolation: { unix_sockets?: { blocked: boolean } } } }>(client, 'workspace_info', { workspace_id: wsId });
+      assert.equal(weaker.execution.isolation.unix_sockets?.blocked, false);
+      const unfiltered = await run([process.execPath, script, ...live]);
+      console.log(`      with codespace.exec.unixSockets "allow": ${unfiltered.trim().split(/\r?\n/).join('; ')}`);
+      assert.doesNotMatch(unfiltered, /EPERM/);
+    } finally {
+      await unixSockets().update('exec.unixSockets', undefined, vscode.ConfigurationTarget.Global);
+      fs.rmSync(path.join(root, script), { force: true });
+    }
+  });
+
+  function connects(p: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const s = net.connect(p);
+      s.on('connect', () => {
+        s.end();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+  }
 
   /** The parts of the built-in git extension's API (v1) this test uses. */
   interface GitApi {

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
 import { activateExtension, call, connectClient, connectionFromCommand, folder } from './helpers';
@@ -6,6 +8,7 @@ import { activateExtension, call, connectClient, connectionFromCommand, folder }
 interface SearchResult {
   matches: { path: string; line: number; column: number; text: string }[];
   truncated: boolean;
+  notes?: string[];
   engine: { kind: string; source: string; path?: string };
 }
 
@@ -50,6 +53,22 @@ describe('search in VS Code', function () {
     // @vscode/ripgrep (VS Code 1.100) or @vscode/ripgrep-universal with a folder per platform (1.139).
     assert.match(r.engine.path ?? '', /@vscode[\\/](ripgrep[\\/]bin|ripgrep-universal[\\/]bin[\\/][a-z0-9]+-[a-z0-9]+)[\\/]rg(\.exe)?$/);
     assert.ok((r.engine.path ?? '').startsWith(vscode.env.appRoot), `${r.engine.path} is under ${vscode.env.appRoot}`);
+  });
+
+  it('shows a name with a backslash (or a newline, or blanks) exactly, with VS Code\'s ripgrep, as read takes it', async () => {
+    const odd = ['odd/a\\b.txt', 'odd/back\\slash/in.txt', 'odd/new\nline.txt', 'odd/ lead.txt', 'odd/trail.txt '];
+    for (const n of odd) {
+      await fsp.mkdir(path.dirname(path.join(folder(0).uri.fsPath, base, n)), { recursive: true });
+      await fsp.writeFile(path.join(folder(0).uri.fsPath, base, n), `odd ${token}\n`);
+    }
+    try {
+      const r = await call<SearchResult>(client, 'search', { workspace_id: id, query: token, case_sensitive: true, include: [`${base}/odd/**`] });
+      assert.deepEqual(r.matches.map((m) => m.path).sort(), odd.map((n) => `${base}/${n}`).sort());
+      assert.equal(r.notes, undefined, 'nothing was left out');
+      for (const m of r.matches) assert.equal((await call<{ content: string }>(client, 'read', { workspace_id: id, path: m.path })).content, `odd ${token}\n`);
+    } finally {
+      await fsp.rm(path.join(folder(0).uri.fsPath, base, 'odd'), { recursive: true, force: true });
+    }
   });
 
   it('honours search.exclude, files.exclude and .gitignore as the editor\'s search does', async () => {

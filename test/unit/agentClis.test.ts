@@ -2,13 +2,16 @@
 // from the exact text Connect an Agent copies, in a fresh home: Claude Code, Codex and Gemini CLI, installed from npm
 // into a cache folder on first use (CODESPACE_AGENT_CLIS names another). Their environments differ (Codex passes a
 // short fixed list, Gemini CLI drops *_TOKEN variables); the bridge finds the window from the user alone and reads
-// the token file. Nothing leaves 127.0.0.1: Codex is given a model provider on a closed local port.
+// the token file. Nothing leaves 127.0.0.1: Codex is given a model provider on a closed local port, or a scripted one
+// (helpers/scriptedProvider.ts) that records the tools of each turn.
 import * as assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { loadMachine } from '../../bench/machineLoad';
+import { SHIPPED } from '../../src/bridge/shippedCatalogue';
 import { agentConnections, mergeMcpJson } from '../../src/core/connection';
 import type { AgentConnection, BridgeCommand } from '../../src/core/connection';
 import { silentLogger } from '../../src/core/ports/logger';
@@ -17,6 +20,7 @@ import { WindowPublisher } from '../../src/node/discovery/windowPublisher';
 import { LAUNCHER_HOME_PATH, launcherPath, writeLauncher } from '../../src/node/launcher/bridgeLauncher';
 import type { RunningHost } from './helpers/httpFixture';
 import { startHost } from './helpers/httpFixture';
+import { namespaceTools, startScriptedProvider } from './helpers/scriptedProvider';
 
 const execFileP = promisify(execFile);
 const BRIDGE = path.join(__dirname, '..', '..', 'src', 'bridge', 'main.js');
@@ -84,6 +88,37 @@ describe('real agent CLIs start the bridge from what Connect an Agent copies', f
     return `${r.stdout ?? ''}${r.stderr ?? ''}`;
   }
 
+  /** Runs a CLI with stdin closed (`codex exec` otherwise waits for more of its prompt on stdin); output and errors. */
+  function runClosedStdin(command: string, args: string[], home: string): Promise<string> {
+    return new Promise((resolve) => {
+      const child = spawn(path.join(bin, command), args, { cwd: root, env: userEnv(home), stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
+      const output: string[] = [];
+      child.stdout.setEncoding('utf8').on('data', (c: string) => output.push(c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => output.push(c));
+      child.once('close', (code, signal) => resolve(`${output.join('')}\n(exit ${code ?? signal})`));
+    });
+  }
+
+  /**
+   * A fresh home with Codex configured from the copied text: `codex mcp add`, then every `# key = value` line it
+   * asks for under the server's table; and a model provider at `baseUrl`.
+   */
+  async function codexHome(name: string, baseUrl: string): Promise<string> {
+    const home = freshHome(name);
+    await paste(connections.codex.text, home);
+    const config = path.join(home, '.codex', 'config.toml');
+    let toml = fs.readFileSync(config, 'utf8');
+    assert.match(toml, /\[mcp_servers\.codespace\]\ncommand = "[^"]*\/\.codespace\/bin\/codespace-mcp"/);
+    const settings = connections.codex.text.split('\n').flatMap((l) => /^# ([a-z_]+ = .+)$/.exec(l)?.[1] ?? []);
+    assert.deepEqual(settings, ['required = true', 'startup_timeout_sec = 30', 'default_tools_approval_mode = "approve"']);
+    toml = toml.replace(/(\[mcp_servers\.codespace\]\n)/, `$1${settings.join('\n')}\n`);
+    fs.writeFileSync(config, `model_provider = "local"\nmodel = "scripted"\n\n[model_providers.local]\nname = "local"\nbase_url = "${baseUrl}"\nwire_api = "responses"\n\n${toml}`);
+    const loaded = await run('codex', ['mcp', 'get', 'codespace'], home);
+    assert.match(loaded, /enabled: true/, 'the configuration loads');
+    assert.match(loaded, /startup_timeout_sec: 30/, loaded);
+    return home;
+  }
+
   before(async function () {
     this.timeout(20 * 60_000);
     bin = installClis();
@@ -135,15 +170,7 @@ describe('real agent CLIs start the bridge from what Connect an Agent copies', f
   });
 
   it(`Codex ${CLIS['@openai/codex']}: \`codex exec\` starts the bridge with its reduced environment and opens a session on the window`, async () => {
-    const home = freshHome('codex-home');
-    await paste(connections.codex.text, home);
-    const config = path.join(home, '.codex', 'config.toml');
-    let toml = fs.readFileSync(config, 'utf8');
-    assert.match(toml, /\[mcp_servers\.codespace\]\ncommand = "[^"]*\/\.codespace\/bin\/codespace-mcp"/);
-    // The line the copied text asks for, under the server's table; and a model provider on a closed local port.
-    toml = toml.replace(/(\[mcp_servers\.codespace\]\n)/, '$1default_tools_approval_mode = "approve"\n');
-    fs.writeFileSync(config, `model_provider = "local"\n\n[model_providers.local]\nname = "local"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n\n${toml}`);
-    assert.match(await run('codex', ['mcp', 'get', 'codespace'], home), /enabled: true/, 'the configuration loads');
+    const home = await codexHome('codex-home', 'http://127.0.0.1:9/v1');
 
     const before = host.host.sessionCount;
     const codex = spawn(path.join(bin, 'codex'), ['exec', '--skip-git-repo-check', 'say hi'], { cwd: root, env: userEnv(home), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -159,6 +186,33 @@ describe('real agent CLIs start the bridge from what Connect an Agent copies', f
     } finally {
       if (codex.exitCode === null && codex.pid !== undefined) process.kill(-codex.pid, 'SIGTERM');
       await exited;
+    }
+  });
+  /** Runs of `codex exec` (CODESPACE_CODEX_RUNS; 20 for the figure in the report, a few in the suite). */
+  const CODEX_RUNS = Number(process.env.CODESPACE_CODEX_RUNS ?? 3);
+
+  it(`Codex ${CLIS['@openai/codex']}: with the copied settings, \`codex exec\`'s first turn lists the CodeSpace tools, every run, on a loaded machine`, async () => {
+    const provider = await startScriptedProvider();
+    const load = loadMachine();
+    try {
+      const home = await codexHome('codex-turns-home', provider.baseUrl);
+      const expected = SHIPPED.tools.map((t) => t.name).sort();
+      const missing: string[] = [];
+      for (let i = 0; i < CODEX_RUNS; i++) {
+        const seen = provider.requests.length;
+        const out = await runClosedStdin('codex', ['exec', '--skip-git-repo-check', `run ${i}: say done`], home);
+        const first = provider.requests[seen];
+        if (!first) {
+          missing.push(`run ${i}: no model request at all:\n${out}`);
+          continue;
+        }
+        const listed = namespaceTools(first, 'mcp__codespace').sort();
+        if (JSON.stringify(listed) !== JSON.stringify(expected)) missing.push(`run ${i}: the first turn listed ${listed.length} CodeSpace tools (${listed.join(', ')}):\n${out}`);
+      }
+      assert.deepEqual(missing, [], `${missing.length} of ${CODEX_RUNS} runs without the CodeSpace tools on the first turn`);
+    } finally {
+      await load.stop();
+      await provider.close();
     }
   });
 });

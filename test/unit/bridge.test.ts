@@ -58,7 +58,7 @@ describe('codespace-mcp bridge', function () {
   async function bridgeClient(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Client> {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BRIDGE, '--reconnect-timeout', '30', ...args],
+      args: [BRIDGE, '--reconnect-timeout', '30', '--window-timeout', '2', ...args],
       cwd: options.cwd ?? tmp,
       env: { PATH: process.env.PATH ?? '', [DISCOVERY_DIR_ENV]: dir, ...options.env },
       stderr: 'pipe',
@@ -68,6 +68,12 @@ describe('codespace-mcp bridge', function () {
     clients.push(client);
     await client.connect(transport);
     return client;
+  }
+
+  /** The bridge starts (it answers initialize itself); its first call gets the error `matches`. */
+  async function firstCallFails(args: string[], options: { cwd?: string; env?: Record<string, string> }, matches: (e: unknown) => boolean, label?: string): Promise<void> {
+    const client = await bridgeClient(args, options);
+    await assert.rejects(client.callTool({ name: 'read', arguments: { workspace_id: 'demo', path: 'which.txt' } }), (e: unknown) => e instanceof McpError && e.code === -32030 && matches(e), label);
   }
 
   async function readText(client: Client, file: string): Promise<string> {
@@ -140,9 +146,9 @@ describe('codespace-mcp bridge', function () {
 
   it('says clearly when no window matches and when several do', async () => {
     await openWindow(rootA);
-    await assert.rejects(bridgeClient(['--workspace', rootB]), (e: unknown) => e instanceof McpError && /No VS Code window with CodeSpace has a workspace folder containing .*beta/.test(e.message));
+    await firstCallFails(['--workspace', rootB], {}, (e) => /No VS Code window with CodeSpace has a workspace folder containing .*beta/.test((e as Error).message));
     await openWindow(rootA);
-    await assert.rejects(bridgeClient(['--workspace', rootA]), (e: unknown) => e instanceof McpError && /2 VS Code windows have a workspace folder containing/.test(e.message));
+    await firstCallFails(['--workspace', rootA], {}, (e) => /2 VS Code windows have a workspace folder containing/.test((e as Error).message));
   });
 
   it('without a token file, only a client with the terminal environment gets in, and a stripped token is named as such', async () => {
@@ -150,23 +156,24 @@ describe('codespace-mcp bridge', function () {
     assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith('.token')), [], 'no token file published');
     const url = `http://127.0.0.1:${w.host.port}/mcp`;
     // Nothing of the terminal reached the bridge (not started from one, or an agent such as Codex dropped it all).
-    await assert.rejects(
-      bridgeClient(['--workspace', rootA]),
-      (e: unknown) => e instanceof McpError && /publishes no token file \(codespace\.discovery\.tokenFile is off\)\. Neither CODESPACE_MCP_URL nor CODESPACE_MCP_TOKEN reached the bridge.*Codex: env_vars = \["CODESPACE_MCP_URL", "CODESPACE_MCP_TOKEN"\]/.test(e.message),
+    await firstCallFails(
+      ['--workspace', rootA],
+      {},
+      (e) => /publishes no token file \(codespace\.discovery\.tokenFile is off\)\. Neither CODESPACE_MCP_URL nor CODESPACE_MCP_TOKEN reached the bridge.*Codex: env_vars = \["CODESPACE_MCP_URL", "CODESPACE_MCP_TOKEN"\]/.test((e as Error).message),
     );
     // Started from the window's terminal, but the agent removed the *_TOKEN variable (Gemini CLI): said as such,
     // whichever way the bridge finds the window.
     for (const args of [[], ['--workspace', rootA]]) {
-      await assert.rejects(
-        bridgeClient(args, { cwd: rootA, env: { CODESPACE_MCP_URL: url } }),
-        (e: unknown) => e instanceof McpError && /CODESPACE_MCP_URL reached the bridge but CODESPACE_MCP_TOKEN did not: the agent was started from a VS Code terminal and removed the token.*Turn codespace\.discovery\.tokenFile on.*Gemini CLI: "env": \{"CODESPACE_MCP_URL": "\$CODESPACE_MCP_URL", "CODESPACE_MCP_TOKEN": "\$CODESPACE_MCP_TOKEN"\}/.test(e.message),
+      await firstCallFails(
+        args,
+        { cwd: rootA, env: { CODESPACE_MCP_URL: url } },
+        (e) => /CODESPACE_MCP_URL reached the bridge but CODESPACE_MCP_TOKEN did not: the agent was started from a VS Code terminal and removed the token.*Turn codespace\.discovery\.tokenFile on.*Gemini CLI: "env": \{"CODESPACE_MCP_URL": "\$CODESPACE_MCP_URL", "CODESPACE_MCP_TOKEN": "\$CODESPACE_MCP_TOKEN"\}/.test((e as Error).message),
         JSON.stringify(args),
       );
     }
     // A terminal's URL that no record names (a window whose records this user cannot see), its token dropped.
-    await assert.rejects(
-      bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: 'http://127.0.0.1:1/mcp' } }),
-      (e: unknown) => e instanceof McpError && /No CodeSpace window record matches http:\/\/127\.0\.0\.1:1\/mcp, so its token file cannot be read\. CODESPACE_MCP_URL reached the bridge but CODESPACE_MCP_TOKEN did not/.test(e.message),
+    await firstCallFails([], { cwd: rootA, env: { CODESPACE_MCP_URL: 'http://127.0.0.1:1/mcp' } }, (e) =>
+      /No CodeSpace window record matches http:\/\/127\.0\.0\.1:1\/mcp, so its token file cannot be read\. CODESPACE_MCP_URL reached the bridge but CODESPACE_MCP_TOKEN did not/.test((e as Error).message),
     );
     const withEnv = await bridgeClient([], { cwd: rootA, env: { CODESPACE_MCP_URL: url, CODESPACE_MCP_TOKEN: w.host.token.value } });
     assert.equal(await readText(withEnv, 'which.txt'), 'alpha');

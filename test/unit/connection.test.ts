@@ -26,9 +26,13 @@ describe('Connect an Agent: commands and project files', () => {
       byId.codex?.text,
       [
         'codex mcp add codespace -- ~/.codespace/bin/codespace-mcp',
-        '# codex exec runs with approval policy "never" and then refuses tools that need approval (apply_patch, exec_command).',
-        '# To let it use them, add this line under [mcp_servers.codespace] in ~/.codex/config.toml:',
+        '# Then add these lines under [mcp_servers.codespace] in ~/.codex/config.toml:',
+        '# required = true',
+        '# startup_timeout_sec = 30',
         '# default_tools_approval_mode = "approve"',
+        '# required: codex exec stops with an error when CodeSpace fails to start, instead of running on without its tools.',
+        '# startup_timeout_sec: how long Codex waits for the tool list; the bridge answers at once, this leaves room for a loaded machine.',
+        '# default_tools_approval_mode: codex exec runs with approval policy "never" and otherwise refuses tools that need approval (apply_patch, exec_command).',
       ].join('\n'),
     );
     assert.equal(byId.claude?.text, 'claude mcp add codespace -- ~/.codespace/bin/codespace-mcp');

@@ -89,6 +89,7 @@ describe('apply_patch through MCP on the assembled services', function () {
     it('records both requests: operation_status by key and by id, with changes and events', async () => {
       const w = await world({ [APP]: APP_TEXT });
       const v = (await w.read(APP)).version;
+      const mode = (await fsp.stat(w.abs(APP))).mode & 0o7777;
       const preview = await w.apply({ patch: APP_PATCH, expected_versions: { [APP]: v }, operation_key: 'p' , check_only: true });
       const workId = (await w.harness.services.steering.openWork(WS_ID, 'records')).id;
       const applied = await w.apply({ patch: APP_PATCH, expected_versions: { [APP]: v }, operation_key: 'a', work_id: workId });
@@ -101,7 +102,7 @@ describe('apply_patch through MCP on the assembled services', function () {
       assert.equal(byKey.workspace_id, WS_ID);
       assert.equal((byKey as StatusResult & { work_id?: string }).work_id, workId);
       assert.ok(byKey.finished_at && Date.parse(byKey.finished_at) >= Date.parse(byKey.created_at));
-      assert.deepEqual(byKey.changes, [{ path: APP, kind: 'update', before_hash: v, after_hash: sha256(APP_AFTER) }]);
+      assert.deepEqual(byKey.changes, [{ path: APP, kind: 'update', before_hash: v, after_hash: sha256(APP_AFTER), before_mode: mode, after_mode: mode }]);
       assert.deepEqual(byKey.files, [{ path: APP, kind: 'update', before_version: v, after_version: sha256(APP_AFTER) }]);
       assert.deepEqual(byKey.events.map((e) => [e.type, e.status]), [['minted', undefined], ['finished', 'applied']]);
       assert.ok(byKey.events[1]?.reason, 'the finished event carries a reason');
@@ -201,7 +202,7 @@ describe('apply_patch through MCP on the assembled services', function () {
   describe('refused patches: a specific error each, workspace unchanged, nothing recorded', () => {
     const files = { [APP]: APP_TEXT, 'dir/inner.txt': 'inner\n', 'exists.txt': 'here\n' };
     const cases: { name: string; patch: string; code: string; message: RegExp }[] = [
-      { name: 'empty patch (no section)', patch: v4a(), code: 'PATCH_INVALID', message: /touches no file/ },
+      { name: 'empty patch (no section)', patch: v4a(), code: 'PATCH_INVALID', message: /expected a file section/ },
       { name: 'empty patch (blank text)', patch: '\n\n', code: 'PATCH_INVALID', message: /empty/ },
       { name: 'bad header', patch: v4a('*** Frobnicate File: src/app.ts', '+x'), code: 'PATCH_INVALID', message: /unknown header/ },
       { name: 'missing Begin', patch: '*** Update File: src/app.ts\n@@\n-a\n+b\n*** End Patch', code: 'PATCH_INVALID', message: /Begin Patch/ },

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { ToolError } from '../../src/core/errors';
+import { InvalidArgumentsError, ToolError } from '../../src/core/errors';
 import { checkRelativePath, confine, isInside } from '../../src/core/policy/paths';
 import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
 import { makeTree, removeTree, SpyWorkspaceFs } from './helpers/workspaceFixture';
@@ -22,7 +22,7 @@ describe('path confinement', () => {
   });
   after(() => removeTree(base));
 
-  const refused = ['../x', 'a/../../b', '/etc/passwd', '~/x', '~', 'a\0b', 'C:/x', 'a\\..\\b', '%2e%2e/x', 'src/%2fetc', '..', 'src/../../proj-secrets/key.txt'];
+  const refused = ['../x', 'a/../../b', '/etc/passwd', '~/x', '~', '~alice/.ssh/id_rsa', 'a\0b', 'C:/x', 'C:\\x', 'C:', '..', 'src/../../proj-secrets/key.txt'];
   for (const p of refused) {
     it(`refuses ${JSON.stringify(p)} before touching the file system`, async () => {
       const spy = new SpyWorkspaceFs();
@@ -30,6 +30,19 @@ describe('path confinement', () => {
       assert.deepEqual(spy.calls, []);
     });
   }
+
+  // The names policy: a name is taken as it is on disk. None of these leads anywhere but to one entry of the root.
+  const names = ['a\\..\\b', 'back\\slash.txt', '%2e%2e', '%2e%2e/x', 'src/%2fetc', ' lead', 'trail ', 'new\nline', 'tab\tx', 'bell\u0007', '-rf', '#x', '~$lock.docx', 'a:b', '*?[]{}', 'caf\u00e9', 'cafe\u0301', '\u{1F600}.txt'];
+  for (const p of names) {
+    it(`takes the name ${JSON.stringify(p)} exactly as it is`, () => {
+      assert.equal(checkRelativePath(p), p);
+    });
+  }
+
+  it('refuses text no file name can hold (a lone surrogate) as INVALID_ARGUMENTS', () => {
+    assert.throws(() => checkRelativePath('a\ud800b'), InvalidArgumentsError);
+    assert.throws(() => checkRelativePath('\udc00'), InvalidArgumentsError);
+  });
 
   it('accepts ordinary relative paths and normalises them', async () => {
     assert.equal(checkRelativePath('./src//a.ts'), 'src/a.ts');

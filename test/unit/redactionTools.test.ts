@@ -7,6 +7,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_SEARCH_SETTINGS } from '../../src/core/ports/contentSearch';
 import { marker } from '../../src/core/secretRedactor';
+import { shownText } from '../../src/core/shownText';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { readProcessTool } from '../../src/core/tools/readProcess';
 import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
@@ -60,6 +61,33 @@ describe('redaction in what agents read back', function () {
       }
       // Read again from the start in one go: the same text.
       assert.equal(await fx.readAll(process_id), `token one: ${marker('github-token')}\nkey: ${marker('openai-key')}\ndone\n`);
+    });
+
+    /** What a terminal shows of `text`: the redactor's own reading (escape sequences and hidden controls gone). */
+    const shown = (text: string): string => shownText(Buffer.from(text, 'utf8').toString('latin1'))?.text ?? Buffer.from(text, 'utf8').toString('latin1');
+
+    it('a real grep --color=always in a PTY prints a token with its match coloured: read_process returns it masked', async () => {
+      await fsp.writeFile(path.join(fx.root, 'tokens.env'), `GITHUB_TOKEN=${gh}\nOPENAI=${openai}\nplain=ghp_short\n`);
+      for (const pattern of ['ghp_', 'sk-', gh.slice(10, 14), '=']) {
+        const { process_id } = (await fx.call(execCommandTool, { workspace_id: 'proj', command: ['grep', '--color=always', pattern, 'tokens.env'], tty: true })) as { process_id: string };
+        const text = await fx.readAll(process_id);
+        // A match inside the token puts its colour codes inside it: they go with it. Elsewhere they stay.
+        if (pattern !== gh.slice(10, 14)) assert.ok(text.includes('\x1b['), `grep coloured its output (${JSON.stringify(text)})`);
+        for (const secret of [gh, openai]) for (let i = 0; i + 8 <= secret.length; i += 4) assert.ok(!shown(text).includes(secret.slice(i, i + 8)), `${pattern}: ${JSON.stringify(text)}`);
+        if (pattern !== 'sk-') assert.ok(shown(text).includes(`GITHUB_TOKEN=${marker('github-token')}`), `${pattern}: ${JSON.stringify(shown(text))}`);
+        if (pattern === '=' || pattern === 'ghp_') assert.ok(shown(text).includes('plain=ghp_short'), 'a non-secret is kept');
+        if (pattern === gh.slice(10, 14)) assert.equal(text, `GITHUB_TOKEN=${marker('github-token')}\r\n`);
+      }
+    });
+
+    it('printf in a PTY writing a token in coloured pieces, with a hyperlink and a cursor move inside: masked whole', async () => {
+      const parts = [`printf 'key: \\033[1;31m${gh.slice(0, 4)}\\033[0m'`, `printf '${gh.slice(4, 20)}\\033]8;;https://x.test\\033\\\\'`, 'sleep 0.1', `printf '${gh.slice(20, 30)}\\033[1C${gh.slice(30)}\\033[K done\\n'`];
+      const { process_id } = (await fx.call(execCommandTool, { workspace_id: 'proj', command: ['sh', '-c', parts.join('; ')], tty: true })) as { process_id: string };
+      for (const max of [3]) {
+        const { text } = await readSmall(process_id, max);
+        assert.equal(shown(text).trim(), `key: ${marker('github-token')} done`, JSON.stringify(text));
+      }
+      assert.equal(shown(await fx.readAll(process_id)).trim(), `key: ${marker('github-token')} done`);
     });
 
     it('our own token is redacted from output', async () => {

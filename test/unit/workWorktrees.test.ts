@@ -285,6 +285,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     assert.equal(worktreesOf(repoA), 1);
     assert.equal(worktreesOf(repoB), 1);
     assert.ok(!fs.existsSync(path.join(dir, 'hook-ran')), 'hooks do not run');
+    assert.deepEqual(fs.readdirSync(path.join(storage, 'worktrees')), [], 'no folder of the work is left under the state folder');
     assert.ok((a.steering.work(workId)?.worktrees ?? []).every((t) => t.removed_at !== undefined));
     assert.deepEqual(await finish(a, workId), first, 'a repeat is stable');
     await fails(a, 'read', { workspace_id: 'alpha', path: 'README.md', work_id: workId }, 'INVALID_ARGUMENTS', 'worktree_removed');
@@ -412,6 +413,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
     const out = await a.steering.discardWork(workId);
     assert.deepEqual(out.worktrees.map((t) => [t.workspace_id, t.removed, t.removed && t.branch_deleted]), [['alpha', true, true], ['beta', true, true]]);
     assert.ok(!fs.existsSync(rootA) && !fs.existsSync(rootB));
+    assert.deepEqual(fs.readdirSync(path.join(storage, 'worktrees')), [], 'no folder of the work is left under the state folder');
     assert.equal(branchesOf(repoA), '');
     assert.equal(branchesOf(repoB), '');
     assert.equal(worktreesOf(repoA), 1);

@@ -92,10 +92,6 @@ export interface ProposalFile {
   readonly reviewed?: Uint8Array;
 }
 
-export function isTerminalState(state: HoldState): boolean {
-  return state === 'denied' || state === 'stale' || state === 'consumed' || state === 'ambiguous';
-}
-
 /** What the editor (panel, diff review, status bar) may ask of the approvals service. */
 export interface Approvals {
   /** Every hold kept, newest first. */

@@ -74,6 +74,32 @@ interface Target {
   readonly expected: string | null;
   /** The version to put back (null: no file). */
   readonly target: string | null;
+  /** The mode the work left there last, and the one to put back (absent: not known). */
+  readonly expectedMode?: number;
+  readonly targetMode?: number;
+}
+
+/** The mode fields of a target: `after` what must be there, `before` what to put back. */
+function modes(after: number | undefined, before: number | undefined): { expectedMode?: number; targetMode?: number } {
+  return { ...(after !== undefined ? { expectedMode: after } : {}), ...(before !== undefined ? { targetMode: before } : {}) };
+}
+
+/** Whether restoring `t` writes anything: other content, or (a file either way) another known mode. */
+function changes(t: Target): boolean {
+  if (t.expected !== t.target) return true;
+  return t.target !== null && t.targetMode !== undefined && t.expectedMode !== undefined && t.targetMode !== t.expectedMode;
+}
+
+/** The folders (by workspace) the operations' writes created: a restore that undoes them removes those left empty. */
+function createdFolders(ops: readonly OperationRecord[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const op of ops) {
+    for (const c of op.changes) {
+      if (!c.created_folders || c.created_folders.length === 0) continue;
+      out.set(op.workspace_id, [...(out.get(op.workspace_id) ?? []), ...c.created_folders]);
+    }
+  }
+  return out;
 }
 
 export class CheckpointService {
@@ -116,11 +142,17 @@ export class CheckpointService {
       for (const c of op.changes) {
         const key = `${op.workspace_id}\n${c.path}`;
         const known = targets.get(key);
-        targets.set(key, { workspace_id: op.workspace_id, path: c.path, expected: c.after_hash, target: known ? known.target : c.before_hash });
+        targets.set(key, {
+          workspace_id: op.workspace_id,
+          path: c.path,
+          expected: c.after_hash,
+          target: known ? known.target : c.before_hash,
+          ...modes(c.after_mode, known ? known.targetMode : c.before_mode),
+        });
       }
     }
     const at = index === 0 ? undefined : ops[index - 1];
-    return this.restore(workId, ops, [...targets.values()], `${REWIND_KEY_PREFIX}${index}:${this.newKey()}`, (files) => ({
+    return this.restore(workId, ops, [...targets.values()], createdFolders(ops.slice(index)), `${REWIND_KEY_PREFIX}${index}:${this.newKey()}`, (files) => ({
       action: 'rewind',
       checkpoint: index,
       ...(at ? { operation_id: at.operation_id } : {}),
@@ -138,10 +170,10 @@ export class CheckpointService {
         details: { work_id: workId },
       });
     }
-    const targets = last.changes.map((c): Target => ({ workspace_id: last.workspace_id, path: c.path, expected: c.after_hash, target: c.before_hash }));
+    const targets = last.changes.map((c): Target => ({ workspace_id: last.workspace_id, path: c.path, expected: c.after_hash, target: c.before_hash, ...modes(c.after_mode, c.before_mode) }));
     const back = ops.length - 1;
     const at = back === 0 ? undefined : ops[back - 1];
-    return this.restore(workId, ops, targets, `${REDO_KEY_PREFIX}${this.newKey()}`, (files) => ({
+    return this.restore(workId, ops, targets, createdFolders([last]), `${REDO_KEY_PREFIX}${this.newKey()}`, (files) => ({
       action: 'redo',
       checkpoint: back,
       ...(at ? { operation_id: at.operation_id } : {}),
@@ -154,11 +186,18 @@ export class CheckpointService {
     return this.options.ledger.list().filter((r) => r.work_id === workId && r.status === 'applied' && r.changes.length > 0);
   }
 
-  private async restore(workId: string, planned: readonly OperationRecord[], targets: readonly Target[], key: string, noticeOf: (files: RewindNotice['files']) => RewindNotice): Promise<CheckpointOutcome> {
+  private async restore(
+    workId: string,
+    planned: readonly OperationRecord[],
+    targets: readonly Target[],
+    folders: ReadonlyMap<string, readonly string[]>,
+    key: string,
+    noticeOf: (files: RewindNotice['files']) => RewindNotice,
+  ): Promise<CheckpointOutcome> {
     const { patches, workspaces, steering } = this.options;
     const work = steering.work(workId);
     if (!work) throw new ToolError('WORK_NOT_FOUND', `No work ${workId}.`, { details: { work_id: workId } });
-    const changing = targets.filter((t) => t.expected !== t.target);
+    const changing = targets.filter(changes);
     if (changing.length === 0) {
       // A later operation put every file back already (a redo after a rewind, say): there is nothing to write.
       const probe = noticeOf([]);
@@ -185,7 +224,7 @@ export class CheckpointService {
     const byWorkspace = new Map<string, RestoreFile[]>();
     for (const t of changing) {
       const list = byWorkspace.get(t.workspace_id) ?? [];
-      list.push({ path: t.path, expected: t.expected, content: t.target === null ? null : (contents.get(t.target) as Uint8Array) });
+      list.push({ path: t.path, expected: t.expected, content: t.target === null ? null : (contents.get(t.target) as Uint8Array), ...(t.targetMode !== undefined ? { mode: t.targetMode } : {}) });
       byWorkspace.set(t.workspace_id, list);
     }
     const written: { path: string; version: string | null }[] = [];
@@ -207,7 +246,8 @@ export class CheckpointService {
       const conflicts: unknown[] = [];
       for (const ws of spaces) {
         try {
-          intents.push(await patches.prepareRestore(ws, { workspace_id: ws.id, operation_key: key, work_id: workId, files: byWorkspace.get(ws.id) ?? [] }));
+          const remove = folders.get(ws.id);
+          intents.push(await patches.prepareRestore(ws, { workspace_id: ws.id, operation_key: key, work_id: workId, files: byWorkspace.get(ws.id) ?? [], ...(remove ? { remove_folders: remove } : {}) }));
         } catch (err) {
           if (!ToolError.is(err, 'VERSION_CONFLICT')) throw err;
           conflicts.push(err);

@@ -10,8 +10,6 @@ export type OperationStatus = 'pending' | 'applied' | 'failed' | 'failed_partial
 /** Every status but `pending`: an operation in one of these never changes again. */
 export type FinishedStatus = Exclude<OperationStatus, 'pending'>;
 
-export const OPERATION_STATUSES: readonly OperationStatus[] = ['pending', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown', 'checked'];
-
 export type FileChangeKind = 'add' | 'update' | 'delete' | 'move';
 
 /** One file of the patch, as the tool result lists it. */
@@ -35,6 +33,15 @@ export interface OperationChange {
   readonly kind: FileChangeKind;
   readonly before_hash: string | null;
   readonly after_hash: string | null;
+  /** POSIX permission bits of the file before (absent: no file, or not known). */
+  readonly before_mode?: number;
+  /** POSIX permission bits of the file after (absent: no file, or the default of a new file). */
+  readonly after_mode?: number;
+  /**
+   * Folders (workspace-relative, deepest first) that did not exist and that writing this path created: a rewind of
+   * the operation removes those that are empty again.
+   */
+  readonly created_folders?: readonly string[];
 }
 
 /** What reconciliation found at one path. `found` is a hash, `null` (nothing there), `directory` or `unreadable`. */

@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 const fileKind = z.enum(['add', 'update', 'delete', 'move']);
 const hashOrNull = z.string().nullable();
+const fileMode = z.number().int().min(0).max(0o7777);
 
 export const operationFileSchema = z.object({
   path: z.string(),
@@ -27,7 +28,19 @@ export const patchRecordSchema = z.object({
   finished_at: z.string().optional(),
   status: z.enum(['pending', 'applied', 'failed', 'failed_partial', 'not_applied', 'unknown', 'checked']),
   files: z.array(operationFileSchema.passthrough()),
-  changes: z.array(z.object({ path: z.string(), kind: fileKind, before_hash: hashOrNull, after_hash: hashOrNull }).passthrough()),
+  changes: z.array(
+    z
+      .object({
+        path: z.string(),
+        kind: fileKind,
+        before_hash: hashOrNull,
+        after_hash: hashOrNull,
+        before_mode: fileMode.optional(),
+        after_mode: fileMode.optional(),
+        created_folders: z.array(z.string()).optional(),
+      })
+      .passthrough(),
+  ),
   events: z.array(
     z
       .object({

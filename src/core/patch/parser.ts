@@ -102,10 +102,46 @@ function invalid(line: number, message: string, hint: string = FORMAT_HINT, extr
   return new ToolError('PATCH_INVALID', `Invalid patch at line ${line}: ${message}`, { hint, details: { line, ...extra } });
 }
 
-/** Validates a header path; a confinement failure keeps its code and gains the patch line. */
+/** A header path that must be written as a JSON string: blanks at either end, a leading quote, a control character. */
+const NEEDS_QUOTES = /^[\s"]|\s$/;
+
+/** True when `s` holds a control character (C0 or DEL). */
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+/**
+ * A path as a patch header writes it: as it is, or as a JSON string when the plain form would not read back exactly
+ * (the header is trimmed, and a line cannot hold a line break).
+ */
+export function headerPath(p: string): string {
+  return NEEDS_QUOTES.test(p) || hasControl(p) ? JSON.stringify(p) : p;
+}
+
+/**
+ * Validates a header path; a confinement failure keeps its code and gains the patch line. The path is the text
+ * after the colon, trimmed; one that starts with `"` is a JSON string (for names with blanks at either end, quotes
+ * or control characters, newlines included).
+ */
 function checkPath(raw: string, line: number): string {
-  const trimmed = raw.trim();
-  if (trimmed === '') throw invalid(line, 'the header names no path.', 'Write the file path after the colon, relative to the workspace root.');
+  let trimmed = raw.trim();
+  if (trimmed === '') throw invalid(line, 'expected a path after the colon but found none.', 'Write the file path after the colon, relative to the workspace root.');
+  if (trimmed.startsWith('"')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      parsed = undefined;
+    }
+    if (typeof parsed !== 'string') {
+      throw invalid(line, `expected a path, or a path written as one JSON string, but found ${found(trimmed)}.`, 'A path that starts with a double quote is read as a JSON string: close it, escape inner quotes as \\", or write the path without quotes.');
+    }
+    trimmed = parsed;
+  }
   try {
     return checkRelativePath(trimmed);
   } catch (err) {
@@ -116,10 +152,32 @@ function checkPath(raw: string, line: number): string {
   }
 }
 
+/** Known structural lines, recognised with blanks around them (an unknown `***` line only at column 0). */
+const PADDED_MARKER = /^[ \t]+\*\*\* (?:(?:Begin Patch|End Patch|End of File)[ \t]*$|Add File:|Update File:|Delete File:|Move to:)/;
+
+/**
+ * The structural line `line` is, trimmed, or undefined when it is hunk content. A line starting with `***` is always
+ * structural; with leading blanks, only one of the known markers is (so a context line such as `  *** NOTE ***`
+ * stays content).
+ */
+function structural(line: string): string | undefined {
+  if (line.startsWith('***')) return line.trim();
+  const c = line.charCodeAt(0);
+  return (c === 32 || c === 9) && PADDED_MARKER.test(line) ? line.trim() : undefined;
+}
+
 /** True for a line that is one of the `*** ...` structural lines (rather than hunk content). */
 function isHeader(line: string): boolean {
-  return line.startsWith('***');
+  return structural(line) !== undefined;
 }
+
+/** What a line is, for an error message: its text, quoted. */
+function found(line: string): string {
+  return line === '' ? 'an empty line' : JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}…` : line);
+}
+
+/** An `@@` marker with leading blanks. */
+const PADDED_AT = /^[ \t]+@@/;
 
 /** Matches a unified-diff hunk header such as `@@ -1,3 +1,4 @@`, which V4A does not use. */
 const UNIFIED_RANGE = /^@@ -\d+(,\d+)? \+\d+(,\d+)? @@/;
@@ -222,7 +280,7 @@ export function parsePatchPaced(text: string, pacer: Pacer): Promise<ParsedPatch
 
 function* parseSteps(text: string): Steps<ParsedPatch> {
   if (typeof text !== 'string' || text.trim() === '') {
-    throw invalid(1, 'the patch is empty.', `${FORMAT_HINT} An empty patch changes nothing, so it is rejected.`);
+    throw invalid(1, `expected "${BEGIN}" but found an empty patch.`, `${FORMAT_HINT} An empty patch changes nothing, so it is rejected.`);
   }
   if (text.length > PATCH_LIMITS.maxPatchChars) {
     throw tooLarge('maxPatchChars', `The patch has ${text.length} characters; the limit (maxPatchChars) is ${PATCH_LIMITS.maxPatchChars}.`, 'Split the change into several smaller patches.', { actual: text.length });
@@ -238,18 +296,28 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
   if (head.line.trim() !== BEGIN) {
     throw invalid(first + 1, `expected "${BEGIN}" but found ${JSON.stringify(head.line)}.`);
   }
-  if (last === first || tail.line.trimEnd() !== END) {
+  if (last === first || tail.line.trim() !== END) {
     // Say where the text really ends, and whether End Patch appears too early.
     const scan = new Cursor(text, head, last);
     scan.next();
     while (!scan.done) {
       const lineNo = scan.lineNo;
-      if (scan.next().trimEnd() === END) {
-        throw invalid(lineNo + 1, `text follows "${END}".`, `Put "${END}" on the last line of the patch, after every file section.`);
+      if (structural(scan.next()) === END) {
+        throw invalid(lineNo + 1, `expected the end of the patch after "${END}" (line ${lineNo}) but found ${found(scan.peek())}.`, `Put "${END}" on the last line of the patch, after every file section.`);
       }
       if ((lineNo & 4095) === 0) yield;
     }
-    throw invalid(last + 1, `the patch does not end with "${END}" (it may have been cut off).`, `Finish the patch with a "${END}" line; send the whole patch again.`);
+    if (last === first) {
+      throw invalid(last + 1, `expected file sections and "${END}" after "${BEGIN}" but the patch ends there.`, `Finish the patch with a "${END}" line after its file sections.`);
+    }
+    // Only a last line that reads as patch content suggests the text was cut short.
+    const content = /^[+\- @]/.test(tail.line) || tail.line.startsWith('***');
+    throw invalid(
+      last + 1,
+      `expected "${END}" as the last line but found ${found(tail.line)}${/end\s*patch/i.test(tail.line) ? ' (misspelt?)' : ''}.`,
+      content ? `Finish the patch with a "${END}" line; if the text was cut short, send the whole patch again.` : `Finish the patch with a "${END}" line, spelt exactly so.`,
+      { found: tail.line.slice(0, 200) },
+    );
   }
 
   const cur = new Cursor(text, head, last);
@@ -267,7 +335,9 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
   while (!cur.done) {
     const lineNo = cur.lineNo;
     const raw = cur.next();
-    const header = raw.trimEnd();
+    // A file header may carry blanks on either side, as Begin and End Patch may.
+    const header = raw.trim();
+    if (header === '') continue;
     if (files.length >= PATCH_LIMITS.maxFiles && (header.startsWith(ADD) || header.startsWith(DELETE) || header.startsWith(UPDATE))) {
       throw tooLarge('maxFiles', `The patch has more than ${PATCH_LIMITS.maxFiles} file sections (the limit, maxFiles); the next one starts at line ${lineNo}.`, 'Split the change into several patches of at most that many files each.', { line: lineNo });
     }
@@ -280,7 +350,7 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
         const ln = cur.lineNo;
         const l = cur.next();
         if (!l.startsWith('+')) {
-          throw invalid(ln, `every line of an added file must start with "+"; found ${JSON.stringify(l)}.`, 'Prefix each content line of "*** Add File" with "+" (a lone "+" is an empty line).');
+          throw invalid(ln, `expected a line of the added file starting with "+" (or the next file header) but found ${found(l)}.`, 'Prefix each content line of "*** Add File" with "+" (a lone "+" is an empty line).');
         }
         content.push(l.slice(1));
         if ((content.length & 4095) === 0) yield;
@@ -290,16 +360,16 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
       const p = checkPath(header.slice(DELETE.length), lineNo);
       touch(p, lineNo);
       if (!cur.done && !isHeader(cur.peek())) {
-        throw invalid(cur.lineNo, `"*** Delete File" takes no content lines; found ${JSON.stringify(cur.peek())}.`, 'Put the next file header right after the delete line.');
+        throw invalid(cur.lineNo, `expected the next file header after "${DELETE}" (it takes no content lines) but found ${found(cur.peek())}.`, 'Put the next file header right after the delete line.');
       }
       files.push({ kind: 'delete', path: p, patchLine: lineNo });
     } else if (header.startsWith(UPDATE)) {
       const p = checkPath(header.slice(UPDATE.length), lineNo);
       touch(p, lineNo);
       let moveTo: string | undefined;
-      if (!cur.done && cur.peek().trimEnd().startsWith(MOVE)) {
+      if (!cur.done && structural(cur.peek())?.startsWith(MOVE) === true) {
         const moveLine = cur.lineNo;
-        moveTo = checkPath(cur.next().trimEnd().slice(MOVE.length), moveLine);
+        moveTo = checkPath(cur.next().trim().slice(MOVE.length), moveLine);
         if (moveTo === p) {
           throw invalid(moveLine, `the file is moved onto itself (${JSON.stringify(p)}).`, 'Drop the "*** Move to" line, or name a different destination.');
         }
@@ -307,26 +377,26 @@ function* parseSteps(text: string): Steps<ParsedPatch> {
       }
       const hunks = yield* parseHunks(cur, p);
       if (hunks.length === 0 && moveTo === undefined) {
-        throw invalid(lineNo, `"*** Update File: ${p}" has no hunks.`, 'Add at least one "@@" hunk with "-" / "+" lines, or leave the file out of the patch.', { path: p });
+        throw invalid(lineNo, `expected a hunk after "${UPDATE} ${p}" but found ${cur.done ? `"${END}"` : found(cur.peek())}.`, 'Add at least one "@@" hunk with "-" / "+" lines, or leave the file out of the patch.', { path: p });
       }
       files.push({ kind: 'update', path: p, moveTo, hunks, patchLine: lineNo });
     } else if (header.startsWith(MOVE)) {
-      throw invalid(lineNo, `"${MOVE}" must directly follow an "${UPDATE}" line.`);
+      throw invalid(lineNo, `expected a file header but found ${found(raw)}: "${MOVE}" must directly follow an "${UPDATE}" line.`);
     } else if (header === EOF_MARK) {
-      throw invalid(lineNo, `"${EOF_MARK}" must close a hunk of an updated file.`);
+      throw invalid(lineNo, `expected a file header but found ${found(raw)}: "${EOF_MARK}" must close a hunk of an updated file.`);
     } else if (header === BEGIN) {
-      throw invalid(lineNo, `a second "${BEGIN}".`, 'Send one patch per call, with a single Begin / End pair.');
+      throw invalid(lineNo, `expected a file header but found a second "${BEGIN}".`, 'Send one patch per call, with a single Begin / End pair.');
     } else if (header === END) {
-      throw invalid(lineNo, `text follows "${END}".`, `Put "${END}" on the last line of the patch.`);
-    } else if (isHeader(header)) {
-      throw invalid(lineNo, `unknown header ${JSON.stringify(header)}.`);
+      throw invalid(lineNo, `expected the end of the patch after "${END}" but found more lines.`, `Put "${END}" on the last line of the patch.`);
+    } else if (header.startsWith('***')) {
+      throw invalid(lineNo, `expected "${ADD} <path>", "${UPDATE} <path>" or "${DELETE} <path>" but found the unknown header ${found(raw)}.`);
     } else {
-      throw invalid(lineNo, `expected a file header but found ${JSON.stringify(raw)}.`);
+      throw invalid(lineNo, `expected a file header ("${ADD} <path>", "${UPDATE} <path>" or "${DELETE} <path>") but found ${found(raw)}.`);
     }
   }
 
   if (files.length === 0) {
-    throw invalid(first + 1, 'the patch touches no file.', `${FORMAT_HINT} An empty patch changes nothing, so it is rejected.`);
+    throw invalid(first + 1, `expected a file section after "${BEGIN}" but found none.`, `${FORMAT_HINT} An empty patch changes nothing, so it is rejected.`);
   }
   return { files };
 }
@@ -342,7 +412,7 @@ function* parseHunks(cur: Cursor, path: string): Steps<Hunk[]> {
   const close = (endOfFile: boolean, atLine: number): void => {
     if (!open) return;
     if (!body.some((l) => l.kind !== 'context')) {
-      throw invalid(start, `hunk ${hunks.length + 1} of ${JSON.stringify(path)} changes nothing (no "-" or "+" line).`, 'Each hunk needs at least one "-" or "+" line; drop hunks that only show context.', {
+      throw invalid(start, `expected a "-" or "+" line in hunk ${hunks.length + 1} of ${JSON.stringify(path)} but found only context (it changes nothing).`, 'Each hunk needs at least one "-" or "+" line; drop hunks that only show context.', {
         path,
         hunk: hunks.length + 1,
         end_line: atLine,
@@ -360,28 +430,30 @@ function* parseHunks(cur: Cursor, path: string): Steps<Hunk[]> {
   while (!cur.done) {
     const raw = cur.peek();
     const lineNo = cur.lineNo;
-    if (raw.trimEnd() === EOF_MARK) {
+    if (structural(raw) === EOF_MARK) {
       cur.next();
-      if (!open || body.length === 0) throw invalid(lineNo, `"${EOF_MARK}" must follow the lines of a hunk.`);
+      if (!open || body.length === 0) throw invalid(lineNo, `expected the lines of a hunk before "${EOF_MARK}" but found none.`);
       close(true, lineNo);
       // After the end of the file, only another file section (or End Patch) can follow.
       if (!cur.done && !isHeader(cur.peek())) {
-        throw invalid(cur.lineNo, `a hunk follows "${EOF_MARK}" in ${JSON.stringify(path)}.`, `"${EOF_MARK}" closes the last hunk of a file; order hunks as they appear in the file.`);
+        throw invalid(cur.lineNo, `expected a file header or "${END}" after "${EOF_MARK}" in ${JSON.stringify(path)} but found ${found(cur.peek())}.`, `"${EOF_MARK}" closes the last hunk of a file; order hunks as they appear in the file.`);
       }
       continue;
     }
     if (isHeader(raw)) break;
     cur.next();
-    if (raw.startsWith('@@')) {
-      if (UNIFIED_RANGE.test(raw)) {
-        throw invalid(lineNo, 'V4A hunks carry no line numbers.', 'Write "@@" alone, or "@@ <a line of the file>" as an anchor; find the place with context lines instead of numbers.');
+    // "@@" with leading blanks is a marker where no context line can be: before a hunk's first line.
+    if (raw.startsWith('@@') || (!(open && body.length > 0) && PADDED_AT.test(raw))) {
+      const at = raw.trim();
+      if (UNIFIED_RANGE.test(at)) {
+        throw invalid(lineNo, `expected "@@" or "@@ <anchor line>" but found the unified-diff range ${found(raw)}: V4A hunks carry no line numbers.`, 'Write "@@" alone, or "@@ <a line of the file>" as an anchor; find the place with context lines instead of numbers.');
       }
       if (open && body.length > 0) close(false, lineNo);
       if (!open) {
         open = true;
         start = lineNo;
       }
-      const anchor = raw.slice(2).trim();
+      const anchor = at.slice(2).trim();
       if (anchor !== '') anchors.push(anchor);
       continue;
     }
@@ -391,7 +463,7 @@ function* parseHunks(cur: Cursor, path: string): Steps<Hunk[]> {
     else if (raw[0] === '-') line = { kind: 'remove', text: raw.slice(1) };
     else if (raw[0] === '+') line = { kind: 'add', text: raw.slice(1) };
     else {
-      throw invalid(lineNo, `a hunk line must start with " ", "-" or "+"; found ${JSON.stringify(raw)}.`, 'Prefix context lines with a space, removed lines with "-", added lines with "+".', { path });
+      throw invalid(lineNo, `expected a hunk line starting with " ", "-", "+" or "@@" (or a file header) but found ${found(raw)}.`, 'Prefix context lines with a space, removed lines with "-", added lines with "+".', { path });
     }
     if (!open) {
       // The first hunk may omit its "@@".

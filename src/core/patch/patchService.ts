@@ -71,19 +71,38 @@ export interface PatchServiceOptions {
   readonly checkpointContent?: BlobStore;
 }
 
-/** One file of a restore: the version it must have now (null: no file) and the bytes to put there (null: none). */
+/**
+ * One file of a restore: the version it must have now (null: no file), the bytes to put there (null: none) and the
+ * POSIX mode to give it (absent: the current file's mode is kept, a new file gets the default one). A file whose
+ * bytes are already right but whose mode differs gets the mode only.
+ */
 export interface RestoreFile {
   readonly path: string;
   readonly expected: string | null;
   readonly content: Uint8Array | null;
+  readonly mode?: number;
 }
 
-/** Puts files back to given contents through the patch transaction (a checkpoint's rewind or redo). */
+/**
+ * Puts files back to given contents and modes through the patch transaction: the one "restore a file" step of a
+ * checkpoint's rewind or redo and of a review's undo. `remove_folders` (workspace-relative) are the folders the
+ * change being undone had created: each is removed after the write if it is empty then (deepest first), never
+ * otherwise, so a folder that held something before or that got something meanwhile stays.
+ */
 export interface RestoreRequest {
   readonly workspace_id: string;
   readonly operation_key: string;
   readonly work_id?: string;
   readonly files: readonly RestoreFile[];
+  readonly remove_folders?: readonly string[];
+}
+
+/** What the ledger knows of the file last written at a path (see PatchService.fileHistory). */
+export interface FileHistory {
+  /** The mode the file had before the newest applied operation that removed it or changed it. */
+  readonly mode?: number;
+  /** The folders the newest applied operation that created the file created for it. */
+  readonly created_folders: readonly string[];
 }
 
 /** Files a patch may read: larger ones are refused with TOO_LARGE before a byte is read. */
@@ -99,6 +118,8 @@ export interface PatchIntent {
   readonly realRoot: string;
   /** Lines each section adds and removes, by section path (a delete: the file's lines). */
   readonly counts: ReadonlyMap<string, { added: number; removed: number }>;
+  /** A restore's folders to remove once written, when empty (absolute, confined, deepest first). */
+  readonly removeFolders?: readonly string[];
 }
 
 /** The ledger's argument hash of a request: what makes a repeat with the same key a replay. */
@@ -169,7 +190,10 @@ export class PatchService {
     };
   }
 
-  /** prepare + commit in one exclusive turn of the workspace: what a call without a hold does. */
+  /**
+   * prepare + commit in one exclusive turn of the workspace, outside the operation runner (no ledger turn of its
+   * own, no holds). Only the benches and tests call it; `apply_patch` goes through the runner's prepare and commit.
+   */
   async apply(ws: Workspace, request: ApplyPatchRequest): Promise<ApplyPatchResult> {
     return this.exclusive(occupancyScope(ws), async () => {
       const prepared = await this.prepare(ws, request);
@@ -205,7 +229,7 @@ export class PatchService {
       workspace_id: ws.id,
       ...(request.work_id ? { work_id: request.work_id } : {}),
       files: files.map(toOperationFile),
-      changes: request.check_only ? [] : changesOf(planned),
+      changes: request.check_only ? [] : changesOf(planned, steps, ws.root),
     });
     if (request.check_only) {
       const result: ApplyPatchResult = { status: 'checked', operation_id: record.operation_id, files };
@@ -214,9 +238,53 @@ export class PatchService {
     }
     if (request.work_id !== undefined) await this.keepContent(planned);
     const outcome = await this.write(ws, realRoot, [...steps], record.operation_id, files);
+    if (outcome.status === 'applied' && intent.removeFolders) await this.removeEmptyFolders(ws, realRoot, intent.removeFolders);
     await this.options.faults?.beforeFinish?.();
     await this.options.ledger.finish(record.operation_id, { status: outcome.status, result: outcome, ...(outcome.reason ? { reason: outcome.reason } : { reason: 'written' }) });
     return outcome;
+  }
+
+  /** Removes each folder that is empty now (deepest first); one that holds something stays, silently. */
+  private async removeEmptyFolders(ws: Workspace, realRoot: string, folders: readonly string[]): Promise<void> {
+    const { fs, logger } = this.options;
+    for (const folder of folders) {
+      const st = await fs.lstat(folder);
+      if (st?.type !== 'directory') continue;
+      try {
+        await fs.removeEmptyFolder(folder, { within: realRoot });
+        logger.info(`[patch] removed the empty folder ${path.relative(ws.root, folder)} the undone change had created`);
+      } catch (err) {
+        logger.debug(`[patch] kept the folder ${path.relative(ws.root, folder)}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  /**
+   * The one restore step, for a caller that does not hold the workspace's turn: prepareRestore + commit in one
+   * exclusive turn. VERSION_CONFLICT (nothing written) when a file is not at its expected version.
+   */
+  async restoreFiles(ws: Workspace, request: RestoreRequest): Promise<ApplyPatchResult> {
+    return this.exclusive(occupancyScope(ws), async () => this.commit(await this.prepareRestore(ws, request)));
+  }
+
+  /**
+   * What the ledger knows of the file at `rel` in a workspace: the mode it had before the newest applied operation
+   * that changed or removed it, and the folders the newest applied operation that created it made for it. What a
+   * restore of that file needs, when the caller has only the bytes (a review's undo).
+   */
+  fileHistory(workspaceId: string, rel: string): FileHistory {
+    let mode: number | undefined;
+    let created: readonly string[] | undefined;
+    const records = this.options.ledger.list().filter((r) => r.workspace_id === workspaceId && r.status === 'applied');
+    for (const r of records.reverse()) {
+      for (const c of r.changes) {
+        if (c.path !== rel) continue;
+        if (mode === undefined && c.before_mode !== undefined) mode = c.before_mode;
+        if (created === undefined && c.before_hash === null && c.after_hash !== null) created = c.created_folders ?? [];
+      }
+      if (mode !== undefined && created !== undefined) break;
+    }
+    return { ...(mode !== undefined ? { mode } : {}), created_folders: created ?? [] };
   }
 
   /**
@@ -268,12 +336,8 @@ export class PatchService {
         continue;
       }
       const current = found === undefined || found === 'directory' ? undefined : found;
-      const afterVersion = f.content === null ? undefined : contentVersion(f.content);
-      if ((current === undefined && f.content === null) || afterVersion === f.expected) continue;
-      const mode = current?.mode !== undefined ? { mode: current.mode } : {};
-      if (current === undefined) files.push({ path: f.path, kind: 'add', after: f.content as Uint8Array, afterVersion: afterVersion as string, diff: '' });
-      else if (f.content === null) files.push({ path: f.path, kind: 'delete', before: current.bytes, beforeVersion: f.expected as string, ...mode, diff: '' });
-      else files.push({ path: f.path, kind: 'update', before: current.bytes, beforeVersion: f.expected as string, after: f.content, afterVersion: afterVersion as string, ...mode, diff: '' });
+      const planned = restorePlan(f, current);
+      if (planned) files.push(planned);
     }
     if (conflicts.length > 0) {
       const names = conflicts.map((c) => c.path).join(', ');
@@ -284,6 +348,11 @@ export class PatchService {
     }
     const planned: PlannedPatch = { files };
     const steps = await this.stepsOf(ws, planned, resolve, new Map(), realRoot);
+    const removeFolders = await mapLimit(
+      [...new Set(request.remove_folders ?? [])].filter((d) => d !== '' && d !== '.').sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : a > b ? -1 : 0)),
+      8,
+      resolve,
+    );
     const applyRequest: ApplyPatchRequest = {
       workspace_id: ws.id,
       patch: '',
@@ -291,8 +360,12 @@ export class PatchService {
       operation_key: request.operation_key,
       ...(request.work_id !== undefined ? { work_id: request.work_id } : {}),
     };
-    const argsHash = hashArguments({ workspace_id: ws.id, restore: request.files.map((f) => ({ path: f.path, expected: f.expected, content: f.content === null ? null : contentVersion(f.content) })) });
-    return { ws, request: applyRequest, argsHash, planned, steps, realRoot, counts: new Map() };
+    const argsHash = hashArguments({
+      workspace_id: ws.id,
+      restore: request.files.map((f) => ({ path: f.path, expected: f.expected, content: f.content === null ? null : contentVersion(f.content), ...(f.mode !== undefined ? { mode: f.mode } : {}) })),
+      ...(removeFolders.length > 0 ? { remove_folders: request.remove_folders } : {}),
+    });
+    return { ws, request: applyRequest, argsHash, planned, steps, realRoot, counts: new Map(), ...(removeFolders.length > 0 ? { removeFolders } : {}) };
   }
 
   private replay(record: OperationRecord): ApplyPatchResult {
@@ -469,7 +542,7 @@ export class PatchService {
           if ((await fs.lstat(step.abs)) === undefined) await fs.createLink(step.linkTarget, step.abs, within);
           if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget, within);
         } else if (file.before) {
-          if ((await hash(step.abs)) !== file.beforeVersion) await fs.writeFile(step.abs, file.before, { ...within, ...modeOf(file), tag: `${operationId}-undo` });
+          if ((await hash(step.abs)) !== file.beforeVersion || file.beforeMode !== undefined) await fs.writeFile(step.abs, file.before, { ...within, ...modeBeforeOf(file), tag: `${operationId}-undo` });
           if (file.kind === 'move' && step.absTarget && (await fs.stat(step.absTarget))) await fs.deleteFile(step.absTarget, within);
         }
         for (const folder of step.newFolders) {
@@ -553,6 +626,28 @@ function modeOf(file: PlannedFile): { mode?: number } {
   return file.mode !== undefined ? { mode: file.mode } : {};
 }
 
+/** The mode the file had before the step (none for an add). */
+function modeBeforeOf(file: PlannedFile): { mode?: number } {
+  const mode = file.kind === 'add' ? undefined : (file.beforeMode ?? file.mode);
+  return mode !== undefined ? { mode } : {};
+}
+
+/**
+ * What a restore of one file writes, given what is there now (`current`, already checked to be at `f.expected`):
+ * nothing when content and mode are right already; else an add, a delete, or an update (content, mode or both).
+ */
+function restorePlan(f: RestoreFile, current: { bytes: Uint8Array; mode?: number } | undefined): PlannedFile | undefined {
+  if (current === undefined && f.content === null) return undefined;
+  const afterVersion = f.content === null ? undefined : contentVersion(f.content);
+  const modeChanges = f.mode !== undefined && current?.mode !== undefined && (f.mode & 0o7777) !== (current.mode & 0o7777);
+  if (afterVersion === f.expected && !modeChanges) return undefined;
+  if (current === undefined) return { path: f.path, kind: 'add', after: f.content as Uint8Array, afterVersion: afterVersion as string, ...(f.mode !== undefined ? { mode: f.mode & 0o7777 } : {}), diff: '' };
+  const before = { before: current.bytes, beforeVersion: f.expected as string };
+  if (f.content === null) return { path: f.path, kind: 'delete', ...before, ...(current.mode !== undefined ? { mode: current.mode } : {}), diff: '' };
+  const mode = modeChanges ? { mode: (f.mode as number) & 0o7777, beforeMode: current.mode } : current.mode !== undefined ? { mode: current.mode } : {};
+  return { path: f.path, kind: 'update', ...before, after: f.content, afterVersion: afterVersion as string, ...mode, diff: '' };
+}
+
 /** The version of the regular file at `abs`, read through a verified descriptor; undefined when there is none. */
 /**
  * The folder's real path, and a resolver of workspace paths to confined absolute ones for one plan: each path is
@@ -619,19 +714,28 @@ function toOperationFile(f: PatchFileResult): OperationFile {
   };
 }
 
-/** One entry per path on disk, as the ledger's reconciliation expects. */
-function changesOf(planned: PlannedPatch): OperationChange[] {
+/**
+ * One entry per path on disk, as the ledger's reconciliation expects, with what a restore needs besides the bytes:
+ * the modes before and after, and the folders the write of the path created (`steps[i]` is `planned.files[i]`'s).
+ */
+function changesOf(planned: PlannedPatch, steps: readonly PatchStep[], root: string): OperationChange[] {
   const out: OperationChange[] = [];
-  for (const f of planned.files) {
+  for (const [i, f] of planned.files.entries()) {
     const before = f.beforeVersion ?? null;
     const after = f.afterVersion ?? null;
+    const beforeMode = modeBeforeOf(f).mode;
+    const afterMode = f.kind === 'delete' ? undefined : f.mode;
+    const folders = (steps[i]?.newFolders ?? []).map((d) => path.relative(root, d).split(path.sep).join('/'));
+    const created = folders.length > 0 ? { created_folders: folders } : {};
+    const was = beforeMode !== undefined ? { before_mode: beforeMode } : {};
+    const will = afterMode !== undefined ? { after_mode: afterMode } : {};
     if (f.kind === 'move') {
-      out.push({ path: f.path, kind: 'move', before_hash: before, after_hash: null });
-      out.push({ path: f.move_to as string, kind: 'move', before_hash: null, after_hash: after });
+      out.push({ path: f.path, kind: 'move', before_hash: before, after_hash: null, ...was });
+      out.push({ path: f.move_to as string, kind: 'move', before_hash: null, after_hash: after, ...will, ...created });
     } else if (f.kind === 'delete') {
-      out.push({ path: f.path, kind: 'delete', before_hash: before, after_hash: null });
+      out.push({ path: f.path, kind: 'delete', before_hash: before, after_hash: null, ...was });
     } else {
-      out.push({ path: f.path, kind: f.kind, before_hash: f.kind === 'add' ? null : before, after_hash: after });
+      out.push({ path: f.path, kind: f.kind, before_hash: f.kind === 'add' ? null : before, after_hash: after, ...was, ...will, ...created });
     }
   }
   return out;

@@ -38,8 +38,13 @@ export interface PlannedFile {
   /** Bytes to write (add, update, move: at `move_to`). */
   readonly after?: Uint8Array;
   readonly afterVersion?: string;
-  /** POSIX mode of the existing file, to keep on the written one (update, move). */
+  /**
+   * POSIX mode of the written file: the existing file's, kept (update, move); a restore's own (add, update); and of
+   * the removed file (delete).
+   */
   readonly mode?: number;
+  /** POSIX mode of the existing file when it differs from `mode` (a restore that changes the mode). */
+  readonly beforeMode?: number;
   /** Git-style diff of the change; a move starts with `diff --git` rename lines (and has only those when unedited). */
   readonly diff: string;
 }

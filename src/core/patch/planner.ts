@@ -9,10 +9,11 @@ import type { TextFile, TextLine } from './textFile';
  * Applies the hunks of one `*** Update File` to the file's current bytes, in memory.
  *
  * Matching. Hunks are placed in order; each is searched from the end of the previous one. The lines a hunk
- * expects (context and removed lines) are compared with the file at three levels, stopping at the first
+ * expects (context and removed lines) are compared with the file at four levels, stopping at the first
  * level that finds anything: exact, then ignoring trailing whitespace, then ignoring leading and trailing
- * whitespace. Without an anchor, two or more places at that level is `PATCH_AMBIGUOUS`. With `@@` anchors,
- * each anchor is found (first occurrence, same three levels) after the previous one, and the hunk takes its
+ * whitespace, then also reading typographic dashes, quotes and spaces as their ASCII forms. Without an anchor, two or
+ * more places at that level is `PATCH_AMBIGUOUS`. With `@@` anchors, each anchor is found (first occurrence, same
+ * levels) after the previous one, and the hunk takes its
  * first match after the last anchor: the anchor is what disambiguates. `*** End of File` only accepts a
  * match that ends at the last line. A hunk whose trailing lines are empty context lines that the file does
  * not have (a blank separator line in the patch) is retried without them.
@@ -47,8 +48,10 @@ export interface FileUpdate {
   readonly bom: boolean;
 }
 
-type Level = 0 | 1 | 2;
-const LEVEL_NAMES = ['exact', 'ignoring trailing whitespace', 'ignoring surrounding whitespace'] as const;
+type Level = 0 | 1 | 2 | 3;
+const LEVEL_NAMES = ['exact', 'ignoring trailing whitespace', 'ignoring surrounding whitespace', 'ignoring surrounding whitespace and typographic punctuation'] as const;
+/** The loosest level: typographic dashes, quotes and spaces read as their ASCII forms (as Codex's apply_patch matches). */
+const LOOSEST: Level = 3;
 
 interface LevelView {
   /** Interned id of each file line. */
@@ -108,8 +111,18 @@ class LineViews {
   }
 }
 
+/** Typographic dashes, quotes and spaces, and the ASCII character each reads as at the loosest level. */
+const TYPOGRAPHIC = /[\u2010-\u2015\u2212\u2018-\u201b\u201c-\u201f\u00a0\u2002-\u200a\u202f\u205f\u3000]/g;
+function ascii(c: string): string {
+  const code = c.charCodeAt(0);
+  if ((code >= 0x2010 && code <= 0x2015) || code === 0x2212) return '-';
+  if (code >= 0x2018 && code <= 0x201b) return "'";
+  if (code >= 0x201c && code <= 0x201f) return '"';
+  return ' ';
+}
+
 function normalise(s: string, level: Level): string {
-  return level === 0 ? s : level === 1 ? s.trimEnd() : s.trim();
+  return level === 0 ? s : level === 1 ? s.trimEnd() : level === 2 ? s.trim() : s.trim().replace(TYPOGRAPHIC, ascii);
 }
 
 /** First index in the sorted slice order[lo, hi) whose value is >= x. */
@@ -253,7 +266,7 @@ export function* planFileUpdateSteps(path: string, before: Uint8Array, hunks: re
     let anchorFrom = cursor;
     for (const anchor of hunk.anchors) {
       let found = -1;
-      for (let level: Level = 0; level <= 2 && found < 0; level = (level + 1) as Level) {
+      for (let level: Level = 0; level <= LOOSEST && found < 0; level = (level + 1) as Level) {
         const hits = yield* findAll(views, [anchor], level, anchorFrom, texts.length - 1, 1);
         if (hits.length > 0) found = hits[0] as number;
       }
@@ -266,18 +279,13 @@ export function* planFileUpdateSteps(path: string, before: Uint8Array, hunks: re
     const locate = function* (want: readonly HunkLineLike[]): Steps<number | undefined> {
       const old = want.filter((l) => l.kind !== 'add').map((l) => l.text);
       if (old.length === 0) {
-        // Pure insertion: after the anchor, at the end of the file, or into an empty file.
-        if (hunk.endOfFile) return texts.length >= cursor ? texts.length : undefined;
-        if (anchored) return searchFrom + 1;
-        if (texts.length === 0) return 0;
-        throw new ToolError('PATCH_INVALID', `Hunk ${hunkNo} of ${JSON.stringify(path)} only adds lines and says nowhere where.`, {
-          hint: 'Give the hunk context lines (" " prefix) around the insertion, an "@@ <line>" anchor to insert after, or close it with "*** End of File" to append.',
-          details: { path, hunk: hunkNo, line: hunk.patchLine },
-        });
+        // Pure insertion: right after the anchor when there is one, else at the end of the file (an empty file too).
+        if (anchored && !hunk.endOfFile) return searchFrom + 1;
+        return texts.length >= cursor ? texts.length : undefined;
       }
       const lastStart = texts.length - old.length;
       if (lastStart < searchFrom) return undefined;
-      for (let level: Level = 0; level <= 2; level = (level + 1) as Level) {
+      for (let level: Level = 0; level <= LOOSEST; level = (level + 1) as Level) {
         const from = hunk.endOfFile ? lastStart : searchFrom;
         const hits = yield* findAll(views, old, level, from, lastStart, anchored ? 1 : 6);
         if (hits.length === 0) continue;
@@ -314,7 +322,7 @@ export function* planFileUpdateSteps(path: string, before: Uint8Array, hunks: re
       // A common slip: hunks out of file order. Say so when the hunk fits before the previous one.
       const old = hunk.lines.filter((l) => l.kind !== 'add').map((l) => l.text);
       if (cursor > 0 && !hunk.endOfFile) {
-        for (const lv of [0, 1, 2] as const) {
+        for (const lv of [0, 1, 2, 3] as const) {
           const earlier = (yield* findAll(views, old, lv, 0, Math.min(cursor - 1, texts.length - old.length), 1))[0];
           if (earlier !== undefined) {
             extra.matches_before_previous_hunk = earlier + 1;
@@ -383,10 +391,6 @@ export function* buildAddedFileSteps(lines: readonly string[]): Steps<Uint8Array
 }
 
 /** The file line (1-based) most similar to `wanted`, by character bigrams; a hint for a failed match. */
-export function nearestLine(wanted: string, lines: readonly string[]): { line: number; text: string } | undefined {
-  return runSync(nearestLineSteps(wanted, lines));
-}
-
 function* nearestLineSteps(wanted: string, lines: readonly string[]): Steps<{ line: number; text: string } | undefined> {
   const target = wanted.trim();
   if (lines.length === 0) return undefined;

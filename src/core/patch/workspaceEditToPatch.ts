@@ -1,6 +1,6 @@
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { TextRange } from '../ports/languageFeatures';
-import { parsePatch } from './parser';
+import { headerPath, parsePatch } from './parser';
 import type { UpdateFileOp } from './parser';
 import { planFileUpdate } from './planner';
 import { encodeText, readTextFile } from './textFile';
@@ -108,7 +108,7 @@ function applyEdits(file: FileEdits): { text: string; newText: string; bom: bool
 }
 
 function sectionFor(path: string, lines: readonly string[], groups: readonly Group[], context: number | 'all'): string {
-  const out: string[] = [`*** Update File: ${path}`];
+  const out: string[] = [`*** Update File: ${headerPath(path)}`];
   const ctx = context === 'all' ? lines.length : context;
   // Groups whose context would touch or overlap are one hunk.
   const hunks: { first: number; last: number; parts: Group[] }[] = [];

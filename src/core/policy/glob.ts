@@ -1,3 +1,4 @@
+import { sep } from 'node:path';
 import { InvalidArgumentsError } from '../errors';
 
 /**
@@ -207,10 +208,16 @@ type Node =
 
 const SLASH = 0x2f;
 const BACKSLASH = 0x5c;
-const isPath: CharTest = (c) => c === SLASH || c === BACKSLASH;
-const notPath: CharTest = (c) => c !== SLASH && c !== BACKSLASH;
-/** JavaScript's `.`: anything but a line terminator. */
-const anyLine: CharTest = (c) => c !== 0x0a && c !== 0x0d && c !== 0x2028 && c !== 0x2029;
+/**
+ * Where this differs from VS Code's matcher, on purpose (the names policy, see paths.ts): only Windows separates
+ * folders with a backslash, so elsewhere `*` and `?` match a backslash in a name; and a lone `**` matches names with
+ * line breaks (VS Code's `.*` does not). Paths without backslashes or line breaks match exactly as in VS Code.
+ */
+const BACKSLASH_SEPARATES = sep === '\\';
+const isPath: CharTest = (c) => c === SLASH || (BACKSLASH_SEPARATES && c === BACKSLASH);
+const notPath: CharTest = (c) => !isPath(c);
+/** Any character, line breaks included. */
+const anyChar: CharTest = () => true;
 
 const ch = (test: CharTest): Node => ({ t: 'char', test });
 const seq = (items: Node[]): Node => ({ t: 'seq', items });
@@ -242,7 +249,7 @@ function globstar(last: boolean): Node {
 function parseGlob(pattern: string): Node {
   if (pattern === '') return seq([]);
   const segments = splitGlobAware(pattern, '/');
-  if (segments.every((s) => s === '**')) return { t: 'star', item: ch(anyLine) };
+  if (segments.every((s) => s === '**')) return { t: 'star', item: ch(anyChar) };
   const out: Node[] = [];
   let previousGlobstar = false;
   segments.forEach((segment, index) => {

@@ -20,17 +20,28 @@ function outside(input: string, why: string): ToolError {
   });
 }
 
+/** A lone UTF-16 surrogate: text no file name on disk can hold (it has no UTF-8 form). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
  * Checks a workspace-relative path by its text alone, before any file system call.
  * Returns the normalised `/`-separated relative path ("" for the root itself when `allowRoot`).
+ *
+ * The names policy: every name the file system allows is taken exactly as it is, whatever it holds (spaces at
+ * either end, a backslash, newlines and other control characters, glob metacharacters, a leading `-` or `#`,
+ * percent signs, characters outside the BMP, NFC and NFD forms as distinct names). What is refused says where the
+ * path would lead, not what a name looks like: a NUL byte, an absolute or drive path (`/x`, `C:/x`, `C:\x`), `..`,
+ * a first folder `~` or `~user` (home-relative), and on Windows a backslash (it separates folders there). Text that
+ * no name can hold (a lone surrogate) is INVALID_ARGUMENTS. A name on disk that is not valid UTF-8 has no exact JSON
+ * form: `find` and `search` leave it out and say so (see `UNREPRESENTABLE_NAME`).
  */
 export function checkRelativePath(input: string, options: { allowRoot?: boolean } = {}): string {
   if (typeof input !== 'string') throw outside(String(input), 'not a string');
   if (input.includes('\0')) throw outside(input, 'it contains a NUL byte');
-  if (input.includes('\\')) throw outside(input, 'it contains a backslash; separate folders with "/"');
-  if (/%(2e|2f|5c|00)/i.test(input)) throw outside(input, 'it contains a percent-encoded dot, slash or NUL');
-  if (input.startsWith('~')) throw outside(input, 'home-relative paths ("~") are not workspace paths');
-  if (input.startsWith('/') || /^[a-zA-Z]:/.test(input) || path.isAbsolute(input)) throw outside(input, 'it is absolute');
+  if (path.sep === '\\' && input.includes('\\')) throw outside(input, 'it contains a backslash, which separates folders here; separate folders with "/"');
+  if (input === '~' || /^~[A-Za-z0-9._-]*\//.test(input)) throw outside(input, 'home-relative paths ("~") are not workspace paths');
+  if (input.startsWith('/') || /^[a-zA-Z]:([/\\]|$)/.test(input) || path.isAbsolute(input)) throw outside(input, 'it is absolute');
+  if (LONE_SURROGATE.test(input)) throw new InvalidArgumentsError('path holds a lone UTF-16 surrogate, which no file name can hold.');
   const parts = input.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.includes('..')) throw outside(input, 'it contains ".."');
   const rel = parts.join('/');
@@ -48,9 +59,9 @@ export function checkRelativePath(input: string, options: { allowRoot?: boolean 
 
 /**
  * Whether a path found on disk is one an agent can name: `find` and `search` list only paths that `read` and the other
- * path-taking tools accept, so nothing is listed that no tool can then open. A name with a backslash is the case that
- * occurs (on Windows it separates folders, and VS Code's glob dialect reads it so everywhere), or with a
- * percent-encoded dot or slash; such files are left out everywhere and reached with exec_command.
+ * path-taking tools accept, so nothing is listed that no tool can then open. Under the names policy above, every name
+ * that is valid UTF-8 is nameable on Linux and macOS; `isNameable` is the one check the listings apply to what they
+ * found, so a future refusal in checkRelativePath drops the name from every listing at once.
  */
 export function isNameable(rel: string): boolean {
   try {
@@ -59,6 +70,23 @@ export function isNameable(rel: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Why a name found on disk is left out of every listing: it is not valid UTF-8, so JSON text cannot carry it. */
+export const UNREPRESENTABLE_NAME = 'its name is not valid UTF-8, so no JSON text can carry it exactly';
+
+/** True when `bytes`, a name as the file system holds it, is valid UTF-8 (decodes and re-encodes to itself). */
+export function isUtf8Name(bytes: Uint8Array): boolean {
+  return Buffer.from(Buffer.from(bytes).toString('utf8'), 'utf8').equals(Buffer.from(bytes));
+}
+
+/**
+ * The one note `find` and `search` give for paths they found but leave out: names no tool could take (not valid
+ * UTF-8, or refused by checkRelativePath). Undefined when none was left out.
+ */
+export function leftOutNamesNote(count: number): string | undefined {
+  if (count === 0) return undefined;
+  return `${count} file(s) were left out because ${count === 1 ? 'the name' : 'their names'} cannot be passed as paths: ${UNREPRESENTABLE_NAME} (or the path is refused by the path check); use exec_command to rename them.`;
 }
 
 /** True when `child` is `parent` or lies below it (no prefix-sibling confusion). */

@@ -28,6 +28,12 @@ export interface IsolationStatus {
   readonly git_writes?: 'none' | 'commit';
   /** With a sandbox: the bound on processes of one command tree, or null with the reason there is none. */
   readonly max_processes?: { readonly limit: number | null; readonly reason?: string };
+  /**
+   * With a sandbox: whether commands are kept from opening Unix sockets (`codespace.exec.unixSockets`): `blocked`
+   * with `method` `seccomp`: `socket(AF_UNIX)` fails with EPERM, so no socket outside (file or abstract) can be
+   * reached; otherwise why not (the setting is `allow`, or the filter cannot be applied and commands are refused).
+   */
+  readonly unix_sockets?: { readonly blocked: boolean; readonly method?: 'seccomp'; readonly reason?: string };
 }
 
 export interface ProtectedPath {

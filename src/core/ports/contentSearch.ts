@@ -84,6 +84,8 @@ export interface ContentSearchResult {
   readonly errors: string[];
   /** Matching lines left out because their JSON record was over the engine adapter's line bound. */
   readonly skipped_long_lines: number;
+  /** Files with matches left out because their names are not valid UTF-8 (lossy form); the tool counts them. */
+  readonly unrepresentable?: readonly string[];
 }
 
 /** Which engine runs, for workspace_info and the search result. */

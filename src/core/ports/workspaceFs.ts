@@ -35,6 +35,11 @@ export interface FindResult {
    * linked folder does). Undefined: the adapter may have followed links, so every path must be checked.
    */
   readonly symlinks?: readonly string[];
+  /**
+   * Entries left out of `paths` because their names are not valid UTF-8 (in the lossy form a string gives them; a
+   * folder stands for everything below it). Listed by no tool; `find` says how many in its notes.
+   */
+  readonly unrepresentable?: readonly string[];
 }
 
 /** A regular file's bytes, read through one verified descriptor. */

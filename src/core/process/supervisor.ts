@@ -132,12 +132,15 @@ export interface OutputStats {
   readonly capacity: number;
 }
 
+/** What workspace_info reports of the processes: it must match what the supervisor enforces. */
 export interface ProcessCapabilities {
+  /** A backend could be loaded (node-pty and/or pipes). */
   readonly available: boolean;
   readonly pty: boolean;
   readonly resize: boolean;
+  /** What owns a process and so ends it. */
   readonly lifetime: string;
-  /** Which node-pty the terminal backend loaded (when it can tell). */
+  /** Which node-pty the terminal backend loaded: VS Code's own copy or the bundled one (when it can tell). */
   readonly ptyOrigin?: BackendOrigin;
 }
 

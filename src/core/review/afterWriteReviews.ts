@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../disposable';
 import { ToolError } from '../errors';
 import type { ReviewMode } from '../approvals/holdPolicy';
-import type { ApplyPatchResult, PatchIntent, PatchService } from '../patch/patchService';
+import type { ApplyPatchResult, PatchIntent, PatchService, RestoreRequest } from '../patch/patchService';
 import { contentVersion } from '../patch/version';
 import type { Logger } from '../ports/logger';
 import type { WorkspaceFs } from '../ports/workspaceFs';
@@ -253,33 +253,32 @@ export class AfterWriteReviews implements Disposable {
       const hunk = this.hunkAt(now, line, side);
       const current = now.current ?? '';
       const exact = undoHunk(current, hunk);
-      let patch: string;
-      let expected: Record<string, string> = {};
-      if (now.current === null) {
-        // The agent deleted the file: put it back as it was.
-        patch = ['*** Begin Patch', `*** Add File: ${path}`, ...splitLines(exact).map((l) => `+${l}`), '*** End Patch'].join('\n');
-      } else if (f.base === null && exact === '' && hunk.current.start === 0 && hunk.current.end === splitCount(current)) {
-        // The agent added the file: its only hunk undone deletes it.
-        patch = ['*** Begin Patch', `*** Delete File: ${path}`, '*** End Patch'].join('\n');
-        expected = { [path]: now.version as string };
+      const operationKey = `review-undo-${randomBytes(8).toString('hex')}`;
+      const work = review.work_id !== undefined ? { work_id: review.work_id } : {};
+      let result: ApplyPatchResult;
+      const deleted = now.current === null;
+      if (deleted || (f.base === null && exact === '' && hunk.current.start === 0 && hunk.current.end === splitCount(current))) {
+        // The agent deleted the file (put it back as it was, with its mode) or added it (its only hunk undone deletes
+        // it, and the folders its add created go again when empty): the one restore step of the patch engine.
+        const history = this.options.patches.fileHistory(review.workspace_id, path);
+        const restore: RestoreRequest = {
+          workspace_id: review.workspace_id,
+          operation_key: operationKey,
+          ...work,
+          files: [{ path, expected: deleted ? null : (now.version as string), content: deleted ? encoder.encode(exact) : null, ...(deleted && history.mode !== undefined ? { mode: history.mode } : {}) }],
+          ...(deleted ? {} : { remove_folders: history.created_folders }),
+        };
+        result = await this.options.patches.commit(await this.options.patches.prepareRestore(ws, restore));
       } else {
-        patch = undoPatch(path, current, hunk);
-        expected = { [path]: now.version as string };
+        const request = { workspace_id: review.workspace_id, patch: undoPatch(path, current, hunk), expected_versions: { [path]: now.version as string }, operation_key: operationKey, ...work };
+        const prepared = await this.options.patches.prepare(ws, request);
+        if ('replay' in prepared) throw new ToolError('INTERNAL', 'An undo was answered from the ledger instead of being applied.');
+        const planned = prepared.intent.planned.files[0];
+        const bytes = encoder.encode(exact);
+        // The engine keeps a file's final-newline state; the reviewer's bytes are the accepted text exactly.
+        const reviewed = planned && planned.after !== undefined && !sameBytes(planned.after, bytes) ? new Map([[path, bytes]]) : undefined;
+        result = await this.options.patches.commit(prepared.intent, reviewed);
       }
-      const request = {
-        workspace_id: review.workspace_id,
-        patch,
-        expected_versions: expected,
-        operation_key: `review-undo-${randomBytes(8).toString('hex')}`,
-        ...(review.work_id !== undefined ? { work_id: review.work_id } : {}),
-      };
-      const prepared = await this.options.patches.prepare(ws, request);
-      if ('replay' in prepared) throw new ToolError('INTERNAL', 'An undo was answered from the ledger instead of being applied.');
-      const planned = prepared.intent.planned.files[0];
-      const bytes = encoder.encode(exact);
-      // The engine keeps a file's final-newline state; the reviewer's bytes are the accepted text exactly.
-      const reviewed = planned && planned.kind !== 'delete' && planned.after !== undefined && !sameBytes(planned.after, bytes) ? new Map([[path, bytes]]) : undefined;
-      const result = await this.options.patches.commit(prepared.intent, reviewed);
       if (result.status !== 'applied') {
         throw new ToolError('UNAVAILABLE', `The undo of ${path} was not applied (${result.status}${result.reason ? `: ${result.reason}` : ''}).`, { details: { path, operation_id: result.operation_id } });
       }
@@ -430,13 +429,6 @@ function splitCount(text: string): number {
   if (t === '') return 0;
   const n = t.split('\n').length;
   return t.endsWith('\n') ? n - 1 : n;
-}
-
-/** Lines of an Add File section (the engine ends each with a newline). */
-function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines.map((l) => l.replace(/\r$/, ''));
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -40,8 +40,6 @@ export type RunnerEvent =
   | { readonly type: 'process.started'; readonly process_id: string; readonly workspace_id: string; readonly command: readonly string[]; readonly tty: boolean; readonly started_at: string }
   | ProcessExitedEvent;
 
-export type RunnerEventType = RunnerEvent['type'];
-
 /** What the editor reads of the runner: the live stream, recent history (after a reload of the panel), previews. */
 export interface Activity {
   /** Every runner event as it happens. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import { InvalidArgumentsError } from '../errors';
 import { GLOB_LIMITS, checkGlob } from '../policy/glob';
-import { isInside, isNameable } from '../policy/paths';
+import { isInside, isNameable, leftOutNamesNote } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
 
@@ -22,8 +22,8 @@ export const findTool = defineTool({
   name: 'find',
   title: 'Find files',
   description:
-    'Lists files whose path matches a glob (\'**/*.ts\', \'src/*.{js,ts}\'; * stays in one folder, ** spans folders), ' +
-    'honouring files.exclude.',
+    'Files matching a glob (\'**/*.ts\', \'src/*.{js,ts}\'; * stays in a folder, ** spans folders), ' +
+    'minus files.exclude.',
   kind: 'inspect',
   input: {
     workspace_id: z.string().min(1),
@@ -37,6 +37,7 @@ export const findTool = defineTool({
   output: {
     paths: z.array(z.string()),
     truncated: z.boolean(),
+    notes: z.array(z.string()).optional(),
   },
   async handler(args, { services, signal, progress }) {
     const pattern = checkPattern(args.pattern);
@@ -65,7 +66,9 @@ export const findTool = defineTool({
         outside.add(rel);
       }
     });
+    // The one name check every tool makes: a listed path is one read and apply_patch take as it is.
     const paths = found.paths.filter((p) => !outside.has(p) && isNameable(p));
-    return { paths, truncated: found.truncated || found.paths.length > max };
+    const note = leftOutNamesNote(found.paths.length - outside.size - paths.length + (found.unrepresentable?.length ?? 0));
+    return { paths, truncated: found.truncated || found.paths.length > max, ...(note !== undefined ? { notes: [note] } : {}) };
   },
 });

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
-import type { EditorLocation, LanguageFeatures, TextPosition, TextRange } from '../ports/languageFeatures';
+import type { EditorLocation, LanguageFeatures, TextPosition } from '../ports/languageFeatures';
 import { confine, failureCode, isInside, readCheckedFile } from '../policy/paths';
 import type { Workspace } from '../policy/workspaces';
 import { decodeText, hasBom } from '../patch/textFile';
@@ -239,5 +239,3 @@ export function sortLocations(locs: readonly EditorLocation[]): EditorLocation[]
       return true;
     });
 }
-
-export type RangeView = TextRange;

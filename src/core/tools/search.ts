@@ -2,7 +2,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import { GLOB_LIMITS, checkGlob } from '../policy/glob';
-import { isInside, isNameable, realRootOf } from '../policy/paths';
+import { isInside, isNameable, leftOutNamesNote, realRootOf } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
 
@@ -130,7 +130,7 @@ export const searchTool = defineTool({
         outside.add(rel); // vanished since: nothing to show
       }
     });
-    // Only paths an agent can name are listed (as find lists them): a name with a backslash is left out, with a note.
+    // Only paths an agent can name are listed (the check find makes), and names that are not UTF-8 never get here.
     const unnameable = new Set(files.filter((f) => !outside.has(f) && !isNameable(f)));
     const kept = outside.size === 0 && unnameable.size === 0 ? result.matches : result.matches.filter((m) => !outside.has(m.path) && !unnameable.has(m.path));
     // Credentials in the lines are redacted (best effort; `read` stays exact): columns still count the file's text.
@@ -147,7 +147,8 @@ export const searchTool = defineTool({
     if (result.timed_out) notes.push(`The search ran longer than ${SEARCH_TIMEOUT_MS / 1000} s and was stopped: the results are partial. Narrow it with include globs or a more specific query.`);
     if (result.skipped_long_lines > 0) notes.push(`${result.skipped_long_lines} matching line(s) were too long to return and were left out.`);
     if (outside.size > 0) notes.push(`${outside.size} file(s) were left out because they resolve outside the workspace.`);
-    if (unnameable.size > 0) notes.push(`${unnameable.size} file(s) were left out because their names cannot be passed as paths (a backslash or a percent-encoded dot or slash in a name); use exec_command to handle them.`);
+    const namesNote = leftOutNamesNote(unnameable.size + (result.unrepresentable?.length ?? 0));
+    if (namesNote !== undefined) notes.push(namesNote);
     if (result.errors.length > 0) notes.push(`Some files could not be searched: ${result.errors.join('; ')}`);
     // Always above the last report, also when none matched or links and names left matches out: 'done' always goes.
     const done = Math.max(matches.length, reported + 1);

@@ -1,12 +1,11 @@
 import type { z } from 'zod';
 import type { ApprovalService } from '../approvals/approvalService';
 import type { CommandIsolation } from '../ports/commandIsolation';
-import type { BackendOrigin } from '../ports/processBackend';
 import type { ExecLog } from '../ledger/execLog';
 import type { LanguageFeatures } from '../ports/languageFeatures';
 import type { DiagnosticsFeed } from '../language/diagnosticsFeed';
 import type { PatchService } from '../patch/patchService';
-import type { ProcessSupervisor } from '../process/supervisor';
+import type { ProcessCapabilities, ProcessSupervisor } from '../process/supervisor';
 import type { SteeringService } from '../steering/steeringService';
 import type { WorkFreezer } from '../steering/freeze';
 import type { OperationRunner, OperationSpec, RegisteredOperation } from '../runner/operationRunner';
@@ -80,17 +79,6 @@ export interface Occupant {
   readonly command: readonly string[];
 }
 
-/** Reported by workspace_info; must match what the process supervisor enforces. */
-export interface ProcessCapabilities {
-  /** A backend could be loaded (node-pty and/or pipes). */
-  readonly available: boolean;
-  readonly pty: boolean;
-  readonly resize: boolean;
-  /** What owns a process and so ends it. */
-  readonly lifetime: string;
-  /** Which node-pty the terminal backend loaded: VS Code's own copy or the bundled one (when it can tell). */
-  readonly ptyOrigin?: BackendOrigin;
-}
 
 export interface ToolContext {
   readonly services: CoreServices;

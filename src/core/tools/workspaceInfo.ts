@@ -27,6 +27,7 @@ const execution = z.object({
     protected: z.array(z.object({ path: z.string(), kind: z.enum(['read-only-dir', 'read-only-file', 'masked-missing', 'writable-pinned']) })).optional(),
     git_writes: z.enum(['none', 'commit']).optional(),
     max_processes: z.object({ limit: z.number().nullable(), reason: z.string().optional() }).optional(),
+    unix_sockets: z.object({ blocked: z.boolean(), method: z.enum(['seccomp']).optional(), reason: z.string().optional() }).optional(),
   }),
   network: z.enum(['allowed', 'blocked', 'domains', 'unknown']),
   // With `domains`: the domain patterns sandboxed commands may reach through the network proxy.
@@ -85,7 +86,8 @@ export const workspaceInfoTool = defineTool({
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
     notes.push(...services.toolGroups.notes());
     if (ws.canExec && isolation.refusing) {
-      // A working sandbox that still refuses: its network relay cannot start (`codespace.exec.network` "domains").
+      // A working sandbox that still refuses: its network relay cannot start (`codespace.exec.network` "domains"), or
+      // the Unix-socket filter cannot be applied (`codespace.exec.unixSockets` "block").
       if (isolation.command_sandbox.enabled) notes.push(`Commands are refused: ${isolation.command_sandbox.reason ?? 'unknown reason'}.`);
       else notes.push(`Commands are refused: the developer requires a command sandbox and none can run here (${isolation.command_sandbox.reason ?? 'unknown reason'}).`);
     }
@@ -106,6 +108,7 @@ export const workspaceInfoTool = defineTool({
           ...(isolation.protected ? { protected: isolation.protected.map((p) => ({ ...p })) } : {}),
           ...(isolation.git_writes ? { git_writes: isolation.git_writes } : {}),
           ...(isolation.max_processes ? { max_processes: { ...isolation.max_processes } } : {}),
+          ...(isolation.unix_sockets ? { unix_sockets: { ...isolation.unix_sockets } } : {}),
         },
         network: isolation.network,
         ...(isolation.allowed_domains ? { allowed_domains: [...isolation.allowed_domains] } : {}),

@@ -14,7 +14,7 @@ import { OrphanGuard } from './orphanGuard';
 import type { ProcessIdentity } from '../survivors';
 import { isSameProcessAlive } from '../survivors';
 import type { Frame, HostEndsFile, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
-import { FRAME_JSON, FrameReader, encodeData, encodeMessage, sameSecret } from './protocol';
+import { FRAME_JSON, FrameReader, MAX_FRAME, MAX_HELLO_FRAME, encodeData, encodeMessage, sameSecret } from './protocol';
 
 export interface ProcessHostOptions {
   /** The Unix socket to listen on; its folder must exist with mode 0700 (checked by the launcher). */
@@ -30,6 +30,8 @@ export interface ProcessHostOptions {
   readonly askWindowMs?: number;
   /** How often the editor process is looked at while no extension is attached (default EDITOR_POLL_MS). */
   readonly editorPollMs?: number;
+  /** How long a connection may take to prove the secret before it is dropped (default HELLO_MS). */
+  readonly helloMs?: number;
   /** Where node-pty is looked for (nodePtyLoader.ts); default: the one this module resolves. */
   readonly nodePty?: readonly NodePtyCandidate[];
   /** The relay script a `domains` sandbox runs (default: netRelay.js beside this module). */
@@ -66,8 +68,11 @@ interface Entry {
   paced?: ReturnType<typeof setTimeout>;
 }
 
-/** How long a connection may take to prove the secret before it is dropped. */
-const HELLO_MS = 10_000;
+/**
+ * How long a connection may take to prove the secret before it is dropped: the extension sends its hello as soon as
+ * it is connected, so only a peer that sends nothing, or trickles, waits this long.
+ */
+export const HELLO_MS = 5_000;
 /** How often the editor process is looked at while no extension is attached (see watchEditor). */
 const EDITOR_POLL_MS = 1_000;
 
@@ -185,6 +190,7 @@ export class ProcessHost {
         network: () => iso().network,
         gitWrites: () => (iso().gitWrites === 'commit' ? 'commit' : 'none') as GitWrites,
         maxProcesses: () => iso().maxProcesses ?? 0,
+        unixSockets: () => (iso().unixSockets === 'allow' ? 'allow' : 'block'),
         allowedDomains: () => iso().allowedDomains ?? [],
         testHosts: this.testHosts,
         ...(options.relayScript ? { relayScript: options.relayScript } : {}),
@@ -325,10 +331,27 @@ export class ProcessHost {
     this.editorTimer = undefined;
   }
 
+  /** The frame readers of the open connections (what they hold is `bufferedBytes`). */
+  private readonly readers = new Set<FrameReader>();
+
+  /** Bytes the open connections' readers hold, not yet whole frames (tests: what a hostile peer can make it keep). */
+  get bufferedBytes(): number {
+    let n = 0;
+    for (const r of this.readers) n += r.buffered;
+    return n;
+  }
+
   private connected(socket: net.Socket): void {
-    const reader = new FrameReader();
+    // Before the secret: one small frame (a hello); anything larger or malformed drops the connection before its
+    // bytes are kept. The existing limit applies once the secret is proved.
+    const reader = new FrameReader(MAX_HELLO_FRAME);
+    this.readers.add(reader);
     let authed = false;
-    const helloTimer = setTimeout(() => socket.destroy(), HELLO_MS);
+    let refused = false;
+    const helloTimer = setTimeout(() => {
+      this.options.logger.warn('dropping a connection that did not prove the secret in time');
+      socket.destroy();
+    }, this.options.helloMs ?? HELLO_MS);
     socket.on('error', () => undefined);
     socket.on('data', (chunk: Buffer) => {
       let frames: Frame[];
@@ -346,9 +369,19 @@ export class ProcessHost {
           return;
         }
         if (!authed) {
-          clearTimeout(helloTimer);
+          // One hello per connection: after a refusal (sent, then the socket ended) anything more drops it at once,
+          // and the hello deadline still closes one that holds it open.
+          if (refused) {
+            socket.destroy();
+            return;
+          }
           authed = this.hello(socket, frame.message);
-          if (!authed) return;
+          if (!authed) {
+            refused = true;
+            return;
+          }
+          clearTimeout(helloTimer);
+          reader.limit = MAX_FRAME;
           continue;
         }
         // A connection that was superseded is no longer the client: nothing it sends is acted on.
@@ -361,6 +394,7 @@ export class ProcessHost {
     });
     socket.on('close', () => {
       clearTimeout(helloTimer);
+      this.readers.delete(reader);
       if (this.contender?.socket === socket) this.settleContender('busy');
       if (this.client === socket) {
         this.client = undefined;

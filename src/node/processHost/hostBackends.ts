@@ -414,6 +414,7 @@ export class ProcessHostBackends {
       network: iso.network(),
       ...(iso.gitWrites ? { gitWrites: iso.gitWrites() } : {}),
       ...(iso.maxProcesses ? { maxProcesses: iso.maxProcesses() } : {}),
+      ...(iso.unixSockets ? { unixSockets: iso.unixSockets() } : {}),
       ...(iso.allowedDomains ? { allowedDomains: [...iso.allowedDomains()] } : {}),
       ...(iso.testHosts ? { testHosts: [...iso.testHosts.entries()] } : {}),
     };

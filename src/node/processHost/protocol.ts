@@ -25,6 +25,8 @@ export interface IsolationSnapshot {
   readonly network: 'block' | 'allow' | 'domains';
   readonly gitWrites?: string;
   readonly maxProcesses?: number;
+  /** `codespace.exec.unixSockets`; absent means `block` (the filter on). */
+  readonly unixSockets?: 'block' | 'allow';
   readonly allowedDomains?: readonly string[];
   /** Tests only: name → address of a stand-in registry (networkProxy.ts TestHosts). */
   readonly testHosts?: readonly (readonly [string, { readonly address: string; readonly port: number }])[];
@@ -135,45 +137,88 @@ export function encodeData(id: string, bytes: Uint8Array): Buffer {
   return Buffer.concat([head, bytes]);
 }
 
-/** Splits a byte stream into frames. Throws on a malformed stream (the caller closes the connection). */
+/**
+ * The largest frame a connection may send before it has proved the secret: a hello (a 64-character secret and the
+ * editor's identity) is well under this. Anything larger, or anything malformed, drops the connection at once, before
+ * its bytes are kept: an unauthenticated peer can make the host hold at most this much.
+ */
+export const MAX_HELLO_FRAME = 1024;
+
+/**
+ * Splits a byte stream into frames. Throws on a malformed stream (the caller closes the connection), and on a frame
+ * longer than `limit` as soon as its length is known (MAX_FRAME, or MAX_HELLO_FRAME before the secret is proved).
+ * Reads are kept as a list and joined once per read that completes a frame, never on every read: a frame that
+ * arrives in many pieces costs one copy of its bytes, not one per piece.
+ */
 export class FrameReader {
   private pending: Buffer[] = [];
   private size = 0;
 
+  constructor(public limit: number = MAX_FRAME) {}
+
+  /** Bytes received and not yet handed on as frames (what a connection makes this reader hold). */
+  get buffered(): number {
+    return this.size;
+  }
+
   push(chunk: Buffer): Frame[] {
     this.pending.push(chunk);
     this.size += chunk.length;
+    if (this.size < 4) return [];
+    // The next frame's length, checked before anything else is kept; a frame not all here waits for more reads.
+    const len = this.nextLength();
+    if (len < 1 || len > this.limit) throw new Error(`bad frame length ${len}`);
+    if (this.size - 4 < len) return [];
     const frames: Frame[] = [];
-    let buf = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending);
+    const buf = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending, this.size);
     let at = 0;
     while (buf.length - at >= 4) {
       const len = buf.readUInt32BE(at);
-      if (len < 1 || len > MAX_FRAME) throw new Error(`bad frame length ${len}`);
+      if (len < 1 || len > this.limit) throw new Error(`bad frame length ${len}`);
       if (buf.length - at - 4 < len) break;
-      const kind = buf.readUInt8(at + 4);
-      const body = buf.subarray(at + 5, at + 4 + len);
+      frames.push(decodeFrame(buf.readUInt8(at + 4), buf.subarray(at + 5, at + 4 + len)));
       at += 4 + len;
-      if (kind === FRAME_JSON) {
-        const message = JSON.parse(body.toString('utf8')) as Message;
-        if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string') throw new Error('bad message');
-        frames.push({ kind: FRAME_JSON, message });
-      } else if (kind === FRAME_DATA) {
-        if (body.length < 1) throw new Error('bad data frame');
-        const idLen = body.readUInt8(0);
-        if (body.length < 1 + idLen) throw new Error('bad data frame');
-        const id = body.subarray(1, 1 + idLen).toString('ascii');
-        // A view, not a copy: the socket hands out a new buffer per read and a concatenation makes a new one, so
-        // nothing writes over these bytes later (the ring and the terminal copy or decode what they keep).
-        frames.push({ kind: FRAME_DATA, id, bytes: body.subarray(1 + idLen) });
-      } else {
-        throw new Error(`bad frame kind ${kind}`);
-      }
     }
-    buf = buf.subarray(at);
-    this.pending = buf.length > 0 ? [buf] : [];
-    this.size = buf.length;
+    const rest = buf.subarray(at);
+    this.pending = rest.length > 0 ? [rest] : [];
+    this.size = rest.length;
     return frames;
   }
+
+  /** The first four pending bytes as a length, wherever the reads split them. */
+  private nextLength(): number {
+    const first = this.pending[0] as Buffer;
+    if (first.length >= 4) return first.readUInt32BE(0);
+    const head = Buffer.alloc(4);
+    let n = 0;
+    for (const p of this.pending) {
+      n += p.copy(head, n, 0, Math.min(p.length, 4 - n));
+      if (n === 4) break;
+    }
+    return head.readUInt32BE(0);
+  }
+}
+
+/** A JSON frame's body as a message; throws when it is not JSON or not an object with a string `t`. */
+function parseMessage(body: Buffer): Message {
+  const message = JSON.parse(body.toString('utf8')) as Message;
+  if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string') throw new Error('bad message');
+  return message;
+}
+
+/** One complete frame's kind and body as a Frame; throws on a malformed one. */
+function decodeFrame(kind: number, body: Buffer): Frame {
+  if (kind === FRAME_JSON) return { kind: FRAME_JSON, message: parseMessage(body) };
+  if (kind === FRAME_DATA) {
+    if (body.length < 1) throw new Error('bad data frame');
+    const idLen = body.readUInt8(0);
+    if (body.length < 1 + idLen) throw new Error('bad data frame');
+    const id = body.subarray(1, 1 + idLen).toString('ascii');
+    // A view, not a copy: the socket hands out a new buffer per read and a concatenation makes a new one, so
+    // nothing writes over these bytes later (the ring and the terminal copy or decode what they keep).
+    return { kind: FRAME_DATA, id, bytes: body.subarray(1 + idLen) };
+  }
+  throw new Error(`bad frame kind ${kind}`);
 }
 
 /** What a FrameStream hands its frames to, in stream order. */
@@ -279,9 +324,7 @@ export class FrameStream {
     this.need = LENGTH;
     this.json = undefined;
     if (!json) return;
-    const message = JSON.parse(json.toString('utf8')) as Message;
-    if (typeof message !== 'object' || message === null || typeof (message as { t?: unknown }).t !== 'string') throw new Error('bad message');
-    this.sink.message(message);
+    this.sink.message(parseMessage(json));
   }
 }
 

@@ -15,6 +15,12 @@ export interface SandboxPlan {
   readonly network: 'block' | 'allow' | 'domains';
   /** With `domains`: the proxy's socket and the relay to bind into the sandbox. */
   readonly netBridge?: NetBridge;
+  /**
+   * With `domains` only: the command runs under a nested bwrap that applies the Unix-socket filter and drops every
+   * capability itself (seccomp.ts), so this one keeps them for the relay stage (a nested bwrap run as root cannot
+   * create its namespaces without them).
+   */
+  readonly nestedFilter?: boolean;
   /** Terminal (PTY) command: no `--new-session`, which would cut the terminal off (see commandSandbox.ts). */
   readonly tty: boolean;
   /** Entries of the workspace the command may not change (`.vscode`, `.git/config`...), present or not. */
@@ -80,7 +86,9 @@ export function bubblewrapArgs(plan: SandboxPlan): string[] {
 
   const args = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   if (plan.network !== 'allow') args.push('--unshare-net');
-  args.push('--die-with-parent', '--cap-drop', 'ALL');
+  if (plan.nestedFilter === true && plan.network !== 'domains') throw new SandboxPlanError('Only the network proxy relay of "domains" runs under the nested filter.');
+  args.push('--die-with-parent');
+  if (plan.nestedFilter !== true) args.push('--cap-drop', 'ALL');
   if (!plan.tty) args.push('--new-session');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
 

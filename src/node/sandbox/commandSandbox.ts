@@ -18,6 +18,9 @@ import { NetworkProxy } from './networkProxy';
 import { parseAllowList } from '../../core/policy/networkDomains';
 import type { OwnTempDir } from '../ownTempDir';
 import { ownTempDir } from '../ownTempDir';
+import type { UnixSocketMode } from './seccomp';
+import { mergeHidden, runtimeSocketEntries } from './runtimeSockets';
+import { SECCOMP_FD, seccompLaunch, seccompUnavailable, unixSocketFilter } from './seccomp';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
 /** `domains`: no network but the network proxy, which admits the allowed domains only (networkProxy.ts). */
@@ -34,6 +37,8 @@ export interface IsolationSettings {
   readonly maxProcesses?: () => number;
   /** The allow-list entries for `domains` (`codespace.exec.allowedDomains`, plus the registry preset when on), read fresh. */
   readonly allowedDomains?: () => readonly string[];
+  /** `codespace.exec.unixSockets`, read fresh for every command (default `block`: the seccomp filter, fail closed; seccomp.ts). */
+  readonly unixSockets?: () => UnixSocketMode;
   /** The bwrap binary. Default: the first of /usr/bin, /usr/local/bin, /bin (never the workspace's PATH). */
   readonly bwrapPath?: string;
   /** The relay run inside a `domains` sandbox (default: netRelay.js beside this module, dist/ in the bundle). */
@@ -66,6 +71,8 @@ interface ProbeResult {
   readonly reason?: string;
   /** `domains` only: the sandbox works but the network relay does not start, so commands are refused. */
   readonly relayFailure?: string;
+  /** The sandbox works but bwrap could not apply the Unix-socket filter (seccomp.ts), so commands are refused. */
+  readonly filterFailure?: string;
 }
 
 const SH = '/bin/sh';
@@ -77,13 +84,13 @@ const PROBE_TIMEOUT_MS = 10_000;
 /**
  * Outside the sandbox, in the folder the backend opened and verified: keep it open as fd 3 for the check inside;
  * open bwrap's own arguments ($1) as fd 4 and the command line ($2) as fd 5, and delete both files (the open
- * descriptors keep them readable). Neither list ever passes through an argv: bwrap refuses more than 9000
+ * descriptors keep them readable); open the seccomp filter ($3, /dev/null without one) as fd 6 for `--seccomp`. Neither list ever passes through an argv: bwrap refuses more than 9000
  * arguments, and every byte a wrapper adds to the command line is one the command can no longer have.
  * On a terminal also ignore the keyboard's signals, which would otherwise kill bwrap itself (it shares the
  * terminal's foreground process group with the command, and a dead bwrap takes the sandbox with it); inside,
  * env(1) gives the command the default handling back.
  */
-const OUTER_PIPES = 'exec 3<. 4<"$1" 5<"$2" && rm -f -- "$1" "$2" && shift 2 && exec "$@"';
+const OUTER_PIPES = `exec 3<. 4<"$1" 5<"$2" ${SECCOMP_FD}<"$3" && rm -f -- "$1" "$2" && shift 3 && exec "$@"`;
 const OUTER_TTY = `trap '' INT QUIT TSTP; ${OUTER_PIPES}`;
 /**
  * Inside (bash): bwrap changed to the logical path; run only if that is the very folder verified outside. Then
@@ -92,7 +99,7 @@ const OUTER_TTY = `trap '' INT QUIT TSTP; ${OUTER_PIPES}`;
  */
 export const INNER_CHECK =
   '[ . -ef /proc/self/fd/3 ] || { echo "CodeSpace: the working directory was replaced while the sandbox started; the command did not run." >&2; exit 126; }; ' +
-  'exec 3<&- 4<&-; mapfile -d "" -t argv <&5 && exec 5<&- && [ "${#argv[@]}" -ge 2 ] || { echo "CodeSpace: the command line could not be read in the sandbox; the command did not run." >&2; exit 126; }; ' +
+  `exec 3<&- 4<&- ${SECCOMP_FD}<&-; ` + 'mapfile -d "" -t argv <&5 && exec 5<&- && [ "${#argv[@]}" -ge 2 ] || { echo "CodeSpace: the command line could not be read in the sandbox; the command did not run." >&2; exit 126; }; ' +
   'if [ -n "$1" ]; then ulimit -u "$1" || { echo "CodeSpace: the process limit could not be set; the command did not run." >&2; exit 126; }; fi; ' +
   'exec -a "${argv[0]}" "${argv[@]:1}"';
 const BASH_LOCATIONS = ['/bin/bash', '/usr/bin/bash'];
@@ -136,7 +143,7 @@ export function explainProbeFailure(stderr: string, code: number | null, signal:
  */
 export class CommandSandbox implements CommandIsolation {
   private readonly logger: Logger;
-  private probes = new Map<NetworkMode, Promise<ProbeResult>>();
+  private probes = new Map<string, Promise<ProbeResult>>();
   private lastMode: IsolationMode | undefined;
   private readonly logged = new Set<string>();
   private runDir: OwnTempDir | undefined;
@@ -180,6 +187,10 @@ export class CommandSandbox implements CommandIsolation {
     return mode;
   }
 
+  private unixSockets(): UnixSocketMode {
+    return this.options.unixSockets?.() === 'allow' ? 'allow' : 'block';
+  }
+
   private network(): NetworkMode {
     const n = this.options.network();
     return n === 'allow' || n === 'domains' ? n : 'block';
@@ -211,26 +222,33 @@ export class CommandSandbox implements CommandIsolation {
       return { command_sandbox: { enabled: false, kind: 'none', reason: 'codespace.exec.isolation is "off".' }, network: 'unknown', refusing: false };
     }
     const network = this.network();
-    const probe = await this.probe(network);
+    const unix = this.unixSockets();
+    // `block` with a filter that cannot be built here still probes the sandbox (without it), to say which is missing.
+    const cannotBuild = unix === 'block' ? seccompUnavailable() : undefined;
+    const probe = await this.probe(network, unix === 'block' && cannotBuild === undefined);
     if (probe.ok) {
       const gitWrites = this.gitWrites();
+      const filterProblem = unix === 'block' ? (cannotBuild ?? probe.filterFailure) : undefined;
       const common = {
         ...(root !== undefined ? { protected: await describeProtected(root, gitWrites) } : {}),
         git_writes: gitWrites,
         max_processes: this.processLimit(),
+        unix_sockets: unixSocketStatus(unix, filterProblem),
+        ...(network === 'domains' ? { allowed_domains: this.allowedDomains() } : {}),
       };
-      if (network === 'domains') {
-        // Never "run without the relay": that would be a sandbox without network, or (worse) none at all.
-        const relay = probe.relayFailure;
-        return {
-          command_sandbox: { enabled: true, kind: 'bubblewrap', ...(relay ? { reason: `codespace.exec.network is "domains" and the network relay cannot start in the sandbox: ${relay}` } : {}) },
-          network: 'domains',
-          allowed_domains: this.allowedDomains(),
-          refusing: relay !== undefined,
-          ...common,
-        };
-      }
-      return { command_sandbox: { enabled: true, kind: 'bubblewrap' }, network: network === 'block' ? 'blocked' : 'allowed', refusing: false, ...common };
+      // Never "run without the filter" or "without the relay": either would be a weaker sandbox than the settings ask for.
+      const refusal =
+        filterProblem !== undefined
+          ? `codespace.exec.unixSockets is "block" and the Unix-socket filter cannot be applied: ${filterProblem} (the documented weaker mode, codespace.exec.unixSockets "allow", runs commands without it)`
+          : probe.relayFailure !== undefined
+            ? `codespace.exec.network is "domains" and the network relay cannot start in the sandbox: ${probe.relayFailure}`
+            : undefined;
+      return {
+        command_sandbox: { enabled: true, kind: 'bubblewrap', ...(refusal ? { reason: refusal } : {}) },
+        network: network === 'block' ? 'blocked' : network === 'allow' ? 'allowed' : 'domains',
+        refusing: refusal !== undefined,
+        ...common,
+      };
     }
     const reason = probe.reason ?? 'the sandbox is unavailable';
     if (mode === 'required') {
@@ -271,6 +289,7 @@ export class CommandSandbox implements CommandIsolation {
         bridge,
         gitWrites: status.git_writes ?? 'none',
         maxProcesses: status.max_processes?.limit ?? null,
+        filter: status.unix_sockets?.blocked === true,
       });
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
@@ -286,14 +305,23 @@ export class CommandSandbox implements CommandIsolation {
     return this.runDir.path;
   }
 
+  /** The Unix-socket filter (seccomp.ts) in the private folder, written once; throws when it cannot be built here. */
+  private filterFile(dir: string): string {
+    const file = path.join(dir, 'unix-sockets.bpf');
+    if (!fs.existsSync(file)) fs.writeFileSync(file, unixSocketFilter(), { mode: 0o444 });
+    return file;
+  }
+
   private build(bwrap: string, o: BuildRequest): SandboxedLaunch {
     const bash = firstExisting(BASH_LOCATIONS);
     if (!bash) throw new SandboxPlanError('bash was not found in /bin or /usr/bin (the sandbox reads the command line with it).');
     const dir = this.privateDir();
     const protect = currentProtected(o.root, o.gitWrites, o.nested);
-    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, ...(o.bridge ? { netBridge: o.bridge } : {}), tty: o.tty, protect, hide: hiddenEntries(o.env), emptyFile: path.join(dir, 'empty') });
+    const flags = bubblewrapArgs({ root: o.root, cwd: path.normalize(o.cwd), network: o.network, ...(o.bridge ? { netBridge: o.bridge, nestedFilter: o.filter } : {}), tty: o.tty, protect, hide: mergeHidden(hiddenEntries(o.env), runtimeSocketEntries(o.env)), emptyFile: path.join(dir, 'empty') });
     // bubblewrapArgs ends with `--`: that stays on the command line, after `--args`.
-    const own = flags.slice(0, -1);
+    const filter = o.filter ? seccompLaunch(bwrap, o.bridge !== undefined) : { outer: [], inner: [] };
+    const own = [...flags.slice(0, -1), ...filter.outer];
+    const filterFile = o.filter ? this.filterFile(dir) : '/dev/null';
     const id = `${process.pid}-${++this.sequence}`;
     const argsFile = path.join(dir, `bwrap-${id}`);
     const cmdFile = path.join(dir, `command-${id}`);
@@ -313,9 +341,10 @@ export class CommandSandbox implements CommandIsolation {
     };
     // --norc: bash would read ~/.bashrc when its stdin is a socket (Node's pipes are), taking it for a remote shell.
     const inner = [bash, '--norc', '--noprofile', '-c', INNER_CHECK, 'bash', o.maxProcesses === null ? '' : String(o.maxProcesses)];
-    const head = ['-c', o.tty ? OUTER_TTY : OUTER_PIPES, 'sh', argsFile, cmdFile, bwrap, '--args', '4', '--'];
-    // With `domains` the network relay starts inside first (netBridge.ts), then the command as always.
-    const relay = o.bridge ? relayLauncher(SH, o.bridge) : [];
+    const head = ['-c', o.tty ? OUTER_TTY : OUTER_PIPES, 'sh', argsFile, cmdFile, filterFile, bwrap, '--args', '4', '--'];
+    // With `domains` the network relay starts inside first (netBridge.ts), then the command as always (under the
+    // filter's own nested bwrap when there is one: the relay itself must open Unix sockets).
+    const relay = o.bridge ? [...relayLauncher(SH, o.bridge), ...filter.inner] : [];
     if (!o.tty) return { file: SH, args: [...head, ...relay, ...inner], release: discard };
     const env = firstExisting(ENV_LOCATIONS);
     if (!env) {
@@ -334,27 +363,40 @@ export class CommandSandbox implements CommandIsolation {
     return { socket: await this.proxy.socketPath(), relayScript, node: process.execPath, mkfifo };
   }
 
-  private probe(network: NetworkMode): Promise<ProbeResult> {
-    let p = this.probes.get(network);
+  private probe(network: NetworkMode, filter: boolean): Promise<ProbeResult> {
+    const key = `${network}:${String(filter)}`;
+    let p = this.probes.get(key);
     if (!p) {
-      p = network === 'domains' ? this.probeDomains() : this.runProbe(network);
-      this.probes.set(network, p);
+      p = network === 'domains' ? this.probeDomains(filter) : this.probeFiltered(network, filter);
+      this.probes.set(key, p);
     }
     return p;
+  }
+
+  /**
+   * With the filter: when the sandbox fails only because of it (bwrap without `--seccomp`, a kernel without
+   * seccomp filters), the sandbox works and commands are refused, so `auto` never falls back to running them
+   * unsandboxed because of the filter.
+   */
+  private async probeFiltered(network: NetworkMode, filter: boolean): Promise<ProbeResult> {
+    const r = await this.runProbe(network, filter);
+    if (r.ok || !filter) return r;
+    const base = await this.runProbe(network, false);
+    return base.ok ? { ok: true, filterFailure: r.reason ?? 'unknown reason' } : base;
   }
 
   /**
    * `domains`: whether the sandbox works is the `block` probe's answer (so `auto` never falls back to running
    * commands unsandboxed because of the relay); a relay that does not start refuses commands instead.
    */
-  private async probeDomains(): Promise<ProbeResult> {
-    const base = await this.probe('block');
-    if (!base.ok) return base;
-    const withRelay = await this.runProbe('domains');
+  private async probeDomains(filter: boolean): Promise<ProbeResult> {
+    const base = await this.probe('block', filter);
+    if (!base.ok || base.filterFailure !== undefined) return base;
+    const withRelay = await this.probeFiltered('domains', filter);
     return withRelay.ok ? withRelay : { ok: true, relayFailure: withRelay.reason ?? 'unknown reason' };
   }
 
-  private async runProbe(network: NetworkMode): Promise<ProbeResult> {
+  private async runProbe(network: NetworkMode, filter: boolean): Promise<ProbeResult> {
     if (process.platform !== 'linux') return { ok: false, reason: 'the bubblewrap sandbox is only available on Linux.' };
     const bwrap = this.bwrap();
     if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) is not installed (looked in /usr/bin, /usr/local/bin, /bin); install the "bubblewrap" package.' };
@@ -366,16 +408,18 @@ export class CommandSandbox implements CommandIsolation {
       const env: Record<string, string> = { PATH: '/usr/bin:/bin', ...(process.env.HOME ? { HOME: process.env.HOME } : {}) };
       const bridge = network === 'domains' ? await this.bridge() : undefined;
       for (const tty of [false, true]) {
-        const launch = this.build(bwrap, { root: dir, nested: [], cwd: dir, argv0: SH, file: SH, args: ['-c', 'exit 0'], env, tty, network, bridge, gitWrites: 'none', maxProcesses: this.processLimit().limit });
+        const launch = this.build(bwrap, { root: dir, nested: [], cwd: dir, argv0: SH, file: SH, args: ['-c', 'exit 0'], env, tty, network, bridge, gitWrites: 'none', maxProcesses: this.processLimit().limit, filter });
         const r = await run(launch, dir, env);
         launch.release();
         if (r.code !== 0) {
           const reason = explainProbeFailure(r.stderr, r.code, r.signal);
-          this.logger.warn(`[sandbox] probe (${tty ? 'terminal' : 'pipes'}, network ${network}) failed: ${r.stderr.trim() || `exit ${String(r.code)}`}`);
+          this.logger.warn(`[sandbox] probe (${tty ? 'terminal' : 'pipes'}, network ${network}${filter ? ', Unix-socket filter' : ''}) failed: ${r.stderr.trim() || `exit ${String(r.code)}`}`);
           return { ok: false, reason };
         }
       }
-      this.once(`ok:${network}`, () => this.logger.info(`[sandbox] commands run in a bubblewrap sandbox (${bwrap}, network ${network === 'block' ? 'blocked' : network === 'allow' ? 'allowed' : 'through the domain proxy'})`));
+      this.once(`ok:${network}:${String(filter)}`, () =>
+        this.logger.info(`[sandbox] commands run in a bubblewrap sandbox (${bwrap}, network ${network === 'block' ? 'blocked' : network === 'allow' ? 'allowed' : 'through the domain proxy'}, Unix sockets ${filter ? 'blocked' : 'not blocked'})`),
+      );
       return { ok: true };
     } catch (err) {
       return { ok: false, reason: `the sandbox probe failed: ${err instanceof Error ? err.message : String(err)}` };
@@ -404,6 +448,15 @@ interface BuildRequest {
   readonly bridge: NetBridge | undefined;
   readonly gitWrites: GitWrites;
   readonly maxProcesses: number | null;
+  /** Apply the Unix-socket filter (seccomp.ts). */
+  readonly filter: boolean;
+}
+
+/** workspace_info's `unix_sockets`: blocked by the filter, or not, and why. */
+function unixSocketStatus(mode: UnixSocketMode, problem: string | undefined): NonNullable<IsolationStatus['unix_sockets']> {
+  if (mode === 'allow') return { blocked: false, reason: 'codespace.exec.unixSockets is "allow": commands may connect to the Unix sockets they can reach (only the hidden folders are out of sight).' };
+  if (problem !== undefined) return { blocked: false, reason: problem };
+  return { blocked: true, method: 'seccomp' };
 }
 
 /** Default of `codespace.exec.maxProcesses`, and the least it can be set to (a shell, a build tool and its workers). */

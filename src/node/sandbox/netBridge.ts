@@ -50,12 +50,12 @@ export function netBridgeMounts(b: NetBridge): string[] {
 
 /**
  * Starts the relay, waits for its `ready` line (through a FIFO: no polling), then runs the rest of its arguments.
- * The relay gets no stdin, none of the launcher's descriptors (3: the verified folder; 4, 5: the argument files), and a
+ * The relay gets no stdin, none of the launcher's descriptors (3: the verified folder; 4, 5: the argument files; 6: the seccomp filter), and a
  * NODE_OPTIONS of its own.
  */
 const RELAY_START =
   'm=$1 n=$2; shift 2; f=' + NET_DIR + '/ready; "$m" -m 600 "$f" || exit 126; ' +
-  `NODE_OPTIONS= ELECTRON_RUN_AS_NODE=1 "$n" ${NET_DIR}/relay.js ${NET_DIR}/proxy.sock ${RELAY_PORT} </dev/null >"$f" 2>&1 3<&- 4<&- 5<&- & ` +
+  `NODE_OPTIONS= ELECTRON_RUN_AS_NODE=1 "$n" ${NET_DIR}/relay.js ${NET_DIR}/proxy.sock ${RELAY_PORT} </dev/null >"$f" 2>&1 3<&- 4<&- 5<&- 6<&- & ` +
   'IFS= read -r r <"$f"; [ "$r" = ready ] || { echo "CodeSpace: the sandbox network relay did not start: ${r:-no answer}" >&2; exit 126; }; exec "$@"';
 
 /** The argv prefix that runs the relay inside the sandbox before the command (`sh` is /bin/sh). */

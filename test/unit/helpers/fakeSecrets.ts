@@ -47,3 +47,18 @@ export function fakePrivateKey(): { pem: string; json: string } {
   const pem = `-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`;
   return { pem, json: `{"type": "service_account", "private_key": ${JSON.stringify(pem + '\n')}, "client_email": "x@y.iam.gserviceaccount.com"}` };
 }
+
+/** A PGP private key block, as `gpg --export-secret-keys --armor` prints it. */
+export function fakePgpPrivateKey(): string {
+  const body = Array.from({ length: 8 }, (_, i) => run(B64, 64, 40 + i)).join('\n');
+  const kind = join('PGP PRIV', 'ATE KEY BLOCK');
+  return `-----BEGIN ${kind}-----\n\n${body}\n=${run(B64, 4, 49)}\n-----END ${kind}-----`;
+}
+
+/** The JSON `aws sts assume-role` prints: an access key id, a secret access key and a session token. */
+export function fakeAwsStsJson(): { json: string; secret: string; session: string } {
+  const secret = run(B64, 40, 50);
+  const session = join('IQoJb3JpZ2luX2Vj', run(B64, 300, 51), '==');
+  const json = JSON.stringify({ Credentials: { AccessKeyId: join('AS', 'IA', run(UPPER, 16, 52)), SecretAccessKey: secret, SessionToken: session, Expiration: '2026-12-07T08:00:00Z' } }, null, 4);
+  return { json, secret, session };
+}

@@ -57,7 +57,7 @@ export interface RunningHost {
 }
 
 /** A real host on 127.0.0.1 serving `root` as workspace "demo". */
-export async function startHost(root: string, preferredPort = 0, options: { contentSearch?: ContentSearch; approvalPolicy?: () => ApprovalPolicy; language?: LanguageFeatures; diagnosticsSettleMs?: number } = {}): Promise<RunningHost> {
+export async function startHost(root: string, preferredPort = 0, options: { contentSearch?: ContentSearch; approvalPolicy?: () => ApprovalPolicy; language?: LanguageFeatures; diagnosticsSettleMs?: number; disabledToolGroups?: () => readonly unknown[] } = {}): Promise<RunningHost> {
   const token = { value: 'T'.repeat(43) };
   const inboxToken = { value: 'I'.repeat(43) };
   const storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
@@ -65,6 +65,7 @@ export async function startHost(root: string, preferredPort = 0, options: { cont
     unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: 'demo', profile: 'exec' }])), storage, {
       ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
       ...(options.approvalPolicy ? { approvalPolicy: options.approvalPolicy } : {}),
+      ...(options.disabledToolGroups ? { disabledToolGroups: options.disabledToolGroups } : {}),
       ...(options.language ? { language: options.language, diagnosticsSettleMs: () => options.diagnosticsSettleMs ?? 5000 } : {}),
     }),
   );
