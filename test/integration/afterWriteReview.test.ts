@@ -294,11 +294,13 @@ describe('review after the write', function () {
       }
     }
 
-    it('Undo Change with the cursor in the accepted text of a deleted file (no argument) brings it back', async () => {
+    it('Undo Change with the cursor in the accepted text of a deleted file (no argument) brings it back, content and mode', async () => {
       const n = `after-write/kinds-cursor-${Date.now()}`;
       const rel = `${n}/gone.txt`;
       fs.mkdirSync(path.join(root, ...n.split('/')), { recursive: true });
       fs.writeFileSync(path.join(root, ...rel.split('/')), '  indented\r\nlast');
+      // An executable file: it comes back with its mode.
+      fs.chmodSync(path.join(root, ...rel.split('/')), 0o755);
       const applied = await call<{ status: string }>(client, 'apply_patch', {
         workspace_id: wsId,
         patch: ['*** Begin Patch', `*** Delete File: ${rel}`, '*** End Patch'].join('\n'),
@@ -316,6 +318,7 @@ describe('review after the write', function () {
       assert.equal(undone.ok, true, `${undone.code}: ${undone.message}`);
       assert.equal(read(rel), '  indented\r\nlast', 'the file is back, byte for byte');
       assert.equal(undone.notice?.restored, '  indented\r\nlast');
+      assert.equal(fs.statSync(path.join(root, ...rel.split('/'))).mode & 0o777, 0o755, 'with its mode');
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       fs.rmSync(path.join(root, ...n.split('/')), { recursive: true, force: true });
     });

@@ -262,6 +262,10 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
     const ofThread = threads.get(arg as vscode.CommentThread)?.[0]?.target;
     if (ofThread?.startsWith(`${kind}:`)) return ofThread;
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    // Either side of a held patch's diff names its hold, the side of a file that has none too (an added file's
+    // before, a deleted file's proposal): it takes no comment, but Request Changes from there sends the hold's.
+    const holdId = uri ? fromProposalUri(uri)?.approvalId : undefined;
+    if (kind === 'approval' && holdId !== undefined && pendingHold(holdId)) return `approval:${holdId}`;
     const at = uri ? locate(uri) : undefined;
     if (at?.target.startsWith(`${kind}:`)) return at.target;
     const ofKind = [...new Set(drafts.map((d) => d.target).filter((t) => t.startsWith(`${kind}:`)))];
@@ -277,7 +281,7 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
     const approvalId = target.slice('approval:'.length);
     const mine = drafts.filter((d) => d.target === target);
     if (mine.length === 0) {
-      void vscode.window.showInformationMessage('CodeSpace: no comments to send. Select lines of the proposal and add a comment (the + in the gutter, or Add Comment on Current Selection), then Request Changes.');
+      void vscode.window.showInformationMessage('CodeSpace: no comments to send. Select lines of either side of the diff and add a comment (the + in the gutter, or Add Comment on Current Selection), then Request Changes.');
       return { ok: false, target, code: 'NO_COMMENTS' };
     }
     const note = typeof noteArg === 'string' && noteArg.trim() !== '' ? noteArg.trim() : undefined;
