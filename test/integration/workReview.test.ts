@@ -157,6 +157,35 @@ describe('work review and reviewed commit (git)', function () {
     assert.equal(git('diff', '--cached', '--name-only').trim(), '', 'nothing is left staged');
   });
 
+  it('a binary file and a mode change: listed, the binary said to be one (not opened as text), both committed as they are', async () => {
+    const binBefore = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0xfe, 0x0a]);
+    const binAfter = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x02, 0xff, 0xfe, 0x0a, 0x00]);
+    fs.writeFileSync(file('review/image.bin'), binBefore);
+    write('review/run.sh', '#!/bin/sh\necho run\n');
+    fs.chmodSync(file('review/run.sh'), 0o644);
+    const workId = await openWork('binary and mode');
+    // Commands of the work: a binary file rewritten, a script made executable (its text unchanged).
+    fs.writeFileSync(file('review/image.bin'), binAfter);
+    fs.chmodSync(file('review/run.sh'), 0o755);
+
+    const r = await vscode.commands.executeCommand<ReviewResult>('codespace.reviewWork', workId);
+    assert.equal(r.ok, true, r.message);
+    const files = (r.files ?? []).filter((f) => f.path === 'review/image.bin' || f.path === 'review/run.sh');
+    assert.deepEqual(files.map((f) => [f.path, f.kind]), [['review/image.bin', 'update'], ['review/run.sh', 'update']]);
+    const bin = files[0];
+    assert.ok(bin);
+    assert.deepEqual(Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.parse(bin.left))), binBefore, 'the baseline side keeps the bytes exactly');
+    // The editor says a binary file is binary instead of showing its bytes as text: neither side opens as text.
+    for (const side of [bin.left, bin.right]) {
+      await assert.rejects(Promise.resolve(vscode.workspace.openTextDocument(vscode.Uri.parse(side))), /binary/i, side);
+    }
+
+    const committed = await vscode.commands.executeCommand<ReviewResult>('codespace.commitReviewedWork', workId, 'Reviewed binary and mode');
+    assert.equal(committed.ok, true, committed.message);
+    assert.deepEqual(gitBytes('show', 'HEAD:review/image.bin'), binAfter, 'the binary file is committed byte for byte');
+    assert.match(git('ls-tree', 'HEAD', '--', 'review/run.sh'), /^100755 /, 'the mode change is committed');
+  });
+
   it('refuses to commit a file edited after the review opened, and an index holding other staged changes', async () => {
     const workId = await openWork('edited after review');
     write('review/later.txt', 'as reviewed\n');
