@@ -37,6 +37,9 @@ describe('review after the write: undo one change from the diff editor, the agen
         'codespace.approvals.patches': 'confirm',
         'codespace.review.mode': 'after',
         'workbench.startupEditor': 'none',
+        // Both sides of a diff shown, as a reviewer commenting or acting on the old side has them: without this, a
+        // narrower editor (1.139 opens its chat beside it) shows diffs inline, where the old side takes no clicks.
+        'diffEditor.useInlineViewWhenSpaceIsLimited': false,
       },
     }, 'e2e-review-after-write'));
   });
