@@ -61,6 +61,9 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
         // The hold's files open by themselves (the default), and no toast covers the screenshot.
         'codespace.review.notify': false,
         'workbench.startupEditor': 'none',
+        // No chat beside the editor (1.139 opens one): the diffs have the room to show both sides, as a reviewer
+        // commenting on the old side has them (an inline diff's old lines take no comments).
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
       },
     }, 'e2e-review-comments'));
   });
