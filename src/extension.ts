@@ -226,7 +226,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // A work review's files, and the files of a work's review after the write.
     locateWork: (uri) => {
       const at = workReview.locate(uri) ?? locateAfterWriteComment(afterWrite, uri);
-      return at ? { target: `work:${at.workId}`, path: at.path } : undefined;
+      return at ? { target: `work:${at.workId}`, path: at.path, side: at.side } : undefined;
     },
     sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
   });

@@ -5,7 +5,10 @@
 // context menu and clicks Undo Change. The file on disk and the ledger agree, and the agent's next tool result says
 // exactly what was undone (path, lines, text).
 //
-// Screenshot: test-results/review-after-write.png; with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1 also docs/review-after-write.png.
+// A second test deletes a CRLF file and undoes the deletion from the context menu of the diff's left side (the file
+// has no right side): the file comes back byte for byte.
+//
+// Screenshots: test-results/review-after-write-deleted.png; test-results/review-after-write.png; with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1 also docs/review-after-write.png.
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -34,6 +37,9 @@ describe('review after the write: undo one change from the diff editor, the agen
         'codespace.approvals.patches': 'confirm',
         'codespace.review.mode': 'after',
         'workbench.startupEditor': 'none',
+        // Both sides of a diff shown, as a reviewer commenting or acting on the old side has them: without this, a
+        // narrower editor (1.139 opens its chat beside it) shows diffs inline, where the old side takes no clicks.
+        'diffEditor.useInlineViewWhenSpaceIsLimited': false,
       },
     }, 'e2e-review-after-write'));
   });
@@ -115,5 +121,44 @@ describe('review after the write: undo one change from the diff editor, the agen
     const status = await call<{ status: string; files: { path: string; before_version?: string; after_version?: string }[] }>(client, 'operation_status', { operation_id: notice?.operation_id });
     assert.equal(status.status, 'applied');
     assert.deepEqual(status.files.map((f) => [f.path, f.before_version, f.after_version]), [[FILE, sha(agentText), sha(disk)]]);
+  });
+
+  it('a deleted file: Undo Change in the context menu of its left (accepted) side brings it back byte for byte', async () => {
+    const GONE = 'notes/windows.txt';
+    const abs = path.join(wb.workspaceDir, GONE);
+    const before = await fsp.readFile(abs);
+    const applied = await call<{ status: string }>(client, 'apply_patch', {
+      workspace_id: wsId,
+      patch: ['*** Begin Patch', `*** Delete File: ${GONE}`, '*** End Patch'].join('\n'),
+      expected_versions: { [GONE]: sha(before) },
+      operation_key: 'e2e-after-write-delete',
+    });
+    assert.equal(applied.status, 'applied');
+    await assert.rejects(fsp.stat(abs));
+
+    await wb.runCommand('CodeSpace: Review Changes After the Write');
+    // The deleted file's lines are on the left only (its right side is empty): the reviewer clicks one there.
+    const line = activeGroup().locator('.monaco-diff-editor .editor.original .view-line', { hasText: 'line two' }).first();
+    await line.waitFor({ timeout: 60_000 });
+    await wb.runCommand('Notifications: Clear All Notifications');
+    await line.click();
+    await line.click({ button: 'right' });
+    const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
+    await item.waitFor({ timeout: 30_000 });
+    await item.hover();
+    await sleep(800);
+    await wb.screenshot('review-after-write-deleted');
+    await item.click();
+
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const now = await fsp.readFile(abs).catch(() => undefined);
+      if (now && Buffer.compare(now, before) === 0) break;
+      if (Date.now() > deadline) assert.fail(`the deleted file did not come back as it was: ${now === undefined ? 'absent' : JSON.stringify(now.toString('utf8'))}`);
+      await sleep(100);
+    }
+    const next = (await client.callTool({ name: 'workspace_info', arguments: {} })) as CallToolResult;
+    const update = (next.structuredContent as { review_update?: { path: string; restored: string; version?: string }[] }).review_update;
+    assert.deepEqual(update?.map((u) => [u.path, u.restored, u.version]), [[GONE, before.toString('utf8'), sha(before)]]);
   });
 });

@@ -25,6 +25,7 @@ const SECOND_COMMENT = 'Format with toFixed(2), please.';
 
 interface Comment {
   path: string;
+  side: 'old' | 'new';
   range: { start_line: number; end_line: number };
   quoted: string;
   body: string;
@@ -60,6 +61,9 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
         // The hold's files open by themselves (the default), and no toast covers the screenshot.
         'codespace.review.notify': false,
         'workbench.startupEditor': 'none',
+        // No chat beside the editor (1.139 opens one): the diffs have the room to show both sides, as a reviewer
+        // commenting on the old side has them (an inline diff's old lines take no comments).
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
       },
     }, 'e2e-review-comments'));
   });
@@ -78,8 +82,11 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
     return modified;
   }
 
-  /** Runs Add Comment on Current Selection, types the comment into the widget and clicks its Add Comment button. */
-  async function comment(text: string): Promise<void> {
+  /**
+   * Runs Add Comment on Current Selection, types the comment into the widget and clicks its Add Comment button; the
+   * thread then shows `shown` (the text without the whitespace the rendering collapses).
+   */
+  async function comment(text: string, shown = text): Promise<void> {
     const widgets = wb.page.locator('.review-widget');
     const before = await widgets.count();
     await wb.runCommand('Add Comment on Current Selection');
@@ -91,8 +98,20 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
     await add.waitFor({ timeout: 30_000 });
     await add.click();
     // The thread now shows the comment as written (its body, in preview mode).
-    await activeGroup().locator('.review-widget .review-comment .comment-body', { hasText: text }).first().waitFor({ timeout: 30_000 });
+    await activeGroup().locator('.review-widget .review-comment .comment-body', { hasText: shown }).first().waitFor({ timeout: 30_000 });
     assert.ok((await widgets.count()) >= before);
+  }
+
+  /** Clicks Request Changes in the editor's title bar; the comments of the agent's changes_requested result. */
+  async function requestChanges(decision: ReturnType<typeof awaitDecision>): Promise<Comment[]> {
+    const button = activeGroup().locator('.title .editor-actions .action-label[aria-label^="Request Changes"]').first();
+    await button.waitFor({ timeout: 30_000 });
+    await button.click();
+    const d = await decision;
+    assert.ok(d.ok, `operation_resume answered ${JSON.stringify(d)}`);
+    const result = d.result as unknown as { status: string; comments: Comment[] };
+    assert.equal(result.status, 'changes_requested');
+    return result.comments;
   }
 
   it('comments on two ranges of two files, then Request Changes in the title bar: the agent gets both with ranges; nothing is written', async () => {
@@ -145,22 +164,37 @@ describe('line comments on a held patch, sent with Request Changes, in the workb
     await screenshotForDocs(wb, 'review-comments', 'review-comments.png');
 
     // Request Changes, in the editor's title bar.
-    const button = activeGroup().locator('.title .editor-actions .action-label[aria-label^="Request Changes"]').first();
-    await button.waitFor({ timeout: 30_000 });
-    await button.click();
-
-    const d = await decision;
-    assert.ok(d.ok, `operation_resume answered ${JSON.stringify(d)}`);
-    const result = d.result as unknown as { status: string; comments: Comment[] };
-    assert.equal(result.status, 'changes_requested');
-    assert.deepEqual(result.comments, [
-      { path: ADDED, range: { start_line: 2, end_line: 2 }, quoted: '  return String(a + b);', body: SECOND_COMMENT },
-      { path: UPDATED, range: { start_line: 1, end_line: 2 }, quoted: 'export function add(a: number, b: number): number {\n  return a + b; // sum', body: FIRST_COMMENT },
+    assert.deepEqual(await requestChanges(decision), [
+      { path: ADDED, side: 'new', range: { start_line: 2, end_line: 2 }, quoted: '  return String(a + b);', body: SECOND_COMMENT },
+      { path: UPDATED, side: 'new', range: { start_line: 1, end_line: 2 }, quoted: 'export function add(a: number, b: number): number {\n  return a + b; // sum', body: FIRST_COMMENT },
     ]);
     assert.equal(await fsp.readFile(path.join(wb.workspaceDir, UPDATED), 'utf8'), read.content, 'nothing written');
     assert.equal(existsSync(path.join(wb.workspaceDir, ADDED)), false, 'nothing added');
     // The decided review closes, and the sent comments go with it.
     await wb.page.locator('.tabs-container .tab', { hasText: '(proposal)' }).first().waitFor({ state: 'detached', timeout: 30_000 });
     await wb.page.locator('.review-widget .comment-body', { hasText: FIRST_COMMENT }).first().waitFor({ state: 'detached', timeout: 30_000 });
+  });
+
+  it('a comment on the old side, on the line a patch deletes, reaches the agent with side "old" and its text exactly', async () => {
+    const FILE = 'src/hello.ts';
+    const OLD_LINE = '  return `Hello, ${name}! 2 + 3 = ${add(2, 3)}`;';
+    const BODY = '    keep this line \u{1F600} \u{20BB7}';
+    const read = await call<{ content: string; version: string }>(client, 'read', { workspace_id: wsId, path: FILE });
+    const patch = ['*** Begin Patch', `*** Update File: ${FILE}`, '@@', ` export function hello(name: string): string {`, `-${OLD_LINE}`, '+  return name;', ' }', '*** End Patch'].join('\n');
+    const e = await callError(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions: { [FILE]: read.version }, operation_key: 'e2e-review-comments-old-side' });
+    assert.equal(e.code, 'APPROVAL_REQUIRED');
+    const approvalId = e.details?.approval_id as string;
+    const decision = awaitDecision(client, approvalId);
+
+    await showTab(`${path.posix.basename(FILE)} (proposal)`, 'return name;');
+    // The cursor on the deleted line, in the diff's left side (the file before the patch), and a comment there.
+    const original = activeGroup().locator('.monaco-diff-editor .editor.original');
+    await original.locator('.view-line', { hasText: 'Hello, ' }).first().click();
+    await comment(BODY, BODY.trim());
+    await wb.runCommand('Notifications: Clear All Notifications');
+    await sleep(800);
+    await wb.screenshot('review-comments-old-side');
+    assert.deepEqual(await requestChanges(decision), [{ path: FILE, side: 'old', range: { start_line: 4, end_line: 4 }, quoted: OLD_LINE, body: BODY }]);
+    assert.equal(await fsp.readFile(path.join(wb.workspaceDir, FILE), 'utf8'), read.content, 'nothing written');
   });
 });

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
 import type { AfterWriteResult } from '../../src/vscode/review/afterWriteReview';
+import { toAfterUri } from '../../src/vscode/review/afterWriteReview';
 import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
 import { activateExtension, call, connectToFirstFolder, folder, pollFor } from './helpers';
 
@@ -137,12 +138,14 @@ describe('review after the write', function () {
     const workRel = 'after-write/work.txt';
     const workFile = path.join(root, ...workRel.split('/'));
     fs.writeFileSync(workFile, 'one\ntwo\nthree\n');
+    const goneRel = 'after-write/work-gone.txt';
+    fs.writeFileSync(path.join(root, ...goneRel.split('/')), 'kept\r\nstill used');
     const { work_id: workId } = await call<{ work_id: string }>(client, 'work_open', { workspace_id: wsId, title: 'after-write comments' });
     const applied = await call<{ status: string }>(client, 'apply_patch', {
       workspace_id: wsId,
       work_id: workId,
-      patch: ['*** Begin Patch', `*** Update File: ${workRel}`, '@@', ' one', '-two', '+TWO', '*** End Patch'].join('\n'),
-      expected_versions: { [workRel]: sha('one\ntwo\nthree\n') },
+      patch: ['*** Begin Patch', `*** Update File: ${workRel}`, '@@', ' one', '-two', '+TWO', `*** Delete File: ${goneRel}`, '*** End Patch'].join('\n'),
+      expected_versions: { [workRel]: sha('one\ntwo\nthree\n'), [goneRel]: sha('kept\r\nstill used') },
       operation_key: `after-write-comments-${Date.now()}`,
     });
     assert.equal(applied.status, 'applied');
@@ -150,11 +153,21 @@ describe('review after the write', function () {
     assert.equal(opened.ok, true, opened.message);
     const right = vscode.Uri.file(workFile);
     await comments.add(right, 2, 2, 'Why upper case here?');
+    // The left side (the accepted text): the line the change replaced, and a file the work deleted; the empty right
+    // side of the deleted file takes none.
+    const left = (p: string): vscode.Uri => toAfterUri(`work:${workId}`, 'base', root, p);
+    await comments.add(left(workRel), 2, 2, '\tlower case was right\r\n');
+    await comments.add(left(goneRel), 2, 2, '  \u{20BB7} still used by main');
+    await comments.add(toAfterUri(`work:${workId}`, 'none', root, goneRel), 1, 1, 'not kept');
     // The folder's own review (no work) has no agent queue: its file takes no comment.
     await comments.add(vscode.Uri.file(file()), 1, 1, 'not sent anywhere');
     const target = `work:${workId}` as const;
-    const expected = [{ path: workRel, range: { start_line: 2, end_line: 2 }, quoted: 'TWO', body: 'Why upper case here?' }];
-    assert.deepEqual(comments.drafts(target), expected);
+    const expected = [
+      { path: goneRel, side: 'old', range: { start_line: 2, end_line: 2 }, quoted: 'still used', body: '  \u{20BB7} still used by main' },
+      { path: workRel, side: 'old', range: { start_line: 2, end_line: 2 }, quoted: 'two', body: '\tlower case was right\r\n' },
+      { path: workRel, side: 'new', range: { start_line: 2, end_line: 2 }, quoted: 'TWO', body: 'Why upper case here?' },
+    ];
+    assert.deepEqual(comments.drafts(target), expected, 'in path, side (old first) and line order');
     assert.equal(comments.threads().filter((t) => t.uri === vscode.Uri.file(file()).toString()).length, 0, 'no thread on a file of a review without a work');
 
     const sent = await vscode.commands.executeCommand<{ ok: boolean; instruction_id?: string; comments?: number }>('codespace.sendReviewComments', workId);
@@ -167,5 +180,147 @@ describe('review after the write', function () {
     await call(client, 'work_finish', { work_id: workId });
     await vscode.commands.executeCommand('codespace.clearAfterWriteReview', target);
     fs.rmSync(workFile, { force: true });
+    fs.rmSync(path.join(root, ...goneRel.split('/')), { force: true });
+  });
+
+  // Every action on every kind of change, from either side of the diff: the one lookup of file and side
+  // (reviewOfFile) serves them all. Each case writes its own files with one patch, then acts once.
+  describe('every kind of change x Keep / Undo / Mark as Reviewed x either side', () => {
+    const CRLF = 'a\r\nb\r\nc';
+    interface Kind {
+      readonly name: string;
+      /** Files before the patch. */
+      readonly setup: Record<string, string>;
+      /** The patch's sections, for file names made from `n`. */
+      readonly patch: (n: string) => string[];
+      /** The file of the review acted on, whether it is there after the patch, and the line of its change on each side. */
+      readonly acted: (n: string) => string;
+      readonly present: boolean;
+      readonly line: { old: number; new: number };
+      /** The files on disk after an Undo (null: no file). */
+      readonly undone: (n: string) => Record<string, string | null>;
+    }
+    const move: Pick<Kind, 'setup' | 'patch'> = { setup: { 'src.txt': 'm\nn\n' }, patch: (n) => [`*** Update File: ${n}/src.txt`, `*** Move to: ${n}/dst.txt`, '@@', ' m', '-n', '+N'] };
+    const kinds: Kind[] = [
+      {
+        name: 'a changed file with CRLF and no final newline',
+        setup: { 'upd.txt': CRLF },
+        patch: (n) => [`*** Update File: ${n}/upd.txt`, '@@', ' a', '-b', '+B'],
+        acted: (n) => `${n}/upd.txt`,
+        present: true,
+        line: { old: 1, new: 1 },
+        undone: (n) => ({ [`${n}/upd.txt`]: CRLF }),
+      },
+      {
+        name: 'an added file',
+        setup: {},
+        patch: (n) => [`*** Add File: ${n}/add.txt`, '+x', '+y'],
+        acted: (n) => `${n}/add.txt`,
+        present: true,
+        line: { old: 0, new: 1 },
+        undone: (n) => ({ [`${n}/add.txt`]: null }),
+      },
+      {
+        name: 'a deleted file (CRLF, no final newline)',
+        setup: { 'del.txt': CRLF },
+        patch: (n) => [`*** Delete File: ${n}/del.txt`],
+        acted: (n) => `${n}/del.txt`,
+        present: false,
+        line: { old: 2, new: 0 },
+        undone: (n) => ({ [`${n}/del.txt`]: CRLF }),
+      },
+      {
+        name: "a moved file's source",
+        ...move,
+        acted: (n) => `${n}/src.txt`,
+        present: false,
+        line: { old: 1, new: 0 },
+        undone: (n) => ({ [`${n}/src.txt`]: 'm\nn\n', [`${n}/dst.txt`]: 'm\nN\n' }),
+      },
+      {
+        name: "a moved file's destination",
+        ...move,
+        acted: (n) => `${n}/dst.txt`,
+        present: true,
+        line: { old: 0, new: 1 },
+        undone: (n) => ({ [`${n}/src.txt`]: null, [`${n}/dst.txt`]: null }),
+      },
+    ];
+    const read = (rel: string): string | null => {
+      const abs = path.join(root, ...rel.split('/'));
+      return fs.existsSync(abs) ? fs.readFileSync(abs, 'utf8') : null;
+    };
+    let count = 0;
+
+    for (const kind of kinds) {
+      for (const action of ['keep', 'undo', 'mark'] as const) {
+        for (const side of ['old', 'new'] as const) {
+          it(`${action} on ${kind.name}, from the ${side} side`, async () => {
+            const n = `after-write/kinds-${Date.now()}-${count++}`;
+            fs.mkdirSync(path.join(root, ...n.split('/')), { recursive: true });
+            const versions: Record<string, string> = {};
+            for (const [name, text] of Object.entries(kind.setup)) {
+              fs.writeFileSync(path.join(root, ...n.split('/'), name), text);
+              versions[`${n}/${name}`] = sha(text);
+            }
+            const applied = await call<{ status: string }>(client, 'apply_patch', {
+              workspace_id: wsId,
+              patch: ['*** Begin Patch', ...kind.patch(n), '*** End Patch'].join('\n'),
+              expected_versions: versions,
+              operation_key: `kinds-${n}`,
+            });
+            assert.equal(applied.status, 'applied');
+            const rel = kind.acted(n);
+            const agentWrote = Object.fromEntries(Object.keys(kind.undone(n)).map((p) => [p, read(p)]));
+            // The document under the cursor: the accepted text (left), the file, or the empty side of a file not there.
+            const uri = side === 'old' ? toAfterUri(reviewId(), 'base', root, rel) : kind.present ? vscode.Uri.file(path.join(root, ...rel.split('/'))) : toAfterUri(reviewId(), 'none', root, rel);
+            const command = { keep: 'codespace.keepChange', undo: 'codespace.undoChange', mark: 'codespace.markFileReviewed' }[action];
+            const result = await vscode.commands.executeCommand<AfterWriteResult>(command, uri, kind.line[side]);
+            assert.equal(result.ok, true, `${result.code}: ${result.message}`);
+            assert.equal(result.path, rel);
+            const expected = action === 'undo' ? kind.undone(n) : agentWrote;
+            for (const [p, text] of Object.entries(expected)) assert.equal(read(p), text, `${p} after ${action}`);
+            if (action !== 'mark') {
+              // The change left the review: the same action finds none.
+              const again = await vscode.commands.executeCommand<AfterWriteResult>(command, uri, kind.line[side]);
+              assert.equal(again.code, 'NO_HUNK', again.message);
+            }
+            const listed = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+            assert.equal(listed.files?.some((f) => f.path === rel) ?? false, false, `${rel} is out of the review after ${action}`);
+            await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+            fs.rmSync(path.join(root, ...n.split('/')), { recursive: true, force: true });
+          });
+        }
+      }
+    }
+
+    it('Undo Change with the cursor in the accepted text of a deleted file (no argument) brings it back, content and mode', async () => {
+      const n = `after-write/kinds-cursor-${Date.now()}`;
+      const rel = `${n}/gone.txt`;
+      fs.mkdirSync(path.join(root, ...n.split('/')), { recursive: true });
+      fs.writeFileSync(path.join(root, ...rel.split('/')), '  indented\r\nlast');
+      // An executable file: it comes back with its mode.
+      fs.chmodSync(path.join(root, ...rel.split('/')), 0o755);
+      const applied = await call<{ status: string }>(client, 'apply_patch', {
+        workspace_id: wsId,
+        patch: ['*** Begin Patch', `*** Delete File: ${rel}`, '*** End Patch'].join('\n'),
+        expected_versions: { [rel]: sha('  indented\r\nlast') },
+        operation_key: `kinds-${n}`,
+      });
+      assert.equal(applied.status, 'applied');
+      assert.equal(read(rel), null);
+      const opened = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+      const entry = opened.files?.find((f) => f.path === rel);
+      assert.equal(entry?.right, toAfterUri(reviewId(), 'none', root, rel).toString(), 'a deleted file shows an empty right side');
+      const editor = await vscode.window.showTextDocument(vscode.Uri.parse(entry?.left as string), { preview: false });
+      editor.selection = new vscode.Selection(1, 2, 1, 2);
+      const undone = await vscode.commands.executeCommand<AfterWriteResult>('codespace.undoChange');
+      assert.equal(undone.ok, true, `${undone.code}: ${undone.message}`);
+      assert.equal(read(rel), '  indented\r\nlast', 'the file is back, byte for byte');
+      assert.equal(undone.notice?.restored, '  indented\r\nlast');
+      assert.equal(fs.statSync(path.join(root, ...rel.split('/'))).mode & 0o777, 0o755, 'with its mode');
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      fs.rmSync(path.join(root, ...n.split('/')), { recursive: true, force: true });
+    });
   });
 });

@@ -4,7 +4,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
 import { headerPath } from '../../src/core/patch/parser';
 import { fromProposalUri, toProposalUri } from '../../src/vscode/review/proposalUri';
-import { call, callError, connectToFirstFolder, folder } from './helpers';
+import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
+import { activateExtension, call, callError, connectToFirstFolder, folder } from './helpers';
 
 // The review of held patches in VS Code's own diff editors, driven by a real MCP client against the real
 // approvals service: apply_patch is held (codespace.approvals.patches = confirm), the reviewer decides with the
@@ -410,6 +411,108 @@ describe('patch review in the diff editor', function () {
     await assert.rejects(Promise.resolve(vscode.workspace.fs.writeFile(d.modified, enc.encode('x'))), (e: vscode.FileSystemError) => e.code === 'NoPermissions');
     assert.equal(await readDisk(rel), 'export const p = 1;\n');
     await vscode.window.tabGroups.close(tab);
+  });
+
+  // Approve, Deny and Request Changes from either side of a held patch's diff, for every kind of change: the
+  // commands take the document of the side (as the editor's title bar and context menu pass it), the side with no
+  // file on it (an added file's before, a deleted file's proposal) too. Each case holds its own patch, decides once.
+  describe('every kind of change x Approve / Deny / Request Changes x either side', () => {
+    const CRLF = 'a\r\nb\r\nc';
+    interface Kind {
+      readonly name: string;
+      readonly setup: Record<string, string>;
+      readonly patch: (d: string) => string[];
+      /** The path each side shows (null: the side has no file) and a line there. */
+      readonly before: { path: (d: string) => string; has: boolean; line: number; quoted: string };
+      readonly proposed: { path: (d: string) => string; has: boolean; line: number; quoted: string };
+      /** The files on disk after the patch is applied (null: no file). */
+      readonly applied: (d: string) => Record<string, string | null>;
+    }
+    const kinds: Kind[] = [
+      {
+        name: 'a changed file with CRLF and no final newline',
+        setup: { 'upd.txt': CRLF },
+        patch: (d) => [`*** Update File: ${d}/upd.txt`, '@@', ' a', '-b', '+B'],
+        before: { path: (d) => `${d}/upd.txt`, has: true, line: 2, quoted: 'b' },
+        proposed: { path: (d) => `${d}/upd.txt`, has: true, line: 2, quoted: 'B' },
+        applied: (d) => ({ [`${d}/upd.txt`]: 'a\r\nB\r\nc' }),
+      },
+      {
+        name: 'an added file',
+        setup: {},
+        patch: (d) => [`*** Add File: ${d}/add.txt`, '+x', '+y'],
+        before: { path: (d) => `${d}/add.txt`, has: false, line: 1, quoted: '' },
+        proposed: { path: (d) => `${d}/add.txt`, has: true, line: 1, quoted: 'x' },
+        applied: (d) => ({ [`${d}/add.txt`]: 'x\ny\n' }),
+      },
+      {
+        name: 'a deleted file (CRLF, no final newline)',
+        setup: { 'del.txt': CRLF },
+        patch: (d) => [`*** Delete File: ${d}/del.txt`],
+        before: { path: (d) => `${d}/del.txt`, has: true, line: 3, quoted: 'c' },
+        proposed: { path: (d) => `${d}/del.txt`, has: false, line: 1, quoted: '' },
+        applied: (d) => ({ [`${d}/del.txt`]: null }),
+      },
+      {
+        name: 'a moved and changed file',
+        setup: { 'src.txt': 'm\nn\n' },
+        patch: (d) => [`*** Update File: ${d}/src.txt`, `*** Move to: ${d}/dst.txt`, '@@', ' m', '-n', '+N'],
+        before: { path: (d) => `${d}/src.txt`, has: true, line: 2, quoted: 'n' },
+        proposed: { path: (d) => `${d}/dst.txt`, has: true, line: 2, quoted: 'N' },
+        applied: (d) => ({ [`${d}/src.txt`]: null, [`${d}/dst.txt`]: 'm\nN\n' }),
+      },
+    ];
+    let count = 0;
+
+    for (const kind of kinds) {
+      for (const action of ['approve', 'deny', 'request'] as const) {
+        for (const side of ['before', 'proposed'] as const) {
+          it(`${action} ${kind.name}, from the ${side} side`, async () => {
+            const comments = ((await activateExtension()) as unknown as { reviewCommentsForTests: ReviewCommentsForTests }).reviewCommentsForTests;
+            const d = `review-kinds-${Date.now()}-${count++}`;
+            for (const [name, text] of Object.entries(kind.setup)) await write(`${d}/${name}`, text);
+            const before = Object.fromEntries(Object.keys(kind.applied(d)).map((p) => [p, null as string | null]));
+            for (const p of Object.keys(before)) before[p] = (await readDisk(p)) ?? null;
+            const id = await hold(['*** Begin Patch', ...kind.patch(d), '*** End Patch'].join('\n'), Object.keys(kind.setup).map((name) => `${d}/${name}`));
+            const at = kind[side];
+            const uri = proposalUri(id, side, at.path(d));
+            let expected: Record<string, string | null> = before;
+            if (action === 'approve') {
+              const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', uri);
+              assert.equal(decision.ok, true, JSON.stringify(decision));
+              const r = await resume(id);
+              assert.notEqual(r.isError, true, JSON.stringify(r.content));
+              assert.equal((r.structuredContent as { status?: string }).status, 'applied');
+              expected = kind.applied(d);
+            } else if (action === 'deny') {
+              const decision = await vscode.commands.executeCommand<Decision>('codespace.denyReview', uri, 'not this way');
+              assert.equal(decision.ok, true, JSON.stringify(decision));
+              assert.equal(resumeError(await resume(id)).code, 'APPROVAL_DENIED');
+            } else {
+              // A comment on this side; a side with no file takes none (the other side's comment is sent from here).
+              const other = side === 'before' ? 'proposed' : 'before';
+              await comments.add(uri, at.line, at.line, '    indented \u{1F600}\t');
+              const commented = at.has ? { side, ...at } : { side: other, ...kind[other] };
+              if (!at.has) {
+                assert.deepEqual(comments.drafts(`approval:${id}`), [], 'the side with no file takes no comment');
+                await comments.add(proposalUri(id, other, commented.path(d)), commented.line, commented.line, '    indented \u{1F600}\t');
+              }
+              const sent = await vscode.commands.executeCommand<{ ok: boolean; comments?: number }>('codespace.requestChanges', uri);
+              assert.equal(sent.ok, true, JSON.stringify(sent));
+              const r = await resume(id);
+              assert.notEqual(r.isError, true, JSON.stringify(r.content));
+              assert.deepEqual(r.structuredContent, {
+                status: 'changes_requested',
+                comments: [{ path: commented.path(d), side: commented.side === 'before' ? 'old' : 'new', range: { start_line: commented.line, end_line: commented.line }, quoted: commented.quoted, body: '    indented \u{1F600}\t' }],
+              });
+            }
+            for (const [p, text] of Object.entries(expected)) assert.equal((await readDisk(p)) ?? null, text, `${p} after ${action}`);
+            await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+            await vscode.workspace.fs.delete(vscode.Uri.joinPath(root(), d), { recursive: true, useTrash: false });
+          });
+        }
+      }
+    }
   });
 });
 

@@ -157,6 +157,35 @@ describe('work review and reviewed commit (git)', function () {
     assert.equal(git('diff', '--cached', '--name-only').trim(), '', 'nothing is left staged');
   });
 
+  it('a binary file and a mode change: listed, the binary said to be one (not opened as text), both committed as they are', async () => {
+    const binBefore = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0xfe, 0x0a]);
+    const binAfter = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x02, 0xff, 0xfe, 0x0a, 0x00]);
+    fs.writeFileSync(file('review/image.bin'), binBefore);
+    write('review/run.sh', '#!/bin/sh\necho run\n');
+    fs.chmodSync(file('review/run.sh'), 0o644);
+    const workId = await openWork('binary and mode');
+    // Commands of the work: a binary file rewritten, a script made executable (its text unchanged).
+    fs.writeFileSync(file('review/image.bin'), binAfter);
+    fs.chmodSync(file('review/run.sh'), 0o755);
+
+    const r = await vscode.commands.executeCommand<ReviewResult>('codespace.reviewWork', workId);
+    assert.equal(r.ok, true, r.message);
+    const files = (r.files ?? []).filter((f) => f.path === 'review/image.bin' || f.path === 'review/run.sh');
+    assert.deepEqual(files.map((f) => [f.path, f.kind]), [['review/image.bin', 'update'], ['review/run.sh', 'update']]);
+    const bin = files[0];
+    assert.ok(bin);
+    assert.deepEqual(Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.parse(bin.left))), binBefore, 'the baseline side keeps the bytes exactly');
+    // The editor says a binary file is binary instead of showing its bytes as text: neither side opens as text.
+    for (const side of [bin.left, bin.right]) {
+      await assert.rejects(Promise.resolve(vscode.workspace.openTextDocument(vscode.Uri.parse(side))), /binary/i, side);
+    }
+
+    const committed = await vscode.commands.executeCommand<ReviewResult>('codespace.commitReviewedWork', workId, 'Reviewed binary and mode');
+    assert.equal(committed.ok, true, committed.message);
+    assert.deepEqual(gitBytes('show', 'HEAD:review/image.bin'), binAfter, 'the binary file is committed byte for byte');
+    assert.match(git('ls-tree', 'HEAD', '--', 'review/run.sh'), /^100755 /, 'the mode change is committed');
+  });
+
   it('refuses to commit a file edited after the review opened, and an index holding other staged changes', async () => {
     const workId = await openWork('edited after review');
     write('review/later.txt', 'as reviewed\n');
@@ -200,10 +229,13 @@ describe('work review and reviewed commit (git)', function () {
     const right = vscode.Uri.file(file('review/commented.txt'));
     const baseline = vscode.Uri.parse(r.files?.find((f) => f.path === 'review/commented.txt')?.left ?? '');
     await comments.add(right, 2, 3, 'Why upper case?');
-    await comments.add(baseline, 1, 1, 'the baseline takes no comments');
+    await comments.add(baseline, 1, 1, '  the baseline (old side) takes comments too ');
     await comments.add(vscode.Uri.file(file('review/keep.txt')), 1, 1, 'not a file of the review');
     const target = `work:${workId}` as const;
-    const expected = [{ path: 'review/commented.txt', range: { start_line: 2, end_line: 3 }, quoted: 'BETA\nGAMMA', body: 'Why upper case?' }];
+    const expected = [
+      { path: 'review/commented.txt', side: 'old', range: { start_line: 1, end_line: 1 }, quoted: 'alpha', body: '  the baseline (old side) takes comments too ' },
+      { path: 'review/commented.txt', side: 'new', range: { start_line: 2, end_line: 3 }, quoted: 'BETA\nGAMMA', body: 'Why upper case?' },
+    ];
     assert.deepEqual(comments.drafts(target), expected);
     comments.reload();
     assert.deepEqual(comments.drafts(target), expected, 'kept across a reload until sent');
@@ -211,7 +243,7 @@ describe('work review and reviewed commit (git)', function () {
 
     const sent = await vscode.commands.executeCommand<{ ok: boolean; instruction_id?: string; comments?: number }>('codespace.sendReviewComments', workId);
     assert.equal(sent.ok, true, JSON.stringify(sent));
-    assert.equal(sent.comments, 1);
+    assert.equal(sent.comments, 2);
     const claimed = await call<{ instruction?: { id: string; kind?: string; comments?: unknown; text: string } }>(client, 'steer_claim_next', { work_id: workId });
     assert.equal(claimed.instruction?.id, sent.instruction_id);
     assert.equal(claimed.instruction?.kind, 'review_comments');

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { ReadOnlyDocuments } from './readOnlyDocuments';
 import { ToolError } from '../../core/errors';
 import type { Logger } from '../../core/ports/logger';
+import type { HunkSide } from '../../core/review/afterWriteHunks';
 import type { AfterWriteReviews, AfterWriteSnapshot, ReviewFileNow, ReviewState, ReviewUndone } from '../../core/review/afterWriteReviews';
 import type { Steering } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
@@ -14,8 +15,8 @@ import { decodeId, encodeId, validPath } from './proposalUri';
  * work's, or a folder's patches without a work). Left: the file's accepted text, a read-only `codespace-after:`
  * document that changes in place when a hunk is kept; right: the file on disk, which an undo rewrites. Opened by
  * the developer (the status bar item, the command), never by an agent's patch: nothing takes focus. Keep, Undo and
- * Mark as Reviewed act on the hunk at the cursor of the diff's modified side (its context menu, or the commands with
- * the cursor there). The state (accepted texts, marks, undo notices for works) is kept in workspaceState.
+ * Mark as Reviewed act on the hunk at the cursor, on either side of the diff and for every kind of change (an added,
+ * deleted or moved file: see reviewOfFile), from its context menu or the commands with the cursor there. The state (accepted texts, marks, undo notices for works) is kept in workspaceState.
  */
 export const AFTER_SCHEME = 'codespace-after';
 const STATE_KEY = 'codespace.afterWriteReviews';
@@ -61,28 +62,41 @@ export interface AfterWriteDeps {
 }
 
 /**
- * The review after the write that lists the file of `uri` (the file side of its diff), and the file's path in it.
- * One lookup for the hunk commands and for line comments (`locateAfterWriteComment`).
+ * The review after the write, file and side of the diff that `uri` shows: the file itself (`file:`, the right side,
+ * `new`), its accepted text (`codespace-after://base.…`, the left side, `old`) or the empty right side of a file that
+ * is not there (`codespace-after://none.…`, a deleted file or a move's source: `new`, with `empty` set). The one place
+ * that decides which file and side is under the cursor: for the hunk commands and for line comments
+ * (`locateAfterWriteComment`), whatever kind of change the file had.
  */
-export function reviewOfFile(deps: Pick<AfterWriteDeps, 'reviews' | 'rootOf'>, uri: vscode.Uri): { review: ReviewState; path: string } | undefined {
-  if (uri.scheme !== 'file') return undefined;
-  for (const review of deps.reviews.list()) {
+export function reviewOfFile(
+  deps: Pick<AfterWriteDeps, 'reviews' | 'rootOf'>,
+  uri: vscode.Uri,
+): { review: ReviewState; path: string; side: HunkSide; empty: boolean } | undefined {
+  const ref = fromAfterUri(uri);
+  if (uri.scheme !== 'file' && !ref) return undefined;
+  const reviews = ref ? [deps.reviews.get(ref.reviewId)].filter((r): r is ReviewState => r !== undefined) : deps.reviews.list();
+  const uriPath = ref ? ref.uriPath : vscode.Uri.file(uri.fsPath).path;
+  for (const review of reviews) {
     const root = deps.rootOf(review);
     if (root === undefined) continue;
-    const rel = path.relative(root, uri.fsPath).split(path.sep).join('/');
-    if (review.files.some((f) => f.path === rel)) return { review, path: rel };
+    const base = vscode.Uri.file(root).path.replace(/\/$/, '');
+    const rel = uriPath.startsWith(`${base}/`) ? uriPath.slice(base.length + 1) : undefined;
+    if (rel !== undefined && review.files.some((f) => f.path === rel)) return { review, path: rel, side: ref?.side === 'base' ? 'old' : 'new', empty: ref?.side === 'none' };
   }
   return undefined;
 }
 
 /**
  * Where a line comment on a file of a work's review after the write goes: to that work, as a work review's comments
- * do (one review_comments instruction on Send Comments to the Agent). A folder's review without a work has no agent
- * queue to send to, so its files take no comments.
+ * do (one review_comments instruction on Send Comments to the Agent), on either side of the diff (the accepted text
+ * is `old`: a deleted file is commented there). The empty side of a file that is not there takes none. A folder's
+ * review without a work has no agent queue to send to, so its files take no comments.
  */
-export function locateAfterWriteComment(deps: Pick<AfterWriteDeps, 'reviews' | 'rootOf'>, uri: vscode.Uri): { workId: string; path: string } | undefined {
+export function locateAfterWriteComment(deps: Pick<AfterWriteDeps, 'reviews' | 'rootOf'>, uri: vscode.Uri): { workId: string; path: string; side: HunkSide } | undefined {
   const at = reviewOfFile(deps, uri);
-  return at?.review.work_id !== undefined ? { workId: at.review.work_id, path: at.path } : undefined;
+  if (!at || at.empty) return undefined;
+  if (at.side === 'old' && at.review.files.find((f) => f.path === at.path)?.base === null) return undefined;
+  return at.review.work_id !== undefined ? { workId: at.review.work_id, path: at.path, side: at.side } : undefined;
 }
 
 /** Most characters of accepted text kept in workspaceState; beyond, the largest files are not kept across a reload. */
@@ -133,16 +147,10 @@ class AcceptedTextFileSystem extends ReadOnlyDocuments {
   }
 
   protected content(uri: vscode.Uri): Uint8Array {
-    const ref = fromAfterUri(uri);
-    const review = ref && this.deps.reviews.get(ref.reviewId);
-    const root = review && this.deps.rootOf(review);
-    if (!ref || !review || root === undefined) throw vscode.FileSystemError.FileNotFound(uri);
-    if (ref.side === 'none') return new Uint8Array(0);
-    const base = vscode.Uri.file(root).path.replace(/\/$/, '');
-    const rel = ref.uriPath.startsWith(`${base}/`) ? ref.uriPath.slice(base.length + 1) : undefined;
-    const file = review.files.find((f) => f.path === rel);
-    if (!file) throw vscode.FileSystemError.FileNotFound(uri);
-    return new TextEncoder().encode(file.base ?? '');
+    const at = reviewOfFile(this.deps, uri);
+    if (!at || uri.scheme !== AFTER_SCHEME) throw vscode.FileSystemError.FileNotFound(uri);
+    if (at.empty) return new Uint8Array(0);
+    return new TextEncoder().encode(at.review.files.find((f) => f.path === at.path)?.base ?? '');
   }
 
   protected override times(uri: vscode.Uri): { ctime: number; mtime: number } {
@@ -244,31 +252,33 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
     return { ok: true, review: review.id, files: shown.map((s) => ({ path: s.f.path, hunks: lines(s.f), left: s.left.toString(), right: s.right.toString() })) };
   };
 
-  /** The review, file and line a hunk command acts on: its arguments, or the cursor of the active editor. */
-  const target = async (arg: unknown, lineArg: unknown): Promise<{ review: ReviewState; path: string; line: number } | AfterWriteResult> => {
+  /**
+   * The review, file, side and line a hunk command acts on: its arguments, or the cursor of the editor showing the
+   * document (either side of the diff: the file, its accepted text, or the empty side of a file that is not there).
+   */
+  const target = async (arg: unknown, lineArg: unknown): Promise<{ review: ReviewState; path: string; line: number; side: HunkSide } | AfterWriteResult> => {
     let uri: vscode.Uri | undefined;
     let line: number | undefined = typeof lineArg === 'number' ? lineArg : undefined;
     if (arg instanceof vscode.Uri) uri = arg;
     else if (typeof arg === 'object' && arg !== null && typeof (arg as { review?: unknown }).review === 'string') {
-      const a = arg as { review: string; path?: unknown; line?: unknown };
+      const a = arg as { review: string; path?: unknown; line?: unknown; side?: unknown };
       const review = reviews.get(a.review);
       if (!review) return outcome({ ok: false, code: 'NOT_FOUND', message: `there is no review after the write ${a.review}.` });
       if (typeof a.path !== 'string') return outcome({ ok: false, code: 'NOT_FOUND', message: 'name the file of the review.' });
-      return { review, path: a.path, line: typeof a.line === 'number' ? a.line : -1 };
+      if (a.side !== undefined && a.side !== 'old' && a.side !== 'new') return outcome({ ok: false, code: 'NOT_FOUND', message: 'side is "old" (the accepted text) or "new" (the file).' });
+      return { review, path: a.path, line: typeof a.line === 'number' ? a.line : -1, side: a.side === 'old' ? 'old' : 'new' };
     }
     const active = vscode.window.activeTextEditor;
     uri ??= active?.document.uri;
-    // The cursor of the editor showing the file: the active one, else a visible one (a side of a multi-file diff).
+    // The cursor of the editor showing the document: the active one, else a visible one (a side of a multi-file diff).
     const key = uri?.toString();
     const editor = [...(active ? [active] : []), ...vscode.window.visibleTextEditors].find((e) => e.document.uri.toString() === key);
     if (line === undefined && editor) line = editor.selection.active.line;
     if (!uri) return outcome({ ok: false, code: 'NOT_FOUND', message: 'put the cursor in a change of the review after the write first.' });
-    if (uri.scheme === AFTER_SCHEME) {
-      return outcome({ ok: false, code: 'NOT_FOUND', message: 'put the cursor on the right (the file) side of the diff: the left side is the accepted text.' });
-    }
     const at = reviewOfFile(deps, uri);
-    if (at) return { ...at, line: line ?? -1 };
-    return outcome({ ok: false, code: 'NOT_FOUND', message: `${vscode.workspace.asRelativePath(uri)} is in no review after the write.` });
+    if (at) return { review: at.review, path: at.path, side: at.side, line: line ?? -1 };
+    const name = uri.scheme === 'file' ? vscode.workspace.asRelativePath(uri) : uri.toString();
+    return outcome({ ok: false, code: 'NOT_FOUND', message: `${name} is in no review after the write.` });
   };
 
   const failed = (err: unknown, review: string, file: string): AfterWriteResult => {
@@ -281,7 +291,7 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
     const t = await target(arg, line);
     if ('ok' in t) return t;
     try {
-      await reviews.keep(t.review.id, t.path, t.line);
+      await reviews.keep(t.review.id, t.path, t.line, t.side);
       return { ok: true, review: t.review.id, path: t.path };
     } catch (err) {
       return failed(err, t.review.id, t.path);
@@ -292,7 +302,7 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
     const t = await target(arg, line);
     if ('ok' in t) return t;
     try {
-      const { notice } = await reviews.undo(t.review.id, t.path, t.line);
+      const { notice } = await reviews.undo(t.review.id, t.path, t.line, t.side);
       return { ok: true, review: t.review.id, path: t.path, notice };
     } catch (err) {
       return failed(err, t.review.id, t.path);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Approvals, HoldView } from '../../core/approvals/hold';
 import type { Logger } from '../../core/ports/logger';
-import type { ReviewComment } from '../../core/policy/reviewComments';
+import type { CommentSide, ReviewComment } from '../../core/policy/reviewComments';
 import { checkReviewComments } from '../../core/policy/reviewComments';
 import { COMMANDS } from '../commandIds';
 import { fromProposalUri } from './proposalUri';
@@ -24,6 +24,8 @@ interface DraftComment {
   /** The document it was written on (a proposal, or a file of a work review). */
   readonly uri: string;
   readonly path: string;
+  /** Absent in comments kept before sides existed: `new`. */
+  readonly side?: CommentSide;
   readonly start_line: number;
   readonly end_line: number;
   readonly quoted: string;
@@ -31,8 +33,12 @@ interface DraftComment {
   readonly created_at: string;
 }
 
-/** Where the document of a URI is reviewed, when it is: the target its comments go to and its workspace path. */
-export type CommentLocator = (uri: vscode.Uri) => { target: CommentTarget; path: string } | undefined;
+/**
+ * Where the document of a URI is reviewed, when it is: the target its comments go to, its workspace path and the side
+ * of the diff it is (`old`: the file before the change, `new`: after it). A side with no file on it (the right side
+ * of a deleted file, the left of an added one) takes no comments: undefined.
+ */
+export type CommentLocator = (uri: vscode.Uri) => { target: CommentTarget; path: string; side: CommentSide } | undefined;
 
 export interface ReviewCommentsDeps {
   readonly approvals: Approvals;
@@ -59,7 +65,7 @@ export interface CommentsSent {
 export interface ReviewCommentsForTests {
   /** Writes a comment on lines `start`..`end` (1-based) of `uri`, as the widget's Add Comment does. */
   add(uri: vscode.Uri, start: number, end: number, body: string): Promise<void>;
-  /** The unsent comments, per target, as they would be sent. */
+  /** The unsent comments, per target, as they would be sent (checked, in path, side and line order). */
   drafts(target: CommentTarget): ReviewComment[];
   /** The threads shown now: document, 1-based lines, bodies. */
   threads(): { uri: string; start_line: number; end_line: number; bodies: string[] }[];
@@ -77,7 +83,7 @@ function errorMessage(err: unknown): string {
 }
 
 function toComment(d: DraftComment): ReviewComment {
-  return { path: d.path, range: { start_line: d.start_line, end_line: d.end_line }, quoted: d.quoted, body: d.body };
+  return { path: d.path, side: d.side ?? 'new', range: { start_line: d.start_line, end_line: d.end_line }, quoted: d.quoted, body: d.body };
 }
 
 /** A comment of the widget: the reviewer's text as written (plain text: nothing in it is run or linked). */
@@ -117,8 +123,13 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
   const locate: CommentLocator = (uri) => {
     const ref = fromProposalUri(uri);
     if (ref) {
-      if (ref.approvalId === undefined || ref.side !== 'proposed' || !pendingHold(ref.approvalId)) return undefined;
-      return { target: `approval:${ref.approvalId}`, path: ref.path };
+      const hold = ref.approvalId !== undefined ? pendingHold(ref.approvalId) : undefined;
+      if (!hold) return undefined;
+      // Either side of a held patch's diff: the file before it (a move's source path) and the proposal (a move's
+      // destination); the side of a file that has none (an added file's before, a deleted file's proposal) takes none.
+      const side: CommentSide = ref.side === 'before' ? 'old' : 'new';
+      const file = hold.files?.find((f) => (side === 'old' ? f.path === ref.path && f.kind !== 'add' : (f.move_to ?? f.path) === ref.path && f.kind !== 'delete'));
+      return file ? { target: `approval:${hold.approval_id}`, path: ref.path, side } : undefined;
     }
     return deps.locateWork?.(uri);
   };
@@ -146,6 +157,8 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
 
   const quote = async (uri: vscode.Uri, start: number, end: number): Promise<string> => {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ?? (await vscode.workspace.openTextDocument(uri));
+    // A range past the document's end would reach the agent as an empty quote: refused, nothing kept.
+    if (start > doc.lineCount) throw new Error(`line ${start} is past the end of ${doc.uri.path} (${doc.lineCount} lines).`);
     const lines: string[] = [];
     for (let l = start - 1; l <= Math.min(end - 1, doc.lineCount - 1); l++) lines.push(doc.lineAt(l).text);
     return lines.join('\n');
@@ -155,7 +168,7 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
   const addComment = async (thread: vscode.CommentThread, text: string): Promise<void> => {
     // A reply goes where the thread's comments go (a work's thread restored after a reload, before its review reopens).
     const known = threads.get(thread)?.[0];
-    const at = known ? { target: known.target, path: known.path } : locate(thread.uri);
+    const at = known ? { target: known.target, path: known.path, side: known.side ?? 'new' } : locate(thread.uri);
     if (!at) {
       threads.delete(thread);
       thread.dispose();
@@ -167,14 +180,15 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
     // A new thread from a selection that ends at the start of a line does not include that line; a thread made here
     // (restored, or by the tests) spans exactly its lines.
     const end = Math.max(start, range.end.character === 0 && range.end.line > range.start.line && !threads.has(thread) ? range.end.line : range.end.line + 1);
-    const body = text.trim();
-    const [checked] = checkReviewComments([{ path: at.path, range: { start_line: start, end_line: end }, quoted: await quote(thread.uri, start, end), body }]);
+    // The text exactly as typed (leading spaces of indented code, tabs, CR LF, any Unicode): the agent reads it so.
+    const [checked] = checkReviewComments([{ path: at.path, side: at.side, range: { start_line: start, end_line: end }, quoted: await quote(thread.uri, start, end), body: text }]);
     const c = checked as ReviewComment;
     const draft: DraftComment = {
       id: `rc_${randomBytes(6).toString('hex')}`,
       target: at.target,
       uri: thread.uri.toString(),
       path: c.path,
+      side: c.side ?? 'new',
       start_line: c.range.start_line,
       end_line: c.range.end_line,
       quoted: c.quoted,
@@ -248,6 +262,10 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
     const ofThread = threads.get(arg as vscode.CommentThread)?.[0]?.target;
     if (ofThread?.startsWith(`${kind}:`)) return ofThread;
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    // Either side of a held patch's diff names its hold, the side of a file that has none too (an added file's
+    // before, a deleted file's proposal): it takes no comment, but Request Changes from there sends the hold's.
+    const holdId = uri ? fromProposalUri(uri)?.approvalId : undefined;
+    if (kind === 'approval' && holdId !== undefined && pendingHold(holdId)) return `approval:${holdId}`;
     const at = uri ? locate(uri) : undefined;
     if (at?.target.startsWith(`${kind}:`)) return at.target;
     const ofKind = [...new Set(drafts.map((d) => d.target).filter((t) => t.startsWith(`${kind}:`)))];
@@ -263,7 +281,7 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
     const approvalId = target.slice('approval:'.length);
     const mine = drafts.filter((d) => d.target === target);
     if (mine.length === 0) {
-      void vscode.window.showInformationMessage('CodeSpace: no comments to send. Select lines of the proposal and add a comment (the + in the gutter, or Add Comment on Current Selection), then Request Changes.');
+      void vscode.window.showInformationMessage('CodeSpace: no comments to send. Select lines of either side of the diff and add a comment (the + in the gutter, or Add Comment on Current Selection), then Request Changes.');
       return { ok: false, target, code: 'NO_COMMENTS' };
     }
     const note = typeof noteArg === 'string' && noteArg.trim() !== '' ? noteArg.trim() : undefined;
@@ -323,7 +341,10 @@ export function registerReviewComments(deps: ReviewCommentsDeps): { disposables:
       threads.set(thread, []);
       await addComment(thread, body);
     },
-    drafts: (target) => drafts.filter((d) => d.target === target).map(toComment),
+    drafts: (target) => {
+      const mine = drafts.filter((d) => d.target === target).map(toComment);
+      return mine.length > 0 ? checkReviewComments(mine) : [];
+    },
     threads: () => [...threads].map(([t, items]) => ({ uri: t.uri.toString(), start_line: (t.range?.start.line ?? 0) + 1, end_line: (t.range?.end.line ?? 0) + 1, bodies: items.map((d) => d.body) })),
     reload: restore,
   };

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { OperationRecord } from '../../core/ledger/operationRecord';
 import type { Logger } from '../../core/ports/logger';
 import type { WorkTreeChangeKind, WorkTreeRepo } from '../../core/ports/workTree';
+import type { CommentSide } from '../../core/policy/reviewComments';
 import type { Steering, WorkView } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
@@ -159,8 +160,8 @@ export interface WorkReviewForTests {
 export function registerWorkReview(deps: WorkReviewDeps): {
   disposables: vscode.Disposable[];
   forTests: WorkReviewForTests;
-  /** The open work review a document belongs to (the right side of one of its files) and the file's path, for review comments. */
-  locate: (uri: vscode.Uri) => { workId: string; path: string } | undefined;
+  /** The open work review a document belongs to (either side of one of its files), the file's path and the side, for review comments. */
+  locate: (uri: vscode.Uri) => { workId: string; path: string; side: CommentSide } | undefined;
 } {
   const { steering, tree, log } = deps;
   const sessions = new Map<string, WorkReviewSession>();
@@ -366,11 +367,13 @@ export function registerWorkReview(deps: WorkReviewDeps): {
     ],
     forTests: { session: (id) => sessions.get(id) },
     locate: (uri) => {
-      if (uri.scheme !== 'file') return undefined;
+      // Either side: the file on disk (new) or its baseline (old); the empty side of an added or deleted file, none.
       const key = uri.toString();
       for (const session of sessions.values()) {
-        const file = session.files.find((f) => f.right.toString() === key);
-        if (file) return { workId: session.workId, path: file.path };
+        for (const file of session.files) {
+          if (file.kind !== 'delete' && file.right.toString() === key) return { workId: session.workId, path: file.path, side: 'new' };
+          if (file.kind !== 'add' && file.left.toString() === key) return { workId: session.workId, path: file.path, side: 'old' };
+        }
       }
       return undefined;
     },
