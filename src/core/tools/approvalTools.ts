@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_NOTE_CHARS } from '../approvals/approvalService';
 import type { HoldView } from '../approvals/hold';
 import { InvalidArgumentsError } from '../errors';
+import { callerOf } from '../identity';
 import { holdViewSchema, reviewCommentSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
@@ -53,7 +54,7 @@ export const approvalCreateTool = defineTool({
     request: z.record(z.string(), z.unknown()),
   },
   output: holdShape,
-  async handler(args, { services, signal }) {
+  async handler(args, { services, signal, session, agent }) {
     // The holdable tools are the registered operations that declare a hold (src/core/tools/catalogue.ts).
     const holdable = services.runner.holdable();
     const tool = args.tool ?? toolOfRequest(args.request, holdable);
@@ -71,7 +72,7 @@ export const approvalCreateTool = defineTool({
       const body = invalidArgumentsBody(tool, parsed.error, input, request);
       throw new InvalidArgumentsError(`request: ${body.message}`, { field: `request.${String(body.details?.field ?? '')}`, ...(body.hint !== undefined ? { hint: body.hint } : {}) });
     }
-    return shown(await services.runner.createHold(tool, parsed.data, signal));
+    return shown(await services.runner.createHold(tool, parsed.data, signal, callerOf({ session, agent })));
   },
 });
 
@@ -88,8 +89,8 @@ export const approvalResolveTool = defineTool({
     note: z.string().max(MAX_NOTE_CHARS).optional(),
   },
   output: holdShape,
-  async handler(args, { services }) {
-    return shown(await services.approvals.resolve(args.approval_id, args.decision, { by: 'agent', ...(args.note !== undefined ? { note: args.note } : {}) }));
+  async handler(args, { services, session, agent }) {
+    return shown(await services.approvals.resolve(args.approval_id, args.decision, { by: 'agent', caller: callerOf({ session, agent }), ...(args.note !== undefined ? { note: args.note } : {}) }));
   },
 });
 

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
+import { callerOf } from '../identity';
 import { defineTool } from './tool';
 
 export const workReviewTool = defineTool({
   name: 'work_review',
   title: 'Review a work',
   description:
-    'freeze: digest, no edits until reopen. approve/reject: another session reviews it. commit once approved.',
+    'freeze: digest, no edits until reopen. approve/reject: another agent reviews it. commit once approved.',
   kind: 'steer',
   input: {
     work_id: z.string().min(1),
@@ -18,8 +19,11 @@ export const workReviewTool = defineTool({
     work_id: z.string(),
     digest: z.string().optional(),
     commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })).optional(),
+    /** approve/reject: who the review is recorded as ("agent:<id>", or "session:<id>" with the window's token). */
+    by: z.string().optional(),
   },
-  async handler(args, { services, session }) {
+  async handler(args, { services, session, agent }) {
+    const caller = callerOf({ session, agent });
     const { freezer } = services;
     switch (args.action) {
       case 'freeze':
@@ -28,13 +32,13 @@ export const workReviewTool = defineTool({
         return { work_id: out.work_id, ...(out.digest !== undefined ? { digest: out.digest } : {}) };
       }
       case 'commit': {
-        const out = await freezer.commit(args.work_id);
+        const out = await freezer.commit(args.work_id, undefined, { caller });
         return { work_id: out.work_id, ...(out.digest !== undefined ? { digest: out.digest } : {}), commits: out.commits };
       }
       default: {
         if (args.digest === undefined) throw new InvalidArgumentsError(`${args.action} needs the digest you reviewed.`, { field: 'digest' });
-        const r = await freezer.review(args.work_id, args.digest, args.action === 'approve', { session }, args.findings);
-        return { work_id: args.work_id, digest: r.digest };
+        const r = await freezer.review(args.work_id, args.digest, args.action === 'approve', { caller }, args.findings);
+        return { work_id: args.work_id, digest: r.digest, by: r.by };
       }
     }
   },
