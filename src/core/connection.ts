@@ -154,6 +154,9 @@ export function agentConnections(info: { url: string; token: string; serverName:
   const credential = info.agentCredential;
   // With an agent credential, every entry carries it: the bridge's environment (through `env`, so one command line
   // works in every agent's configuration), a JSON entry's `env`, or the HTTP header instead of the window's token.
+  // The CLIs that add a server take its environment as an option (codex --env, claude and gemini -e); a plain
+  // command line sets it with env(1).
+  const envOption = (flag: string): string => (credential !== undefined ? `${flag} ${AGENT_TOKEN_ENV_VAR}=${shellQuote(credential)} ` : '');
   const line = credential !== undefined ? `env ${AGENT_TOKEN_ENV_VAR}=${shellQuote(credential)} ${bridgeLine(bridge)}` : bridgeLine(bridge);
   const withEnv = (entry: Record<string, unknown>): Record<string, unknown> => (credential !== undefined ? { ...entry, env: { [AGENT_TOKEN_ENV_VAR]: credential } } : entry);
   const header = credential ?? info.token;
@@ -164,7 +167,7 @@ export function agentConnections(info: { url: string; token: string; serverName:
       label: 'Codex CLI',
       detail: 'Through the CodeSpace bridge: no port or token in ~/.codex/config.toml. Includes the start-up settings and the one `codex exec` needs for tools that write.',
       text: [
-        `codex mcp add ${name} -- ${line}`,
+        `codex mcp add ${name} ${envOption('--env')}-- ${bridgeLine(bridge)}`,
         `# Then add these lines under [mcp_servers.${name}] in ~/.codex/config.toml:`,
         ...CODEX_SERVER_SETTINGS.map((s) => `# ${s.line}`),
         ...CODEX_SERVER_SETTINGS.map((s) => `# ${s.why}`),
@@ -180,7 +183,7 @@ export function agentConnections(info: { url: string; token: string; serverName:
       id: 'claude',
       label: 'Claude Code',
       detail: 'Through the CodeSpace bridge: no port or token in any configuration. Or write the project\'s .mcp.json.',
-      text: `claude mcp add ${name} -- ${line}`,
+      text: `claude mcp add ${name} ${envOption('-e')}-- ${bridgeLine(bridge)}`,
       projectFile: '.mcp.json',
     },
     {
@@ -208,7 +211,7 @@ export function agentConnections(info: { url: string; token: string; serverName:
       label: 'Gemini CLI',
       detail: 'Through the CodeSpace bridge, in your user settings (without --scope user it writes .gemini/settings.json into the workspace). The server stays disabled until you trust the folder.',
       text: [
-        `gemini mcp add --scope user ${name} ${line}`,
+        `gemini mcp add --scope user ${envOption('-e')}${name} ${bridgeLine(bridge)}`,
         `# Gemini CLI disables MCP servers in a folder it does not trust: trust the workspace when it asks (or /permissions),`,
         `# or add it to ~/.gemini/trustedFolders.json as {"<folder>": "TRUST_FOLDER"}.`,
       ].join('\n'),

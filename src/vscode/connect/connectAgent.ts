@@ -56,6 +56,8 @@ const DEFAULT_NAMES: Record<AgentConnection['id'], string> = {
 /** The agent's name: given, or asked for (undefined: the developer cancelled). */
 async function agentName(connection: AgentConnection, args: ConnectAgentArgs | undefined, credentials: AgentCredentials): Promise<string | undefined> {
   if (args?.name !== undefined) return args.name;
+  // Scripted (an entry named, no name): the entry's usual agent name, no box.
+  if (args?.id !== undefined) return DEFAULT_NAMES[connection.id];
   const taken = new Set(credentials.list().map((r) => r.id));
   return vscode.window.showInputBox({
     title: `CodeSpace: Connect ${connection.label}`,
