@@ -248,7 +248,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
   context.subscriptions.push(...checkpointCommands.disposables);
-  const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
+  const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), agents: agentDirectory, log });
   context.subscriptions.push(panel);
   phase('editor UI');
   // The tokens' secrets for the process supervisor (no child gets them in its environment, no agent reads them in

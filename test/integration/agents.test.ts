@@ -4,7 +4,13 @@
 import * as assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import { activateExtension, call, callError, connectClient, connectionFromCommand, folder } from './helpers';
+import type { PanelState } from '../../src/shared/panelProtocol';
+import { EXTENSION_ID, activateExtension, call, callError, connectClient, connectionFromCommand, folder, pollFor } from './helpers';
+
+interface PanelForTests {
+  handleMessage(raw: unknown): Promise<unknown>;
+  lastState(): PanelState | undefined;
+}
 
 interface AgentEntry {
   id: string;
@@ -46,7 +52,7 @@ describe('agent identities (inside VS Code)', function () {
     for (const id of ['it-author', 'it-reviewer']) await vscode.commands.executeCommand('codespace.revokeAgent', { id }).then(undefined, () => undefined);
   });
 
-  it('one agent cannot resolve its own hold from a second session; another agent can; revoking closes its sessions and 401s', async () => {
+  it('one agent cannot resolve its own hold from a second session; another agent can; the panel lists both and revokes one: its sessions close and its credential gets 401', async () => {
     const author = await issue('it-author');
     const reviewer = await issue('it-reviewer');
     assert.notEqual(author, reviewer);
@@ -75,8 +81,17 @@ describe('agent identities (inside VS Code)', function () {
     assert.ok(entry && entry.sessions === 2 && entry.connected_at !== undefined, JSON.stringify(listed));
     assert.ok(!JSON.stringify(listed).includes(author), 'the list never carries a credential');
 
-    const revoked = await vscode.commands.executeCommand<{ revoked: string; closed_sessions: number }>('codespace.revokeAgent', { id: 'it-author' });
-    assert.deepEqual(revoked, { revoked: 'it-author', closed_sessions: 2 });
+    // The panel shows both agents; its Revoke (the page's message) revokes through the same command.
+    const panel = (vscode.extensions.getExtension<{ panelForTests?: PanelForTests }>(EXTENSION_ID)?.exports as { panelForTests?: PanelForTests }).panelForTests;
+    assert.ok(panel);
+    await vscode.commands.executeCommand('codespace.showPanel');
+    await pollFor('the panel lists both agents with their sessions', () => {
+      const agents = panel.lastState()?.agents ?? [];
+      return agents.find((a) => a.id === 'it-author')?.sessions === 2 && agents.some((a) => a.id === 'it-reviewer') ? true : undefined;
+    });
+    const reply = await panel.handleMessage({ type: 'revokeAgent', requestId: 'it-revoke', agentId: 'it-author' });
+    assert.deepEqual(reply, { type: 'reply', requestId: 'it-revoke', ok: true });
+    await pollFor('the panel no longer lists the revoked agent', () => (panel.lastState()?.agents?.some((a) => a.id === 'it-author') === false ? true : undefined));
     const status = (await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${author}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' })).status;
     assert.equal(status, 401);
     await assert.rejects(first.callTool({ name: 'workspace_info', arguments: {} }));

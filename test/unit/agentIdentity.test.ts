@@ -17,7 +17,7 @@ import type { Authors, Caller } from '../../src/core/identity';
 import { agentIdOf, assertNotOwn, withAuthor } from '../../src/core/identity';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { silentLogger } from '../../src/core/ports/logger';
+import { InMemoryLogger, silentLogger } from '../../src/core/ports/logger';
 import { contentVersion } from '../../src/core/patch/version';
 import { AGENTS_KEY, AGENT_SECRET_PREFIX, AgentCredentialError, AgentCredentials } from '../../src/vscode/agentCredentials';
 import { AgentDirectory } from '../../src/vscode/agentDirectory';
@@ -30,6 +30,10 @@ import { makeRepo } from './helpers/gitRepo';
 import type { RunningHost } from './helpers/httpFixture';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
 import { makeTree, removeTree, toolError } from './helpers/workspaceFixture';
+import type { HostMessage, PanelState } from '../../src/shared/panelProtocol';
+import { parsePageMessage } from '../../src/shared/panelProtocol';
+import { PanelController } from '../../src/vscode/panel/panelController';
+import { FakeActivity, FakeApprovals } from './helpers/panelPorts';
 
 /** SecretStorage and a Memento in memory, shaped as VS Code's. */
 type Secrets = ConstructorParameters<typeof AgentCredentials>[0];
@@ -323,5 +327,48 @@ describe('works: not your own review across sessions (real assembly, two agents)
     const committed = await call({ session: 'k2', agent: claude }, 'work_review', { work_id: workId, action: 'commit' });
     assert.equal(committed.kind, 'result', JSON.stringify(committed.body));
     assert.equal((committed.value?.commits as unknown[]).length, 1);
+  });
+});
+
+describe('the panel lists the agents and revokes one', () => {
+  it('shows each agent (never a credential), re-posts on a change, and revokes a known agent through the command only', async () => {
+    const s = fakeStorage();
+    const creds = new AgentCredentials(s.secrets, s.memento);
+    const directory = new AgentDirectory(creds, silentLogger);
+    const codex = (await creds.issue('codex')).credential;
+    const commands: { command: string; args: unknown[] }[] = [];
+    const controller = new PanelController({
+      approvals: new FakeApprovals(),
+      activity: new FakeActivity(),
+      agents: directory,
+      log: new InMemoryLogger(),
+      debounceMs: 10,
+      executeCommand: (command, ...args) => {
+        commands.push({ command, args });
+        return Promise.resolve(undefined);
+      },
+    });
+    try {
+      const posted: HostMessage[] = [];
+      const token = controller.attach({ post: (m) => void posted.push(m), setBadge: () => undefined });
+      await controller.handleMessage({ type: 'ready' }, token);
+      const last = (): PanelState | undefined => controller.lastPosted();
+      assert.deepEqual(last()?.agents, [{ id: 'codex', name: 'codex', sessions: 0 }]);
+      assert.ok(!JSON.stringify(posted).includes(codex));
+      await creds.issue('claude-code');
+      for (let i = 0; i < 200 && last()?.agents?.length !== 2; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(last()?.agents?.map((a) => a.id), ['codex', 'claude-code']);
+      const unknown = await controller.handleMessage({ type: 'revokeAgent', requestId: 'r1', agentId: 'nobody' }, token);
+      assert.equal(unknown?.type === 'reply' && unknown.ok, false);
+      assert.equal(commands.length, 0);
+      const done = await controller.handleMessage({ type: 'revokeAgent', requestId: 'r2', agentId: 'codex' }, token);
+      assert.equal(done?.type === 'reply' && done.ok, true);
+      assert.deepEqual(commands, [{ command: 'codespace.revokeAgent', args: [{ id: 'codex' }] }]);
+      assert.equal(parsePageMessage({ type: 'revokeAgent', requestId: 'r3', agentId: 'a\u0000' }).ok, false);
+      assert.equal(parsePageMessage({ type: 'revokeAgent', requestId: 'r3', agentId: 'codex', credential: 'x' }).ok, false);
+    } finally {
+      controller.dispose();
+      directory.dispose();
+    }
   });
 });
