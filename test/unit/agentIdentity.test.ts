@@ -217,9 +217,8 @@ describe('agent identities over HTTP (real host, real MCP clients)', function ()
     const claudeSession = await client(claude);
     const created = await codexFirst.call('approval_create', holdRequest('one'));
     assert.equal(created.isError, undefined, JSON.stringify(created.content));
-    const hold = created.structuredContent as { approval_id: string; requested_by?: { agent_id?: string; agent?: string; session?: string } };
-    assert.equal(hold.requested_by?.agent_id, 'codex');
-    assert.equal(typeof hold.requested_by?.session, 'string');
+    const hold = created.structuredContent as { approval_id: string };
+    assert.equal(h.services.approvals.get(hold.approval_id)?.requested_by_agent, 'codex');
     for (const own of [codexSecond, codexModern, codexFirst]) {
       const e = toolError(await own.call('approval_resolve', { approval_id: hold.approval_id, decision: 'grant' }));
       assert.equal(e.code, 'PERMISSION_DENIED', e.message);
@@ -229,7 +228,7 @@ describe('agent identities over HTTP (real host, real MCP clients)', function ()
     assert.equal(h.services.approvals.get(hold.approval_id)?.state, 'pending');
     const granted = await claudeSession.call('approval_resolve', { approval_id: hold.approval_id, decision: 'grant' });
     assert.equal(granted.isError, undefined, JSON.stringify(granted.content));
-    assert.equal((granted.structuredContent as { decided_by_agent?: string }).decided_by_agent, 'claude-code');
+    assert.equal(h.services.approvals.get(hold.approval_id)?.decided_by_agent, 'claude-code');
   });
 
   it('a hold asked for in the 2026 era (no session) is still the agent\'s own in a 2025 session', async () => {
@@ -319,7 +318,7 @@ describe('works: not your own review across sessions (real assembly, two agents)
     }
     const approved = await call({ session: 'k1', agent: claude }, 'work_review', { work_id: workId, action: 'approve', digest });
     assert.equal(approved.kind, 'result', JSON.stringify(approved.body));
-    assert.equal(approved.value?.by, 'agent:claude-code');
+    assert.equal(a.steering.work(workId)?.review?.by, 'agent:claude-code');
     assert.equal(a.steering.work(workId)?.review?.agent, 'claude-code');
     const commit = await call({ session: 'c4-fresh', agent: codex }, 'work_review', { work_id: workId, action: 'commit' });
     assert.equal(commit.body?.code, 'PERMISSION_DENIED', JSON.stringify(commit));

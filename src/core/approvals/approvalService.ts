@@ -8,7 +8,7 @@ import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
 import { EventStream } from '../util/eventStream';
 import { checkReviewComments } from '../reviewComments';
-import { assertNotOwn, callerFields, withAuthor } from '../identity';
+import { assertNotOwn, withAuthor } from '../identity';
 import type { Authors, Caller } from '../identity';
 import type { ReviewComment } from '../reviewComments';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
@@ -330,7 +330,8 @@ export class ApprovalService implements Approvals, Disposable {
       ...(req.operation_key !== undefined ? { operation_key: req.operation_key } : {}),
       request: req.request,
       request_hash: req.request_hash,
-      ...(req.caller !== undefined ? { requested_by: callerFields(req.caller), authors: withAuthor(NO_AUTHORS, req.caller) } : {}),
+      ...(req.caller !== undefined ? { authors: withAuthor(NO_AUTHORS, req.caller) } : {}),
+      ...(req.caller?.agent !== undefined ? { requested_by_agent: req.caller.agent.name } : {}),
     };
     if (req.proposal) this.keepProposal(hold.approval_id, req.proposal);
     await this.put(hold);
@@ -346,7 +347,7 @@ export class ApprovalService implements Approvals, Disposable {
     if (caller === undefined) return view(h);
     const authors = withAuthor(h.authors ?? NO_AUTHORS, caller);
     if (authors === h.authors) return view(h);
-    const next: StoredHold = { ...h, authors, ...(h.requested_by === undefined ? { requested_by: callerFields(caller) } : {}) };
+    const next: StoredHold = { ...h, authors, ...(h.requested_by_agent === undefined && caller.agent !== undefined ? { requested_by_agent: caller.agent.name } : {}) };
     await this.put(next);
     return view(next);
   }

@@ -61,8 +61,8 @@ export interface HoldView {
   readonly created_at: string;
   readonly decided_at?: string;
   readonly decided_by?: Decider;
-  /** Who asked for the hold: its session and, with an agent credential, the agent's id and name. */
-  readonly requested_by?: { readonly session?: string; readonly agent_id?: string; readonly agent?: string };
+  /** The agent (its name) that asked for the hold, when it connected with its own credential. */
+  readonly requested_by_agent?: string;
   /** The agent (its name) that decided, when `decided_by` is "agent" and it had an agent credential. */
   readonly decided_by_agent?: string;
   /** The reviewer's note on a decision (deny or grant). */

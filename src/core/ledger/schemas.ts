@@ -86,8 +86,8 @@ export const holdViewSchema = z.object({
   created_at: z.string(),
   decided_at: z.string().optional(),
   decided_by: z.enum(['reviewer', 'agent']).optional(),
-  /** Who asked for the hold: the session and, when it connected with an agent credential, the agent (id and name). */
-  requested_by: z.object({ session: z.string().optional(), agent_id: z.string().optional(), agent: z.string().optional() }).optional(),
+  /** The agent (name) that asked for the hold, when it connected with its own credential. */
+  requested_by_agent: z.string().optional(),
   /** The agent that decided (`decided_by: "agent"` with an agent credential): its name. */
   decided_by_agent: z.string().optional(),
   note: z.string().optional(),

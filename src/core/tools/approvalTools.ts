@@ -12,11 +12,12 @@ import { execCommandTool } from './execCommand';
 import type { AnyTool } from './tool';
 import { defineTool } from './tool';
 
-const holdShape = holdViewSchema.shape;
+// Who asked and which agent decided stay in the record (the panel, the ledger): tools/list keeps to its budget.
+const holdShape = holdViewSchema.omit({ requested_by_agent: true, decided_by_agent: true }).shape;
 
 function shown(h: HoldView): z.input<z.ZodObject<typeof holdShape>> {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a Request Changes' comments reach the agent through operation_resume
-  const { files, command, sensitive_paths, comments, ...rest } = h;
+  const { files, command, sensitive_paths, comments, requested_by_agent, decided_by_agent, ...rest } = h;
   return {
     ...rest,
     sensitive_paths: [...sensitive_paths],

@@ -19,8 +19,6 @@ export const workReviewTool = defineTool({
     work_id: z.string(),
     digest: z.string().optional(),
     commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })).optional(),
-    /** approve/reject: who the review is recorded as ("agent:<id>", or "session:<id>" with the window's token). */
-    by: z.string().optional(),
   },
   async handler(args, { services, session, agent }) {
     const caller = callerOf({ session, agent });
@@ -38,7 +36,7 @@ export const workReviewTool = defineTool({
       default: {
         if (args.digest === undefined) throw new InvalidArgumentsError(`${args.action} needs the digest you reviewed.`, { field: 'digest' });
         const r = await freezer.review(args.work_id, args.digest, args.action === 'approve', { caller }, args.findings);
-        return { work_id: args.work_id, digest: r.digest, by: r.by };
+        return { work_id: args.work_id, digest: r.digest };
       }
     }
   },
