@@ -23,6 +23,9 @@ import { OutputLogger } from './vscode/log';
 import { newRepositoryExposure } from './vscode/newRepositories';
 import { registerMcpDefinitionProvider } from './vscode/mcpDefinitionProvider';
 import { registerConnectAgent } from './vscode/connect/connectAgent';
+import { registerAgentCommands } from './vscode/connect/agents';
+import { AgentDirectory } from './vscode/agentDirectory';
+import { AgentCredentials } from './vscode/agentCredentials';
 import { registerPortAttributes } from './vscode/connect/portAttributes';
 import { PortMemory } from './vscode/connect/portMemory';
 import { registerTerminalEnvironment } from './vscode/connect/terminalEnvironment';
@@ -112,6 +115,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   // window, the slowest step of activation.
   const inboxTokens = new TokenStore(context.secrets, (err) => log.error('[token] an inbox token listener failed', describe(err)), INBOX_TOKEN_KEY, context.globalState);
   context.subscriptions.push(tokens, inboxTokens);
+  // Each connected agent's own credential (Connect an Agent): only their SHA-256 digests in the global state.
+  const agentCredentials = new AgentCredentials(context.secrets, context.globalState, (err) => log.error('[agents] a listener failed', describe(err)));
+  const agentDirectory = new AgentDirectory(agentCredentials, log);
+  context.subscriptions.push(agentDirectory);
   const loadingTokens = Promise.all([tokens.load(), inboxTokens.load()]);
   loadingTokens.catch(() => undefined); // awaited below, after the editor's side
 
@@ -244,7 +251,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
   context.subscriptions.push(...checkpointCommands.disposables);
-  const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), log });
+  const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), agents: agentDirectory, log });
   context.subscriptions.push(panel);
   phase('editor UI');
   // The tokens' secrets for the process supervisor (no child gets them in its environment, no agent reads them in
@@ -283,10 +290,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const host = new McpHttpHost({
     ...bothEras({ dispatcher: core.dispatcher, version }),
     token: () => tokens.expected(),
+    agents: agentCredentials,
     logger: log,
     inbox: { steering: core.steering, token: () => inboxTokens.expected(), logger: log },
   });
 
+  agentDirectory.attach(host);
   // Connecting agents: the discovery record (for the stdio bridge), the terminals' environment, a stable port.
   const ports = new PortMemory(context.workspaceState, host);
   const discovery = new WindowPublisher({
@@ -323,7 +332,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     vscode.workspace.onDidChangeWorkspaceFolders(() => discovery.refresh()),
     registerTerminalEnvironment(context.environmentVariableCollection, host, tokens),
     registerPortAttributes(host, (line) => log.info(line)),
-    registerConnectAgent({ server: host, tokens, log, serverName: SERVER_NAME, bridge }),
+    registerConnectAgent({ server: host, tokens, log, serverName: SERVER_NAME, bridge, credentials: agentCredentials }),
+    ...registerAgentCommands(agentDirectory),
     new ServerStatusBar(host),
     ...registerCommands({ server: host, tokens, log, serverName: SERVER_NAME, preferredPort: () => ports.preferredPort() }),
     ...registerInboxCommands({ server: host, tokens: inboxTokens, log }),

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { FoundRecord, Selection } from '../core/discovery/record';
 import { selectByUrl, selectByWorkspace, selectSameFolders } from '../core/discovery/record';
 import { readAllRecords, readToken } from '../node/discovery/discoveryFiles';
+import { agentCredential } from './upstreamHeaders';
 
 /** The environment a CodeSpace window gives its terminals (src/vscode/connect/terminalEnvironment.ts). */
 export const ENV_URL = 'CODESPACE_MCP_URL';
@@ -65,7 +66,8 @@ export function missingTokenMessage(lead: string, env: NodeJS.ProcessEnv): strin
 }
 
 function withToken(found: FoundRecord, env: NodeJS.ProcessEnv, how: string): Target {
-  const token = readToken(found) ?? (env[ENV_TOKEN] || undefined);
+  // An agent's own credential opens the endpoint as well (upstreamHeaders sends it whenever it is set).
+  const token = readToken(found) ?? (env[ENV_TOKEN] || agentCredential(env));
   if (!token) throw new LocateError(missingTokenMessage(`The CodeSpace window (${found.record.url}) publishes no token file (codespace.discovery.tokenFile is off).`, env), false);
   return { url: found.record.url, token, folders: found.record.workspaceFolders, describe: `${how}: ${found.record.url} (pid ${found.record.pid}, ${found.record.workspaceFolders.join(', ')})` };
 }
@@ -84,7 +86,7 @@ function fromSelection(sel: Selection, options: LocateOptions, how: string): Tar
 export function locate(options: LocateOptions): Target {
   const records = readAllRecords(options.dirs);
   const envUrl = options.env[ENV_URL];
-  const envToken = options.env[ENV_TOKEN] || undefined;
+  const envToken = options.env[ENV_TOKEN] || agentCredential(options.env);
   if (options.workspace === undefined && envUrl) {
     const found = selectByUrl(records, envUrl);
     if (found) return withToken(found, options.env, `from ${ENV_URL}`);

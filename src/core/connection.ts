@@ -8,6 +8,8 @@ export interface ConnectionInfo {
 /** Set in the terminals of a CodeSpace window (codespace.terminal.environment), read by the bridge and by clients. */
 export const URL_ENV_VAR = 'CODESPACE_MCP_URL';
 export const TOKEN_ENV_VAR = 'CODESPACE_MCP_TOKEN';
+/** An agent's own credential ("Connect an Agent"): the bridge sends it instead of the window's token. */
+export const AGENT_TOKEN_ENV_VAR = 'CODESPACE_AGENT_TOKEN';
 
 export function connectionSnippets(info: ConnectionInfo): { codex: string; claudeCode: string; vscodeMcpJson: string; plain: string } {
   const codex = [
@@ -147,17 +149,25 @@ export const CODEX_SERVER_SETTINGS: readonly { readonly line: string; readonly w
  * What "Connect an Agent…" offers. The bridge comes first for every agent that starts MCP servers itself: it
  * needs no port and no token in any configuration file (it finds the window and reads the token itself).
  */
-export function agentConnections(info: { url: string; token: string; serverName: string; bridge: BridgeCommand }): AgentConnection[] {
+export function agentConnections(info: { url: string; token: string; serverName: string; bridge: BridgeCommand; agentCredential?: string }): AgentConnection[] {
   const { serverName: name, url, bridge } = info;
-  const line = bridgeLine(bridge);
-  const json = (target: McpJsonTarget) => JSON.stringify({ [mcpJsonServersKey(target)]: { [name]: mcpJsonEntry(target, bridge) } }, null, 2);
+  const credential = info.agentCredential;
+  // With an agent credential, every entry carries it: the bridge's environment (through `env`, so one command line
+  // works in every agent's configuration), a JSON entry's `env`, or the HTTP header instead of the window's token.
+  // The CLIs that add a server take its environment as an option (codex --env, claude and gemini -e); a plain
+  // command line sets it with env(1).
+  const envOption = (flag: string): string => (credential !== undefined ? `${flag} ${AGENT_TOKEN_ENV_VAR}=${shellQuote(credential)} ` : '');
+  const line = credential !== undefined ? `env ${AGENT_TOKEN_ENV_VAR}=${shellQuote(credential)} ${bridgeLine(bridge)}` : bridgeLine(bridge);
+  const withEnv = (entry: Record<string, unknown>): Record<string, unknown> => (credential !== undefined ? { ...entry, env: { [AGENT_TOKEN_ENV_VAR]: credential } } : entry);
+  const header = credential ?? info.token;
+  const json = (target: McpJsonTarget) => JSON.stringify({ [mcpJsonServersKey(target)]: { [name]: withEnv(mcpJsonEntry(target, bridge)) } }, null, 2);
   return [
     {
       id: 'codex',
       label: 'Codex CLI',
       detail: 'Through the CodeSpace bridge: no port or token in ~/.codex/config.toml. Includes the start-up settings and the one `codex exec` needs for tools that write.',
       text: [
-        `codex mcp add ${name} -- ${line}`,
+        `codex mcp add ${name} ${envOption('--env')}-- ${bridgeLine(bridge)}`,
         `# Then add these lines under [mcp_servers.${name}] in ~/.codex/config.toml:`,
         ...CODEX_SERVER_SETTINGS.map((s) => `# ${s.line}`),
         ...CODEX_SERVER_SETTINGS.map((s) => `# ${s.why}`),
@@ -167,20 +177,20 @@ export function agentConnections(info: { url: string; token: string; serverName:
       id: 'codex-http',
       label: 'Codex CLI (HTTP)',
       detail: `Direct HTTP; the token comes from ${TOKEN_ENV_VAR}, set in this window's terminals.`,
-      text: [`# ~/.codex/config.toml`, `[mcp_servers.${name}]`, `url = "${url}"`, `bearer_token_env_var = "${TOKEN_ENV_VAR}"`].join('\n'),
+      text: [`# ~/.codex/config.toml`, `[mcp_servers.${name}]`, `url = "${url}"`, credential !== undefined ? `http_headers = { Authorization = "Bearer ${credential}" }` : `bearer_token_env_var = "${TOKEN_ENV_VAR}"`].join('\n'),
     },
     {
       id: 'claude',
       label: 'Claude Code',
       detail: 'Through the CodeSpace bridge: no port or token in any configuration. Or write the project\'s .mcp.json.',
-      text: `claude mcp add ${name} -- ${line}`,
+      text: `claude mcp add ${name} ${envOption('-e')}-- ${bridgeLine(bridge)}`,
       projectFile: '.mcp.json',
     },
     {
       id: 'claude-http',
       label: 'Claude Code (HTTP)',
       detail: `Direct HTTP with the header, expanded from ${TOKEN_ENV_VAR} by Claude Code (some versions do not: prefer the bridge).`,
-      text: `claude mcp add --transport http ${name} ${url} --header 'Authorization: Bearer \${${TOKEN_ENV_VAR}}'`,
+      text: `claude mcp add --transport http ${name} ${url} --header 'Authorization: Bearer ${credential ?? `\${${TOKEN_ENV_VAR}}`}'`,
     },
     {
       id: 'vscode',
@@ -201,7 +211,7 @@ export function agentConnections(info: { url: string; token: string; serverName:
       label: 'Gemini CLI',
       detail: 'Through the CodeSpace bridge, in your user settings (without --scope user it writes .gemini/settings.json into the workspace). The server stays disabled until you trust the folder.',
       text: [
-        `gemini mcp add --scope user ${name} ${line}`,
+        `gemini mcp add --scope user ${envOption('-e')}${name} ${bridgeLine(bridge)}`,
         `# Gemini CLI disables MCP servers in a folder it does not trust: trust the workspace when it asks (or /permissions),`,
         `# or add it to ~/.gemini/trustedFolders.json as {"<folder>": "TRUST_FOLDER"}.`,
       ].join('\n'),
@@ -210,13 +220,13 @@ export function agentConnections(info: { url: string; token: string; serverName:
       id: 'antigravity',
       label: 'Antigravity CLI (agy)',
       detail: 'Through the CodeSpace bridge: paste into ~/.gemini/antigravity-cli/mcp_config.json (all workspaces) or .agents/mcp_config.json (one workspace).',
-      text: JSON.stringify({ mcpServers: { [name]: { command: bridge.command, args: [...bridge.args] } } }, null, 2),
+      text: JSON.stringify({ mcpServers: { [name]: withEnv({ command: bridge.command, args: [...bridge.args] }) } }, null, 2),
     },
     {
       id: 'http',
       label: 'Generic HTTP client',
       detail: 'URL and bearer token. The clipboard then holds the token: paste it only into your client.',
-      text: `URL: ${url}\nHeader: Authorization: Bearer ${info.token}`,
+      text: `URL: ${url}\nHeader: Authorization: Bearer ${header}`,
     },
     {
       id: 'stdio',

@@ -20,6 +20,9 @@ import { JsonSessionTransport } from './jsonSessionTransport';
 import type { RequestCheck } from './security';
 import type { ExpectedSecret } from '../core/expectedSecret';
 import { asMiddleware, bearerCheck, hostCheck, originCheck, refuse, sendRpcError } from './security';
+import type { AgentRef } from '../core/identity';
+import type { AgentActivity, AgentVerifier } from './agentIdentity';
+import { AgentActivityLog, agentOfRequest, agentOrWindowCheck, withRequestAgent } from './agentIdentity';
 import type { ChangeSink } from './surface';
 
 export const LOOPBACK = '127.0.0.1';
@@ -33,6 +36,8 @@ interface Session {
   readonly transport: JsonSessionTransport;
   readonly server: McpServer;
   lastSeen: number;
+  /** The agent whose credential opened the session (undefined: the window's token). Every request must match it. */
+  readonly agent: AgentRef | undefined;
 }
 
 /** A session id shown in logs: enough to correlate, not enough to use. */
@@ -58,6 +63,8 @@ export interface McpHttpHostOptions {
   readonly logger: Logger;
   /** Serves the /inbox JSON API (steering) behind the same Host and Origin guards, with its own token. */
   readonly inbox?: InboxOptions;
+  /** Agent credentials accepted besides the token (each names its agent: src/mcp/agentIdentity.ts). */
+  readonly agents?: AgentVerifier;
 }
 
 /**
@@ -75,11 +82,12 @@ export class McpHttpHost implements ServerControl {
   private readonly sessions = new Map<string, Session>();
   private _state: HostState = { kind: 'stopped' };
   private readonly listeners = new Set<(s: HostState) => void>();
+  private readonly agentActivity = new AgentActivityLog();
   private modern: { readonly handler: McpHttpHandler; readonly node: NodeMcpRequestHandler; readonly watching: Disposable | undefined } | undefined;
 
   constructor(private readonly options: McpHttpHostOptions) {
     this.outerChecks = [hostCheck(() => this.port ?? -1), originCheck()];
-    this.tokenCheck = bearerCheck(options.token, 'codespace');
+    this.tokenCheck = agentOrWindowCheck(options.agents, bearerCheck(options.token, 'codespace'));
   }
 
   get state(): HostState {
@@ -187,13 +195,21 @@ export class McpHttpHost implements ServerControl {
     return app;
   }
 
-  /** One /mcp request, its body parsed (undefined when it had none, or no JSON one). */
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
+  /** One /mcp request, its body parsed: handled with its agent (if any) as the identity its tool calls see. */
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
+    const agent = agentOfRequest(req);
+    if (agent !== undefined) this.agentActivity.seen(agent);
+    return withRequestAgent(agent, () => this.handleAs(agent, req, res, body));
+  }
+
+  private async handleAs(agent: AgentRef | undefined, req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
       if (!session) return sendRpcError(res, 404, -32001, 'Session not found: initialize a new session.');
+      // A session is its opener's: another agent's credential (or the window's token) cannot drive it.
+      if (session.agent?.id !== agent?.id) return sendRpcError(res, 403, -32001, 'Forbidden: this session was opened with another credential.');
       session.lastSeen = Date.now();
       await session.transport.handle(req, res, body);
       return;
@@ -214,8 +230,9 @@ export class McpHttpHost implements ServerControl {
     const transport: JsonSessionTransport = new JsonSessionTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { transport, server, lastSeen: Date.now() });
-        this.options.logger.info(`[http] session ${maskId(id)} opened (${this.sessions.size} open)`);
+        this.sessions.set(id, { transport, server, lastSeen: Date.now(), agent });
+        this.options.logger.info(`[http] session ${maskId(id)} opened${agent !== undefined ? ` by agent "${agent.name}"` : ''} (${this.sessions.size} open)`);
+        if (agent !== undefined) this.agentActivity.changed();
       },
     });
     transport.onclose = () => {
@@ -230,6 +247,7 @@ export class McpHttpHost implements ServerControl {
     if (!s) return;
     this.sessions.delete(id);
     this.options.logger.info(`[http] session ${maskId(id)} closed (${this.sessions.size} open)`);
+    if (s.agent !== undefined) this.agentActivity.changed();
     void s.server.close().catch(() => undefined);
   }
 
@@ -337,6 +355,38 @@ export class McpHttpHost implements ServerControl {
       await s.transport.close();
       await s.server.close();
     }));
+  }
+
+  /** What this window has seen of each agent since it started: first and last request, open sessions. */
+  agents(): AgentActivity[] {
+    const open = new Map<string, number>();
+    for (const s of this.sessions.values()) if (s.agent !== undefined) open.set(s.agent.id, (open.get(s.agent.id) ?? 0) + 1);
+    return this.agentActivity.list(open);
+  }
+
+  /** Fires when an agent connects for the first time, opens or closes a session, or is closed out. */
+  onDidChangeAgents(listener: () => void): Disposable {
+    return this.agentActivity.onDidChange(listener);
+  }
+
+  /**
+   * Closes every session of an agent at once (its credential was revoked), and every 2026-era exchange in flight
+   * (the handler is replaced; other clients' next requests are served by the new one). Returns how many sessions.
+   */
+  async closeAgent(agentId: string): Promise<number> {
+    if (this.modern) {
+      await this.stopModern();
+      this.startModern();
+    }
+    const closing = [...this.sessions.entries()].filter(([, s]) => s.agent?.id === agentId);
+    for (const [id] of closing) this.sessions.delete(id);
+    await Promise.allSettled(closing.map(async ([, s]) => {
+      await s.transport.close();
+      await s.server.close();
+    }));
+    this.agentActivity.forget(agentId);
+    this.options.logger.info(`[http] agent "${agentId}" closed out: ${closing.length} session(s) closed`);
+    return closing.length;
   }
 
   dispose(): void {

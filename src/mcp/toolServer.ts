@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { requestAgent } from './agentIdentity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
@@ -60,7 +61,9 @@ export function defineServer(surface: McpSurface, dispatcher: ToolDispatcher): v
   surface.serveTasks?.({ get: (taskId, ctx) => tasks.get(taskId, ctx.signal) as never, cancel: (taskId) => tasks.cancel(taskId) });
   surface.handle('tools/call', async (params, ctx) => {
     const progress = progressReporter(params._meta?.progressToken as string | number | undefined, ctx.notify);
-    const context = { ...(ctx.sessionId !== undefined ? { session: ctx.sessionId } : {}), ...(progress ? { progress } : {}) };
+    // The agent whose credential the HTTP request carried (src/mcp/agentIdentity.ts); none with the window's token.
+    const agent = requestAgent();
+    const context = { ...(ctx.sessionId !== undefined ? { session: ctx.sessionId } : {}), ...(agent !== undefined ? { agent } : {}), ...(progress ? { progress } : {}) };
     const outcome = await dispatcher.call(params.name, params.arguments ?? {}, ctx.signal, context);
     switch (outcome.kind) {
       case 'unknown_tool':

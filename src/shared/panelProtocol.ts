@@ -162,6 +162,17 @@ export interface PanelDelivery {
   readonly links?: readonly { readonly workspaceId: string; readonly branch: string; readonly url: string; readonly kind: 'pull_request' | 'compare' }[];
 }
 
+/** An agent with its own credential (Connect an Agent): what this window saw of it. Never the credential. */
+export interface PanelAgent {
+  readonly id: string;
+  readonly name: string;
+  /** Its open MCP sessions in this window. */
+  readonly sessions: number;
+  /** When its first request reached this window (absent: not since the window started). */
+  readonly connectedAt?: string;
+  readonly lastActivity?: string;
+}
+
 /** Everything the page shows. */
 export interface PanelState {
   /** Pending holds (newest first), then stale ones (newest first). */
@@ -176,6 +187,8 @@ export interface PanelState {
   /** Instructions queued and not yet claimed, over every open work. */
   readonly waitingInstructionCount?: number;
   readonly openWorkCount?: number;
+  /** The agents with a credential, in the order they were issued. Absent when the window has no agent directory. */
+  readonly agents?: readonly PanelAgent[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -201,7 +214,9 @@ export type PageMessage =
   | { readonly type: 'requeueInstruction'; readonly requestId: string; readonly instructionId: string }
   | { readonly type: 'reviewWork'; readonly requestId: string; readonly workId: string }
   | { readonly type: 'discardWork'; readonly requestId: string; readonly workId: string }
-  | { readonly type: 'rewindWork'; readonly requestId: string; readonly workId: string; readonly operationId: string };
+  | { readonly type: 'rewindWork'; readonly requestId: string; readonly workId: string; readonly operationId: string }
+  /** Revokes an agent's credential: its sessions close at once, its credential gets 401. */
+  | { readonly type: 'revokeAgent'; readonly requestId: string; readonly agentId: string };
 
 export type PageMessageType = PageMessage['type'];
 export type PageRequest = Exclude<PageMessage, { type: 'ready' }>;
@@ -243,6 +258,7 @@ const FIELDS: { readonly [K in PageMessageType]: readonly (readonly [string, Fie
   reviewWork: [['requestId', 'requestId'], ['workId', 'id']],
   discardWork: [['requestId', 'requestId'], ['workId', 'id']],
   rewindWork: [['requestId', 'requestId'], ['workId', 'id'], ['operationId', 'id']],
+  revokeAgent: [['requestId', 'requestId'], ['agentId', 'id']],
 };
 
 /** UTF-8 length of a string (TextEncoder exists in the page and in Node alike). */

@@ -37,6 +37,8 @@ export const COMMANDS = {
   rewindWork: 'codespace.rewindWork',
   redoRewind: 'codespace.redoRewind',
   connectAgent: 'codespace.connectAgent',
+  listAgents: 'codespace.listAgents',
+  revokeAgent: 'codespace.revokeAgent',
   copyInboxToken: 'codespace.copyInboxToken',
   rotateInboxToken: 'codespace.rotateInboxToken',
 } as const;

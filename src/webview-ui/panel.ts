@@ -10,7 +10,7 @@
 // `button[data-action="review-work"]`, each instruction `.instruction[data-instruction-id][data-status]` with its
 // `.instruction-text`, `.instruction-note` and, for a draft, `button[data-action="edit-draft"|"delete-draft"|"queue-draft"]` (a blocked one:
 // `button[data-action="requeue"]`).
-import type { HostMessage, PageMessage, PanelActivity, PanelDelivery, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../shared/panelProtocol';
+import type { HostMessage, PageMessage, PanelActivity, PanelAgent, PanelDelivery, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../shared/panelProtocol';
 import { MAX_INSTRUCTION_BYTES, utf8Bytes } from '../shared/panelProtocol';
 import { visiblePieces } from '../shared/visibleText';
 
@@ -323,6 +323,25 @@ function renderProcesses(container: HTMLElement, items: readonly PanelProcess[])
   container.replaceChildren(list);
 }
 
+/** The agents with a credential: name, sessions, when connected and last active, and Revoke. */
+function renderAgents(container: HTMLElement, items: readonly PanelAgent[]): void {
+  if (items.length === 0) {
+    container.replaceChildren(el('p', { className: 'empty', text: 'No agent has a credential yet: Connect an Agent issues one.' }));
+    return;
+  }
+  const list = el('ul', { className: 'agent-list' });
+  for (const a of items) {
+    const meta = el('span', { className: 'meta' });
+    if (a.connectedAt === undefined) meta.append('not connected since this window started');
+    else meta.append(`${a.sessions} session${a.sessions === 1 ? '' : 's'} · connected `, time(a.connectedAt) ?? '', ' · last activity ', time(a.lastActivity ?? a.connectedAt) ?? '');
+    const revoke = el('button', { className: 'revoke', text: 'Revoke', attrs: { type: 'button', 'data-action': 'revokeAgent', title: 'Close its sessions now; its credential stops working' } });
+    revoke.disabled = busy(`agent:${a.id}`);
+    revoke.addEventListener('click', () => request(`agent:${a.id}`, 'agents', 'revokeAgent', (requestId) => ({ type: 'revokeAgent', requestId, agentId: a.id })));
+    list.append(el('li', { className: 'agent', attrs: { 'data-agent-id': a.id } }, el('span', { className: 'name', text: a.name }), meta, revoke));
+  }
+  container.replaceChildren(list);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Steering: the composer and the works
 // ---------------------------------------------------------------------------------------------------------------
@@ -565,6 +584,7 @@ const root = document.getElementById('root') as HTMLElement;
 const holdsSection = section('holds', 'Pending approvals');
 const activitySection = section('activity', 'Activity');
 const processSection = section('processes', 'Agent processes');
+const agentSection = section('agents', 'Agents');
 const steeringSection = section('steering', 'Steering');
 const composer = buildComposer();
 const worksBody = el('div', { attrs: { 'data-role': 'works-list' } });
@@ -580,7 +600,7 @@ function render(state: PanelState): void {
   const active = document.activeElement;
   const caret = active instanceof HTMLTextAreaElement ? [active.selectionStart, active.selectionEnd] as const : undefined;
 
-  if (!root.contains(holdsSection.section)) root.replaceChildren(holdsSection.section, steeringSection.section, activitySection.section, processSection.section);
+  if (!root.contains(holdsSection.section)) root.replaceChildren(holdsSection.section, steeringSection.section, activitySection.section, processSection.section, agentSection.section);
   const works = state.works;
   steeringSection.section.hidden = works === undefined;
   if (works) {
@@ -607,6 +627,12 @@ function render(state: PanelState): void {
   renderProcesses(processSection.body, state.processes);
   processSection.count.textContent = state.processes.length > 0 ? `(${state.processes.length})` : '';
   showError(processSection, 'processes');
+  agentSection.section.hidden = state.agents === undefined;
+  if (state.agents) {
+    renderAgents(agentSection.body, state.agents);
+    agentSection.count.textContent = state.agents.length > 0 ? `(${state.agents.length})` : '';
+    showError(agentSection, 'agents');
+  }
 
   if (active instanceof HTMLElement && active !== document.activeElement && active.isConnected) {
     active.focus();

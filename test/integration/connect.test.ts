@@ -81,9 +81,10 @@ describe('connecting agents (inside VS Code)', function () {
 
   it('Connect an Agent copies the bridge command and writes .mcp.json without the token, keeping other servers', async () => {
     const copied = await vscode.commands.executeCommand<{ id: string; copied: boolean }>('codespace.connectAgent', { id: 'codex' });
-    assert.deepEqual(copied, { id: 'codex', copied: true });
+    assert.deepEqual(copied, { id: 'codex', copied: true, agent: { id: 'codex', name: 'codex' } });
     const text = await vscode.env.clipboard.readText();
-    const m = /^codex mcp add codespace -- node (\S+)\n.*^# required = true\n# startup_timeout_sec = 30\n# default_tools_approval_mode = "approve"$/ms.exec(text);
+    assert.ok(!text.includes(token), 'the agent\'s own credential, not the window token');
+    const m = /^codex mcp add codespace --env CODESPACE_AGENT_TOKEN=csa_[A-Za-z0-9_-]{43} -- node (\S+)\n.*^# required = true\n# startup_timeout_sec = 30\n# default_tools_approval_mode = "approve"$/ms.exec(text);
     assert.ok(m, text);
     assert.ok(fs.existsSync(m[1] as string) && (m[1] as string).endsWith(path.join('dist', 'stdio.js')), 'the bridge path exists');
 

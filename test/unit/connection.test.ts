@@ -19,6 +19,22 @@ describe('Connect an Agent: commands and project files', () => {
     }
   });
 
+  it('with an agent credential, every entry carries it (never the window token): CLI env options, JSON env, the header', () => {
+    const credential = `csa_${'x'.repeat(43)}`;
+    const byId = Object.fromEntries(agentConnections({ ...info, agentCredential: credential }).map((c) => [c.id, c]));
+    const node = "node '/home/a b/.vscode/extensions/codespace.codespace-vscode-0.1.0/dist/stdio.js'";
+    assert.equal(byId.codex?.text.split('\n')[0], `codex mcp add codespace --env CODESPACE_AGENT_TOKEN=${credential} -- ${node}`);
+    assert.equal(byId.claude?.text, `claude mcp add codespace -e CODESPACE_AGENT_TOKEN=${credential} -- ${node}`);
+    assert.equal(byId.gemini?.text.split('\n')[0], `gemini mcp add --scope user -e CODESPACE_AGENT_TOKEN=${credential} codespace ${node}`);
+    assert.equal(byId.stdio?.text, `env CODESPACE_AGENT_TOKEN=${credential} ${node}`);
+    assert.equal(byId.http?.text, `URL: http://127.0.0.1:4567/mcp\nHeader: Authorization: Bearer ${credential}`);
+    for (const id of ['vscode', 'cursor', 'antigravity']) assert.ok(byId[id]?.text.includes(`"CODESPACE_AGENT_TOKEN": "${credential}"`), id);
+    for (const c of Object.values(byId)) {
+      assert.ok(c.text.includes(credential), `${c.id} carries the credential`);
+      assert.ok(!c.text.includes(info.token), `${c.id} never carries the window token`);
+    }
+  });
+
   it('names the stable launcher: ~ in commands, ${HOME} / ${userHome} in project files, no machine path in any of them', () => {
     const launcher = { command: '/home/ann/.codespace/bin/codespace-mcp', args: [], homePath: '.codespace/bin/codespace-mcp' };
     const byId = Object.fromEntries(agentConnections({ ...info, bridge: launcher }).map((c) => [c.id, c]));

@@ -8,6 +8,8 @@ import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
 import { EventStream } from '../util/eventStream';
 import { checkReviewComments } from '../policy/reviewComments';
+import { assertNotOwn, withAuthor } from '../identity';
+import type { Authors, Caller } from '../identity';
 import type { ReviewComment } from '../policy/reviewComments';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
 
@@ -30,6 +32,8 @@ export interface StoredHold extends HoldView {
   readonly result?: unknown;
   /** Terminal error of a consumed hold (the resumed operation failed for good). */
   readonly error?: ToolErrorBody;
+  /** Every session and agent that asked for it (none of them may resolve it). */
+  readonly authors?: Authors;
 }
 
 export interface CreateHoldRequest {
@@ -44,7 +48,11 @@ export interface CreateHoldRequest {
   readonly operation_key?: string;
   /** The planned content, kept in memory for the diff editor (re-planned after a reload). */
   readonly proposal?: readonly ProposalFile[];
+  /** Who asked: one of the hold's authors, who may not resolve it (src/core/identity.ts). */
+  readonly caller?: Caller;
 }
+
+const NO_AUTHORS: Authors = { sessions: [], agents: [] };
 
 /** What is on disk at a workspace-relative path now: a version, nothing, or a folder. */
 /** The version of a file now; `workId`: the work the held request names (its worktree, when it has one). */
@@ -80,7 +88,7 @@ const entrySchema = z.object({ type: z.literal(ENTRY_TYPE), v: z.literal(ENTRY_V
 
 function view(h: StoredHold): HoldView {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { request, request_hash, result, error, ...rest } = h;
+  const { request, request_hash, result, error, authors, ...rest } = h;
   return rest;
 }
 
@@ -211,7 +219,7 @@ export class ApprovalService implements Approvals, Disposable {
     this.changes.emit(view(h));
   }
 
-  async resolve(approvalId: string, decision: 'grant' | 'deny', options: { by: Decider; note?: string }): Promise<HoldView> {
+  async resolve(approvalId: string, decision: 'grant' | 'deny', options: { by: Decider; note?: string; caller?: Caller }): Promise<HoldView> {
     if (options.by === 'agent' && !this.policy().agentMayResolve) {
       throw new ToolError('PERMISSION_DENIED', 'Only the developer in VS Code can decide on a hold: the operator has not allowed agents to resolve approvals.', {
         hint: 'Call operation_resume with wait_ms to wait for the decision; the developer sees the hold in the CodeSpace panel.',
@@ -219,6 +227,8 @@ export class ApprovalService implements Approvals, Disposable {
       });
     }
     const h = this.stored(approvalId);
+    // Not your own review: an agent never resolves a hold it (in any session) asked for.
+    if (options.by === 'agent') assertNotOwn(options.caller ?? {}, h.authors ?? NO_AUTHORS, { kind: 'hold', id: approvalId, action: 'resolve' });
     if (h.state !== 'pending') throw this.notPending(h);
     const note = options.note?.slice(0, MAX_NOTE_CHARS);
     if (decision === 'grant') {
@@ -237,6 +247,7 @@ export class ApprovalService implements Approvals, Disposable {
       state: decision === 'grant' ? 'granted' : 'denied',
       decided_at: this.timestamp(),
       decided_by: options.by,
+      ...(options.by === 'agent' && options.caller?.agent !== undefined ? { decided_by_agent: options.caller.agent.name } : {}),
       ...(note !== undefined && note !== '' ? { note } : {}),
     };
     await this.put(next);
@@ -297,7 +308,7 @@ export class ApprovalService implements Approvals, Disposable {
   async create(req: CreateHoldRequest): Promise<HoldView> {
     let pending = 0;
     for (const h of this.holds.values()) {
-      if (h.state === 'pending' && h.tool === req.tool && h.request_hash === req.request_hash) return view(h);
+      if (h.state === 'pending' && h.tool === req.tool && h.request_hash === req.request_hash) return this.addRequester(h, req.caller);
       if (h.state === 'pending') pending++;
     }
     if (pending >= MAX_PENDING) {
@@ -319,11 +330,26 @@ export class ApprovalService implements Approvals, Disposable {
       ...(req.operation_key !== undefined ? { operation_key: req.operation_key } : {}),
       request: req.request,
       request_hash: req.request_hash,
+      ...(req.caller !== undefined ? { authors: withAuthor(NO_AUTHORS, req.caller) } : {}),
+      ...(req.caller?.agent !== undefined ? { requested_by_agent: req.caller.agent.name } : {}),
     };
     if (req.proposal) this.keepProposal(hold.approval_id, req.proposal);
     await this.put(hold);
     this.trim();
     return view(hold);
+  }
+
+  /**
+   * The same request asked again (a retry, or another caller with the same request): the pending hold it already
+   * has, with the caller added to its authors, so that no one who asked for it can resolve it.
+   */
+  private async addRequester(h: StoredHold, caller: Caller | undefined): Promise<HoldView> {
+    if (caller === undefined) return view(h);
+    const authors = withAuthor(h.authors ?? NO_AUTHORS, caller);
+    if (authors === h.authors) return view(h);
+    const next: StoredHold = { ...h, authors, ...(h.requested_by_agent === undefined && caller.agent !== undefined ? { requested_by_agent: caller.agent.name } : {}) };
+    await this.put(next);
+    return view(next);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Disposable } from '../disposable';
 import type { ReviewComment } from '../policy/reviewComments';
+import type { Caller } from '../identity';
 /**
  * Approval holds: a mutating request (of a tool whose operation can be held: apply_patch, exec_command) paused for the reviewer's decision. A hold is
  * a plain value: the original arguments, what they were planned into, and where the decision stands. The
@@ -60,6 +61,10 @@ export interface HoldView {
   readonly created_at: string;
   readonly decided_at?: string;
   readonly decided_by?: Decider;
+  /** The agent (its name) that asked for the hold, when it connected with its own credential. */
+  readonly requested_by_agent?: string;
+  /** The agent (its name) that decided, when `decided_by` is "agent" and it had an agent credential. */
+  readonly decided_by_agent?: string;
   /** The reviewer's note on a decision (deny or grant). */
   readonly note?: string;
   /** Why a hold went stale (which file changed). */
@@ -116,7 +121,7 @@ export interface Approvals {
    * hold stale and the grant fails with VERSION_CONFLICT. A hold not pending → APPROVAL_CONFLICT. The agent
    * (`by: 'agent'`) may resolve only when the operator allows it, else PERMISSION_DENIED.
    */
-  resolve(approvalId: string, decision: 'grant' | 'deny', options: { by: Decider; note?: string }): Promise<HoldView>;
+  resolve(approvalId: string, decision: 'grant' | 'deny', options: { by: Decider; note?: string; caller?: Caller }): Promise<HoldView>;
   /**
    * The reviewer asks for changes on a pending patch hold with line comments (checked by checkReviewComments, each
    * on a file of the hold): the hold ends as denied, nothing is written, and a resume answers `changes_requested`

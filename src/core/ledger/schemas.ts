@@ -73,6 +73,9 @@ export const rewindNoticeSchema = z.object({
   files: z.array(z.object({ path: z.string(), version: z.string().nullable() })),
 });
 
+/** The sessions and agent ids that made a work or asked for a hold (src/core/identity.ts, Authors). */
+export const authorsSchema = z.object({ sessions: z.array(z.string()), agents: z.array(z.string()) });
+
 /** A hold as the editor and the approval tools show it. */
 export const holdViewSchema = z.object({
   approval_id: z.string().min(1),
@@ -83,6 +86,10 @@ export const holdViewSchema = z.object({
   created_at: z.string(),
   decided_at: z.string().optional(),
   decided_by: z.enum(['reviewer', 'agent']).optional(),
+  /** The agent (name) that asked for the hold, when it connected with its own credential. */
+  requested_by_agent: z.string().optional(),
+  /** The agent that decided (`decided_by: "agent"` with an agent credential): its name. */
+  decided_by_agent: z.string().optional(),
   note: z.string().optional(),
   stale_reason: z.string().optional(),
   files: z
@@ -118,6 +125,8 @@ export const holdRecordSchema = holdViewSchema.extend({
   comments: z.array(reviewCommentSchema).optional(),
   request: z.record(z.string(), z.unknown()),
   request_hash: z.string(),
+  /** Every session and agent (id) that asked for this request: none of them may resolve it (src/core/identity.ts). */
+  authors: authorsSchema.optional(),
   result: z.unknown().optional(),
   error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
 });
@@ -154,6 +163,8 @@ export const workRecordSchema = z.object({
   /** Set when the developer discarded the work (CodeSpace: Discard Work…). */
   discarded_at: z.string().optional(),
   session: z.string().optional(),
+  /** The agent that opened the work (with its own credential): id and name. */
+  agent: z.object({ id: z.string(), name: z.string() }).optional(),
   baseline: z.string().optional(),
   /** A work with its own git worktrees (absent: it edits the workspace folders themselves). */
   worktrees: z
@@ -161,6 +172,8 @@ export const workRecordSchema = z.object({
     .optional(),
   /** MCP sessions whose write or command calls named the work (they cannot review it). */
   editors: z.array(z.string()).optional(),
+  /** Agent ids whose write or command calls named the work, from any session (they cannot review it either). */
+  editor_agents: z.array(z.string()).optional(),
   /** Set while the work is frozen: its checkpoint, one digest per repository and the work's digest over them. */
   frozen: z
     .object({
@@ -170,7 +183,9 @@ export const workRecordSchema = z.object({
     })
     .optional(),
   /** Reviews of the work's checkpoints, oldest first: each bound to the digest it reviewed. */
-  reviews: z.array(z.object({ digest: z.string(), approved: z.boolean(), by: z.string(), at: z.string(), findings: z.string().optional() })).optional(),
+  reviews: z
+    .array(z.object({ digest: z.string(), approved: z.boolean(), by: z.string(), at: z.string(), findings: z.string().optional(), session: z.string().optional(), agent_id: z.string().optional(), agent: z.string().optional() }))
+    .optional(),
   /** The reviewed commit of a frozen digest: the commit made (or found) per workspace. */
   committed: z.object({ digest: z.string(), at: z.string(), commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })) }).optional(),
   /** The delivery of the reviewed commit: per repository, the pushed task branch and its pull request (or compare URL). */
@@ -194,6 +209,8 @@ export const instructionRecordSchema = z.object({
   /** Position in the queue: assigned when queued, increasing; claims take the smallest. */
   seq: z.number().int().nonnegative().optional(),
   claimed_by: z.string().optional(),
+  /** The agent (name) that claimed it, when it connected with its own credential. */
+  claimed_by_agent: z.string().optional(),
   idempotency_key: z.string().optional(),
   request_hash: z.string().optional(),
   deleted_at: z.string().optional(),

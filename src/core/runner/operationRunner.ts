@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { callerOf } from '../identity';
+import type { AgentRef, Caller } from '../identity';
 import type { ApprovalPolicy, ApprovalService, StoredHold } from '../approvals/approvalService';
 import type { HoldContext, ReviewMode } from '../approvals/holdPolicy';
 import type { HoldCommand, HoldFile, HoldReason, HoldView, ProposalFile } from '../approvals/hold';
@@ -106,6 +108,8 @@ export interface RunContext {
   readonly progress?: (done: number, total?: number, message?: string) => void;
   /** The protocol session that called, handed to the after-commit work. */
   readonly session?: string;
+  /** The agent that called (with its own credential): a hold it causes counts it among the hold's authors. */
+  readonly agent?: AgentRef;
 }
 
 export interface OperationRunnerOptions {
@@ -219,11 +223,12 @@ export class OperationRunner implements Activity, Disposable {
     const { kind, spec } = this.entry(tool);
     const request = args as Record<string, unknown>;
     const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id), workOf(request));
-    const result = await this.runPrepared(kind, spec, ws, request, signal, context.progress);
+    const result = await this.runPrepared(kind, spec, ws, request, signal, context);
     return this.afterCommit(spec, result, ws.id, context.session, ws.work_id);
   }
 
-  private async runPrepared(kind: ToolKind, spec: OperationSpec<Record<string, unknown>, unknown>, ws: Workspace, args: Record<string, unknown>, signal: AbortSignal, progress: RunContext['progress']): Promise<unknown> {
+  private async runPrepared(kind: ToolKind, spec: OperationSpec<Record<string, unknown>, unknown>, ws: Workspace, args: Record<string, unknown>, signal: AbortSignal, context: RunContext): Promise<unknown> {
+    const { progress } = context;
     const flags = kindFlags(kind);
     this.options.workspaces.require(ws, flags.requires);
     progress?.(0, 2, 'preparing');
@@ -238,7 +243,7 @@ export class OperationRunner implements Activity, Disposable {
       if (!quiet) this.emit({ type: 'operation.prepared', operation: op });
       const reason = flags.needsApproval && prepared.holdable ? spec.hold?.reason(prepared.intent, this.policy(), { review: this.options.reviewMode?.(ws.id) ?? 'before' }) : undefined;
       if (spec.hold && reason) {
-        const hold = await this.hold(spec.tool, ws, args, prepared.intent, reason);
+        const hold = await this.hold(spec.tool, ws, args, prepared.intent, reason, callerOf(context));
         this.emit({ type: 'operation.held', operation: op, hold });
         throw approvalRequired(hold, spec.hold.description);
       }
@@ -259,7 +264,7 @@ export class OperationRunner implements Activity, Disposable {
   }
 
   /** approval_create: prepares the request and opens a hold for it, whatever the settings say. */
-  async createHold(tool: string, args: object, signal: AbortSignal): Promise<HoldView> {
+  async createHold(tool: string, args: object, signal: AbortSignal, context: Pick<RunContext, 'session' | 'agent'> = {}): Promise<HoldView> {
     const { kind, spec } = this.entry(tool);
     if (!spec.hold) throw new ToolError('INVALID_ARGUMENTS', `${tool} cannot be held.`, { details: { field: 'tool' } });
     const flags = kindFlags(kind);
@@ -276,7 +281,7 @@ export class OperationRunner implements Activity, Disposable {
       if (!prepared.holdable) throw new ToolError('INVALID_ARGUMENTS', 'A check_only preview writes nothing, so it cannot be held.', { details: { field: 'request.check_only' } });
       const op = this.summary(spec.tool, prepared);
       this.emit({ type: 'operation.prepared', operation: op });
-      const hold = await this.hold(spec.tool, ws, args, prepared.intent, 'explicit');
+      const hold = await this.hold(spec.tool, ws, args, prepared.intent, 'explicit', callerOf(context));
       this.emit({ type: 'operation.held', operation: op, hold });
       return hold;
     } finally {
@@ -384,8 +389,9 @@ export class OperationRunner implements Activity, Disposable {
     }
   }
 
-  private async hold(tool: string, ws: Workspace, args: object, intent: IntentValue, reason: HoldReason): Promise<HoldView> {
+  private async hold(tool: string, ws: Workspace, args: object, intent: IntentValue, reason: HoldReason, caller: Caller): Promise<HoldView> {
     return this.options.approvals.create({
+      caller,
       tool,
       workspace_id: ws.id,
       request: args as Record<string, unknown>,

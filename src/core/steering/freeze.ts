@@ -3,13 +3,16 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Logger } from '../ports/logger';
 import type { CheckpointEntry, CheckpointTarget, RepoCheckpoint, WorkCheckpoints } from '../ports/workCheckpoint';
 import type { WorkRecord } from '../ledger/schemas';
+import { assertNotOwn, callerFields, callerLabel } from '../identity';
+import type { Authors, Caller } from '../identity';
 
 /**
  * Freeze, bound review and reviewed commit of a work. A freeze captures one checkpoint per repository of the work
  * (its worktrees, or the repository of a shared work's folder) and one digest over them; while frozen, every tool
  * that writes or runs a command with the work's work_id is refused (WORK_FROZEN, through WorkspaceRegistry.require).
- * A review (the developer's, or another agent session's) names the digest it saw and is refused when the work no
- * longer has it (REVIEW_STALE), or when the reviewing session edited the work (PERMISSION_DENIED, self_review).
+ * A review (the developer's, or another agent's) names the digest it saw and is refused when the work no longer has
+ * it (REVIEW_STALE), or when the reviewer is one of the work's authors (PERMISSION_DENIED, self_review: the shared
+ * check of src/core/identity.ts, by agent identity across sessions, else by session).
  * The reviewed commit commits exactly the reviewed content in every changed repository, once: a repository whose
  * HEAD already carries the digest's trailer is not committed again.
  */
@@ -67,8 +70,24 @@ export function workDigest(repos: readonly Pick<RepoCheckpoint, 'workspace_ids' 
 export type FrozenState = NonNullable<WorkRecord['frozen']>;
 export type WorkReviewRecord = NonNullable<WorkRecord['reviews']>[number];
 
-/** Who reviews: the developer in the editor, or an agent's MCP session. */
-export type Reviewer = { readonly developer: true } | { readonly session: string | undefined };
+/** Who reviews (or commits): the developer in the editor, or an MCP caller (its session and agent identity). */
+export type Reviewer = { readonly developer: true } | { readonly caller: Caller };
+
+/** A work's authors: the session and agent that opened it, and every session and agent that edited it. */
+export function workAuthors(w: WorkRecord): Authors {
+  return {
+    sessions: [...(w.editors ?? []), ...(w.session !== undefined ? [w.session] : [])],
+    agents: [...(w.editor_agents ?? []), ...(w.agent !== undefined ? [w.agent.id] : [])],
+  };
+}
+
+/** The caller a recorded review names (undefined: the developer's). Older records name only `session:<id>` in `by`. */
+function reviewCaller(r: WorkReviewRecord): Caller | undefined {
+  if (r.by === 'developer') return undefined;
+  const session = r.session ?? (r.by.startsWith('session:') ? r.by.slice('session:'.length) : undefined);
+  const agentId = r.agent_id ?? (r.by.startsWith('agent:') ? r.by.slice('agent:'.length) : undefined);
+  return { ...(session !== undefined ? { session } : {}), ...(agentId !== undefined ? { agent: { id: agentId, name: r.agent ?? agentId } } : {}) };
+}
 
 /** The part of the steering service freezing needs. */
 export interface FreezeSteering {
@@ -225,15 +244,7 @@ export class WorkFreezer {
       if (findings !== undefined && new TextEncoder().encode(findings).length > MAX_FINDINGS_BYTES) {
         throw new InvalidArgumentsError(`findings has more than ${MAX_FINDINGS_BYTES} bytes.`, { field: 'findings' });
       }
-      if ('session' in reviewer) {
-        const authors = new Set([...(w.editors ?? []), ...(w.session !== undefined ? [w.session] : [])]);
-        if (reviewer.session === undefined || authors.has(reviewer.session)) {
-          throw new ToolError('PERMISSION_DENIED', reviewer.session === undefined ? 'A review needs an MCP session that can be told apart from the work\'s authors.' : `This session opened or edited work ${w.id}, so it cannot review it.`, {
-            hint: 'Another agent session, or the developer in the editor, reviews the work.',
-            details: { reason: 'self_review', work_id: w.id },
-          });
-        }
-      }
+      if ('caller' in reviewer) assertNotOwn(reviewer.caller, workAuthors(w), { kind: 'work', id: w.id, action: 'review' });
       if (digest !== frozen.digest) {
         throw new ToolError('REVIEW_STALE', `The digest reviewed (${digest.slice(0, 80)}) is not the work's checkpoint ${frozen.digest}.`, {
           hint: 'Review what the work is frozen at: work_review action "freeze" returns the digest (again, if nothing changed).',
@@ -244,8 +255,9 @@ export class WorkFreezer {
       const record: WorkReviewRecord = {
         digest,
         approved,
-        by: 'developer' in reviewer ? 'developer' : `session:${reviewer.session as string}`,
+        by: 'developer' in reviewer ? 'developer' : callerLabel(reviewer.caller),
         at: this.timestamp(),
+        ...('caller' in reviewer ? callerFields(reviewer.caller) : {}),
         ...(findings !== undefined && findings !== '' ? { findings } : {}),
       };
       await this.options.steering.updateWork(workId, (cur) => ({ ...cur, reviews: [...(cur.reviews ?? []), record].slice(-MAX_REVIEWS) }));
@@ -260,17 +272,22 @@ export class WorkFreezer {
    * trailer). A repository whose HEAD already carries the trailer is taken as committed: repeating never commits
    * twice, also after a failure half-way. The work stays frozen (a new freeze after reopening starts over).
    */
-  commit(workId: string, message?: string): Promise<FreezeView & { commits: { workspace_id: string; commit: string }[] }> {
+  commit(workId: string, message?: string, committer: Reviewer = { developer: true }): Promise<FreezeView & { commits: { workspace_id: string; commit: string }[] }> {
     return this.serial(workId, async () => {
       const w = this.options.steering.requireWork(workId);
       const frozen = this.requireFrozen(w);
+      const authors = workAuthors(w);
+      if ('caller' in committer) assertNotOwn(committer.caller, authors, { kind: 'work', id: w.id, action: 'commit' });
       const last = [...(w.reviews ?? [])].reverse().find((r) => r.digest === frozen.digest);
       if (!last?.approved) {
         throw new ToolError('PERMISSION_DENIED', last ? `The review of ${frozen.digest} did not approve work ${w.id}.` : `Work ${w.id} has no review of its checkpoint ${frozen.digest}.`, {
-          hint: 'The developer (in the editor) or another agent session approves the frozen digest first.',
+          hint: 'The developer (in the editor) or another agent approves the frozen digest first.',
           details: { reason: last ? 'not_approved' : 'not_reviewed', work_id: w.id, digest: frozen.digest },
         });
       }
+      // The approval a commit relies on must not be the authors' own (also for a review recorded by an older version).
+      const approver = reviewCaller(last);
+      if (approver !== undefined) assertNotOwn(approver, authors, { kind: 'work', id: w.id, action: 'review' });
       const text = (message ?? w.title).trim() || w.title;
       const now = await this.options.checkpoints.capture(this.targets(w));
       const commits: { workspace_id: string; commit: string }[] = [];

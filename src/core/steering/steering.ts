@@ -24,6 +24,8 @@ export interface WorkView {
   readonly discarded_at?: string;
   /** The MCP session that opened the work (informational: sessions end with a reload, works do not). */
   readonly session?: string;
+  /** The agent that opened the work, when it connected with its own credential (src/core/identity.ts). */
+  readonly agent?: { readonly id: string; readonly name: string };
   /** opaque baseline captured at work_open, see WorkBaseline */
   readonly baseline?: string;
   /** A work with isolation "worktree": its worktree of each git folder, on its task branch (removed_at: gone since work_finish). */
@@ -31,7 +33,7 @@ export interface WorkView {
   /** Set while the work is frozen for review: the checkpoint's digest and when it was taken. */
   readonly frozen?: { readonly digest: string; readonly at: string };
   /** The latest review, bound to the digest it reviewed. */
-  readonly review?: { readonly digest: string; readonly approved: boolean; readonly by: string; readonly at: string; readonly findings?: string };
+  readonly review?: { readonly digest: string; readonly approved: boolean; readonly by: string; readonly at: string; readonly findings?: string; readonly session?: string; readonly agent_id?: string; readonly agent?: string };
   /** The reviewed commit of a frozen digest, per workspace. */
   readonly committed?: { readonly digest: string; readonly commits: readonly { readonly workspace_id: string; readonly commit: string }[] };
   /** The delivery of the reviewed commit, per repository: the task branch pushed and its pull request (or compare URL). */

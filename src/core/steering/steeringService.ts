@@ -8,6 +8,8 @@ import type { WorkRoots } from '../policy/workspaces';
 import { EventStream } from '../util/eventStream';
 import { checkReviewComments } from '../policy/reviewComments';
 import type { ReviewComment } from '../policy/reviewComments';
+import { withAuthor } from '../identity';
+import type { AgentRef, Authors, Caller } from '../identity';
 import type { InstructionRecord, WorkRecord } from '../ledger/schemas';
 import { LINE_TYPES, instructionRecordSchema, workRecordSchema } from '../ledger/schemas';
 import type {
@@ -344,7 +346,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   // ---- agent side -----------------------------------------------------------------------------------------------
 
   /** work_open: a new work in a workspace; the session (if any) has it open from now on. */
-  async openWork(workspaceId: string, title: string, opts: { session?: string; isolation?: WorkIsolation; base?: string } = {}): Promise<WorkView> {
+  async openWork(workspaceId: string, title: string, opts: { session?: string; agent?: AgentRef; isolation?: WorkIsolation; base?: string } = {}): Promise<WorkView> {
     this.assertOpen();
     const ws = this.options.workspaces.get(workspaceId);
     const shown = title.trim();
@@ -370,6 +372,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       status: 'open',
       opened_at: this.timestamp(),
       ...(opts.session !== undefined ? { session: opts.session } : {}),
+      ...(opts.agent !== undefined ? { agent: { id: opts.agent.id, name: opts.agent.name } } : {}),
       ...(baseline !== undefined ? { baseline } : {}),
       ...(worktrees !== undefined ? { worktrees: worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base })) } : {}),
     };
@@ -524,7 +527,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   }
 
   /** steer_claim_next: the oldest queued instruction, now claimed; undefined when none is queued. */
-  async claimNext(workId: string, session?: string): Promise<InstructionView | undefined> {
+  async claimNext(workId: string, session?: string, agent?: AgentRef): Promise<InstructionView | undefined> {
     this.assertOpen();
     this.requireWork(workId);
     let next: InstructionRecord | undefined;
@@ -533,7 +536,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     }
     if (!next) return undefined;
     // No await before this line: the claim is decided synchronously, so a racing claim sees it.
-    return this.update(next, { status: 'claimed', claimed_at: this.timestamp(), ...(session !== undefined ? { claimed_by: session } : {}) });
+    return this.update(next, { status: 'claimed', claimed_at: this.timestamp(), ...(session !== undefined ? { claimed_by: session } : {}), ...(agent !== undefined ? { claimed_by_agent: agent.name } : {}) });
   }
 
   /** steer_complete: a claimed instruction becomes done or blocked, with the agent's note. Repeating the same completion returns it. */
@@ -606,11 +609,19 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     return this.workMap.get(workId)?.frozen?.digest;
   }
 
-  /** A session named the work in a call that writes or runs a command: it is one of the work's authors from now on. */
-  noteEditor(workId: string, session: string | undefined): void {
+  /**
+   * A caller named the work in a call that writes or runs a command: its session and its agent (with an agent
+   * credential) are among the work's authors from now on (src/core/identity.ts).
+   */
+  noteEditor(workId: string, caller: Caller): void {
     const w = this.workMap.get(workId);
-    if (session === undefined || !w || w.editors?.includes(session)) return;
-    void this.updateWork(workId, (cur) => ({ ...cur, editors: [...(cur.editors ?? []), session].slice(-100) })).catch(() => undefined);
+    if (!w) return;
+    const before: Authors = { sessions: w.editors ?? [], agents: w.editor_agents ?? [] };
+    if (withAuthor(before, caller) === before) return;
+    void this.updateWork(workId, (cur) => {
+      const now = withAuthor({ sessions: cur.editors ?? [], agents: cur.editor_agents ?? [] }, caller);
+      return { ...cur, ...(now.sessions.length > 0 ? { editors: [...now.sessions] } : {}), ...(now.agents.length > 0 ? { editor_agents: [...now.agents] } : {}) };
+    }).catch(() => undefined);
   }
 
   /** Changes a work's record (synchronously, then durably); used by freezing and reviews. */
@@ -860,6 +871,7 @@ function workView(w: WorkRecord): WorkView {
     ...(w.finished_at !== undefined ? { finished_at: w.finished_at } : {}),
     ...(w.discarded_at !== undefined ? { discarded_at: w.discarded_at } : {}),
     ...(w.session !== undefined ? { session: w.session } : {}),
+    ...(w.agent !== undefined ? { agent: { ...w.agent } } : {}),
     ...(w.baseline !== undefined ? { baseline: w.baseline } : {}),
     ...(w.worktrees !== undefined
       ? { worktrees: w.worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base, ...(t.removed_at !== undefined ? { removed_at: t.removed_at } : {}) })) }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_NOTE_CHARS } from '../approvals/approvalService';
 import type { HoldView } from '../approvals/hold';
 import { InvalidArgumentsError } from '../errors';
+import { callerOf } from '../identity';
 import { holdViewSchema, reviewCommentSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
@@ -11,11 +12,12 @@ import { execCommandTool } from './execCommand';
 import type { AnyTool } from './tool';
 import { defineTool } from './tool';
 
-const holdShape = holdViewSchema.shape;
+// Who asked and which agent decided stay in the record (the panel, the ledger): tools/list keeps to its budget.
+const holdShape = holdViewSchema.omit({ requested_by_agent: true, decided_by_agent: true }).shape;
 
 function shown(h: HoldView): z.input<z.ZodObject<typeof holdShape>> {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a Request Changes' comments reach the agent through operation_resume
-  const { files, command, sensitive_paths, comments, ...rest } = h;
+  const { files, command, sensitive_paths, comments, requested_by_agent, decided_by_agent, ...rest } = h;
   return {
     ...rest,
     sensitive_paths: [...sensitive_paths],
@@ -53,7 +55,7 @@ export const approvalCreateTool = defineTool({
     request: z.record(z.string(), z.unknown()),
   },
   output: holdShape,
-  async handler(args, { services, signal }) {
+  async handler(args, { services, signal, session, agent }) {
     // The holdable tools are the registered operations that declare a hold (src/core/tools/catalogue.ts).
     const holdable = services.runner.holdable();
     const tool = args.tool ?? toolOfRequest(args.request, holdable);
@@ -71,7 +73,7 @@ export const approvalCreateTool = defineTool({
       const body = invalidArgumentsBody(tool, parsed.error, input, request);
       throw new InvalidArgumentsError(`request: ${body.message}`, { field: `request.${String(body.details?.field ?? '')}`, ...(body.hint !== undefined ? { hint: body.hint } : {}) });
     }
-    return shown(await services.runner.createHold(tool, parsed.data, signal));
+    return shown(await services.runner.createHold(tool, parsed.data, signal, callerOf({ session, agent })));
   },
 });
 
@@ -88,8 +90,8 @@ export const approvalResolveTool = defineTool({
     note: z.string().max(MAX_NOTE_CHARS).optional(),
   },
   output: holdShape,
-  async handler(args, { services }) {
-    return shown(await services.approvals.resolve(args.approval_id, args.decision, { by: 'agent', ...(args.note !== undefined ? { note: args.note } : {}) }));
+  async handler(args, { services, session, agent }) {
+    return shown(await services.approvals.resolve(args.approval_id, args.decision, { by: 'agent', caller: callerOf({ session, agent }), ...(args.note !== undefined ? { note: args.note } : {}) }));
   },
 });
 

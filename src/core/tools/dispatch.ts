@@ -8,10 +8,14 @@ import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { TOOL_GROUPS_SETTING } from './toolGroups';
 import { updateOf } from './diagnostics';
 import { kindFlags } from '../toolKinds';
+import { callerOf } from '../identity';
+import type { AgentRef } from '../identity';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
   readonly session?: string;
+  /** The agent whose credential the call carried (absent with the window's token). */
+  readonly agent?: AgentRef;
   /** Reports progress of a long call, when the client asked for it (MCP `_meta.progressToken`). */
   readonly progress?: ProgressReporter;
 }
@@ -146,13 +150,13 @@ export class ToolDispatcher {
     }
     // A session that writes or runs a command in a work is one of its authors: it cannot review it (work_review).
     const edited = this.editedWork(entry.tool.kind, parsed.data as Record<string, unknown>);
-    if (edited !== undefined) this.services.steering.noteEditor(edited, context.session);
+    if (edited !== undefined) this.services.steering.noteEditor(edited, callerOf(context));
     const started = Date.now();
     try {
       const value = (await entry.tool.handler(parsed.data, {
         services: this.services,
         signal,
-        ...(context.session !== undefined ? { session: context.session } : {}),
+        ...callerOf(context),
         ...(context.progress ? { progress: context.progress } : {}),
       })) as Record<string, unknown>;
       this.logger.debug(`[tools] ${name} ok in ${Date.now() - started} ms`);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { reviewCommentSchema, rewindNoticeSchema } from '../ledger/schemas';
+import { callerOf } from '../identity';
 import { MAX_NOTE_BYTES, MAX_TITLE_CHARS } from '../steering/steering';
 import { defineTool } from './tool';
 import { workReviewTool } from './workReview';
@@ -35,9 +36,9 @@ export const workOpenTool = defineTool({
     opened_at: z.string(),
     branch: z.string().optional(),
   },
-  async handler(args, { services, session }) {
+  async handler(args, { services, session, agent }) {
     const w = await services.steering.openWork(args.workspace_id, args.title, {
-      ...(session !== undefined ? { session } : {}),
+      ...callerOf({ session, agent }),
       ...(args.isolation !== undefined ? { isolation: args.isolation } : {}),
       ...(args.base !== undefined ? { base: args.base } : {}),
     });
@@ -85,8 +86,8 @@ export const steerClaimNextTool = defineTool({
       .optional(),
     queued_remaining: z.number().int().nonnegative(),
   },
-  async handler(args, { services, session }) {
-    const r = await services.steering.claimNext(args.work_id, session);
+  async handler(args, { services, session, agent }) {
+    const r = await services.steering.claimNext(args.work_id, session, agent);
     const remaining = services.steering.counts(args.work_id).queued;
     return {
       work_id: args.work_id,

@@ -14,6 +14,8 @@ import type { WorkspaceFs } from '../ports/workspaceFs';
 import type { ContentSearch } from '../ports/contentSearch';
 import type { WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
+import { callerOf } from '../identity';
+import type { AgentRef } from '../identity';
 import type { SecretRedactor } from '../secretRedactor';
 import type { ToolGroups } from './toolGroups';
 import type { Limits } from '../policy/limits';
@@ -91,6 +93,8 @@ export interface ToolContext {
   readonly progress?: ProgressReporter;
   /** The MCP session of the call (absent for callers without one): a work it opens is its open work. */
   readonly session?: string;
+  /** The agent whose credential the call carried (absent with the window's token): see src/core/identity.ts. */
+  readonly agent?: AgentRef;
 }
 
 export type ProgressReporter = (done: number, total?: number, message?: string) => void;
@@ -131,8 +135,8 @@ export function defineOperationTool<I extends z.ZodRawShape, O extends z.ZodRawS
 ): OperationToolDefinition<I, O> {
   return {
     ...def,
-    handler: async (args, { services, signal, progress, session }) =>
-      (await services.runner.run(def.name, args, signal, { ...(progress ? { progress } : {}), ...(session !== undefined ? { session } : {}) })) as z.input<z.ZodObject<O>>,
+    handler: async (args, { services, signal, progress, session, agent }) =>
+      (await services.runner.run(def.name, args, signal, { ...(progress ? { progress } : {}), ...callerOf({ session, agent }) })) as z.input<z.ZodObject<O>>,
   };
 }
 

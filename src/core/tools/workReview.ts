@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
+import { callerOf } from '../identity';
 import { defineTool } from './tool';
 
 export const workReviewTool = defineTool({
   name: 'work_review',
   title: 'Review a work',
   description:
-    'freeze: digest, no edits until reopen. approve/reject: another session reviews it. commit once approved.',
+    'freeze: digest, no edits until reopen. approve/reject: another agent reviews it. commit once approved.',
   kind: 'steer',
   input: {
     work_id: z.string().min(1),
@@ -19,7 +20,8 @@ export const workReviewTool = defineTool({
     digest: z.string().optional(),
     commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })).optional(),
   },
-  async handler(args, { services, session }) {
+  async handler(args, { services, session, agent }) {
+    const caller = callerOf({ session, agent });
     const { freezer } = services;
     switch (args.action) {
       case 'freeze':
@@ -28,12 +30,12 @@ export const workReviewTool = defineTool({
         return { work_id: out.work_id, ...(out.digest !== undefined ? { digest: out.digest } : {}) };
       }
       case 'commit': {
-        const out = await freezer.commit(args.work_id);
+        const out = await freezer.commit(args.work_id, undefined, { caller });
         return { work_id: out.work_id, ...(out.digest !== undefined ? { digest: out.digest } : {}), commits: out.commits };
       }
       default: {
         if (args.digest === undefined) throw new InvalidArgumentsError(`${args.action} needs the digest you reviewed.`, { field: 'digest' });
-        const r = await freezer.review(args.work_id, args.digest, args.action === 'approve', { session }, args.findings);
+        const r = await freezer.review(args.work_id, args.digest, args.action === 'approve', { caller }, args.findings);
         return { work_id: args.work_id, digest: r.digest };
       }
     }

@@ -6,6 +6,8 @@ import { COMMANDS } from '../commandIds';
 import { endpointUrl } from '../commands';
 import type { OutputLogger } from '../log';
 import type { TokenStore } from '../tokenStore';
+import type { AgentCredentials } from '../agentCredentials';
+import { agentIdOf } from '../../core/identity';
 
 /** What the command did; returned for tests and scripts (never the token). */
 export interface ConnectAgentResult {
@@ -13,6 +15,8 @@ export interface ConnectAgentResult {
   readonly copied: boolean;
   /** Absolute path of the project file written, when one was. */
   readonly wrote?: string;
+  /** The agent the copied configuration connects as (its own credential is in what was copied, never here). */
+  readonly agent?: { readonly id: string; readonly name: string };
 }
 
 /** Lets a test or a keybinding skip the pickers: which entry, and whether to write its project file (and where). */
@@ -21,6 +25,8 @@ export interface ConnectAgentArgs {
   readonly write?: boolean;
   /** Workspace folder (its fsPath) to write into; default the first folder. */
   readonly folder?: string;
+  /** The agent's name (skips the name box); its credential is issued under it. */
+  readonly name?: string;
 }
 
 export interface ConnectAgentDeps {
@@ -29,6 +35,40 @@ export interface ConnectAgentDeps {
   readonly log: OutputLogger;
   readonly serverName: string;
   readonly bridge: BridgeCommand;
+  /** Issues each agent's own credential (absent: the configuration uses the window's token, as before). */
+  readonly credentials?: AgentCredentials;
+}
+
+/** The name an agent is offered under, per entry (the developer can type another). */
+const DEFAULT_NAMES: Record<AgentConnection['id'], string> = {
+  codex: 'codex',
+  'codex-http': 'codex',
+  claude: 'claude-code',
+  'claude-http': 'claude-code',
+  vscode: 'vscode-agent',
+  cursor: 'cursor',
+  gemini: 'gemini',
+  antigravity: 'antigravity',
+  http: 'agent',
+  stdio: 'agent',
+};
+
+/** The agent's name: given, or asked for (undefined: the developer cancelled). */
+async function agentName(connection: AgentConnection, args: ConnectAgentArgs | undefined, credentials: AgentCredentials): Promise<string | undefined> {
+  if (args?.name !== undefined) return args.name;
+  // Scripted (an entry named, no name): the entry's usual agent name, no box.
+  if (args?.id !== undefined) return DEFAULT_NAMES[connection.id];
+  const taken = new Set(credentials.list().map((r) => r.id));
+  return vscode.window.showInputBox({
+    title: `CodeSpace: Connect ${connection.label}`,
+    prompt: 'The agent\'s name: it gets a credential of its own, and the panel shows what it does under this name. A name that has a credential gets a new one (the old one stops working).',
+    value: DEFAULT_NAMES[connection.id],
+    validateInput: (v) => {
+      const made = agentIdOf(v);
+      if ('error' in made) return made.error;
+      return taken.has(made.id) ? { message: `"${made.id}" has a credential already: it is replaced.`, severity: vscode.InputBoxValidationSeverity.Warning } : undefined;
+    },
+  });
 }
 
 type Item = vscode.QuickPickItem & { readonly connection: AgentConnection; readonly write: boolean };
@@ -84,7 +124,7 @@ export function registerConnectAgent(deps: ConnectAgentDeps): vscode.Disposable 
       item = await vscode.window.showQuickPick(items, { title: 'CodeSpace: Connect an Agent', placeHolder: 'Copies the command or configuration for this window', matchOnDetail: true });
     }
     if (!item) return undefined;
-    const { connection } = item;
+    let { connection } = item;
     if (item.write && connection.projectFile) {
       const folder = await pickFolder(args);
       if (!folder) return undefined;
@@ -100,10 +140,21 @@ export function registerConnectAgent(deps: ConnectAgentDeps): vscode.Disposable 
         return { id: connection.id, copied: true };
       }
     }
+    // What is copied connects as an agent of its own: its credential, issued now, is in the text.
+    let agent: { id: string; name: string } | undefined;
+    if (deps.credentials) {
+      const name = await agentName(connection, args, deps.credentials);
+      if (name === undefined) return undefined;
+      const issued = await deps.credentials.issue(name);
+      agent = issued.agent;
+      const again = agentConnections({ url, token, serverName: deps.serverName, bridge: deps.bridge, agentCredential: issued.credential }).find((c) => c.id === connection.id);
+      if (again) connection = again;
+      deps.log.info(`[connect] agent "${agent.name}" ${issued.replaced ? 'has a new credential (the old one no longer works)' : 'has a credential'}`);
+    }
     await vscode.env.clipboard.writeText(connection.text);
     deps.log.info(`[connect] ${connection.label} configuration copied`);
-    const warn = connection.id === 'http' ? ' It contains the token: paste it only into your client.' : '';
+    const warn = agent !== undefined ? ` It contains the credential of agent "${agent.name}": paste it only into that agent's configuration.` : connection.id === 'http' ? ' It contains the token: paste it only into your client.' : '';
     void vscode.window.showInformationMessage(`CodeSpace: ${connection.label} configuration copied.${warn}`);
-    return { id: connection.id, copied: true };
+    return { id: connection.id, copied: true, ...(agent !== undefined ? { agent } : {}) };
   });
 }

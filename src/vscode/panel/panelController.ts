@@ -28,10 +28,18 @@ export interface PanelControllerDeps {
   readonly steering?: Steering;
   /** Whether a review can diff a work from its baseline. */
   readonly reviewable?: (work: WorkView) => boolean;
+  /** The agents with a credential and what this window saw of them (src/vscode/agentDirectory.ts). */
+  readonly agents?: PanelAgents;
   readonly log: Logger;
   /** `vscode.commands.executeCommand`. */
   readonly executeCommand: (command: string, ...args: unknown[]) => PromiseLike<unknown>;
   readonly debounceMs?: number;
+}
+
+/** The part of the agent directory the panel reads. */
+export interface PanelAgents {
+  list(): readonly { readonly id: string; readonly name: string; readonly sessions: number; readonly connected_at?: string; readonly last_activity?: string }[];
+  onDidChange(listener: () => void): Disposable;
 }
 
 function describe(err: unknown): string {
@@ -55,13 +63,14 @@ export class PanelController implements Disposable {
   constructor(private readonly deps: PanelControllerDeps) {
     this.subs = [deps.approvals.onDidChange(() => this.schedule()), deps.activity.onEvent(() => this.schedule())];
     if (deps.steering) this.subs.push(deps.steering.onDidChange(() => this.schedule()));
+    if (deps.agents) this.subs.push(deps.agents.onDidChange(() => this.schedule()));
   }
 
   /** The view model now, from the ports. */
   state(): PanelState {
-    const { approvals, activity, steering } = this.deps;
+    const { approvals, activity, steering, agents } = this.deps;
     const reviewable = this.deps.reviewable ?? (() => false);
-    return buildPanelState({
+    const state = buildPanelState({
       pending: approvals.pending(),
       holds: approvals.list(),
       events: activity.recent(),
@@ -70,6 +79,11 @@ export class PanelController implements Disposable {
         ? { steering: { works: steering.works(), instructions: (id) => steering.instructions(id), counts: (id) => steering.counts(id), reviewable } }
         : {}),
     });
+    if (!agents) return state;
+    return {
+      ...state,
+      agents: agents.list().map((a) => ({ id: a.id, name: a.name, sessions: a.sessions, ...(a.connected_at !== undefined ? { connectedAt: a.connected_at } : {}), ...(a.last_activity !== undefined ? { lastActivity: a.last_activity } : {}) })),
+    };
   }
 
   /** The last state posted to the page (undefined until the page said `ready`). */
@@ -214,6 +228,11 @@ export class PanelController implements Disposable {
       case 'reviewWork': {
         if (!this.deps.steering?.work(m.workId)) return `no work ${m.workId}`;
         await this.deps.executeCommand(COMMANDS.reviewWork, m.workId);
+        return undefined;
+      }
+      case 'revokeAgent': {
+        if (!this.deps.agents?.list().some((a) => a.id === m.agentId)) return `no agent ${m.agentId} has a credential`;
+        await this.deps.executeCommand(COMMANDS.revokeAgent, { id: m.agentId });
         return undefined;
       }
       case 'discardWork': {

@@ -7,6 +7,7 @@ import type { HostMessage, PanelState } from '../../shared/panelProtocol';
 import { COMMANDS } from '../commandIds';
 import { ApprovalsStatusBar } from './approvalsStatusBar';
 import { PanelController } from './panelController';
+import type { PanelAgents } from './panelController';
 import { newNonce, panelHtml } from './panelHtml';
 
 /** The view container (activity bar) and the webview view, as package.json contributes them. */
@@ -38,6 +39,8 @@ export interface PanelDeps {
   readonly steering?: Steering;
   /** Whether a work review can diff a work from its baseline. */
   readonly reviewable?: (work: WorkView) => boolean;
+  /** The agents with a credential (absent: the panel shows no agents section). */
+  readonly agents?: PanelAgents;
   readonly log: Logger;
 }
 
@@ -111,6 +114,7 @@ export function registerPanel(deps: PanelDeps): PanelRegistration {
     activity: deps.activity,
     ...(deps.steering ? { steering: deps.steering } : {}),
     ...(deps.reviewable ? { reviewable: deps.reviewable } : {}),
+    ...(deps.agents ? { agents: deps.agents } : {}),
     log: deps.log,
     executeCommand: (command, ...args) => vscode.commands.executeCommand(command, ...args),
   });

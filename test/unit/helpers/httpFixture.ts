@@ -13,6 +13,7 @@ import { unitAssembleOptions } from './assembleOptions';
 import type { ContentSearch } from '../../../src/core/ports/contentSearch';
 import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
 import type { LanguageFeatures } from '../../../src/core/ports/languageFeatures';
+import type { AgentVerifier } from '../../../src/core/identity';
 
 export interface RawResponse {
   status: number;
@@ -57,7 +58,7 @@ export interface RunningHost {
 }
 
 /** A real host on 127.0.0.1 serving `root` as workspace "demo". */
-export async function startHost(root: string, preferredPort = 0, options: { contentSearch?: ContentSearch; approvalPolicy?: () => ApprovalPolicy; language?: LanguageFeatures; diagnosticsSettleMs?: number; disabledToolGroups?: () => readonly unknown[] } = {}): Promise<RunningHost> {
+export async function startHost(root: string, preferredPort = 0, options: { contentSearch?: ContentSearch; approvalPolicy?: () => ApprovalPolicy; language?: LanguageFeatures; diagnosticsSettleMs?: number; disabledToolGroups?: () => readonly unknown[]; agents?: AgentVerifier } = {}): Promise<RunningHost> {
   const token = { value: 'T'.repeat(43) };
   const inboxToken = { value: 'I'.repeat(43) };
   const storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-storage-'));
@@ -73,6 +74,7 @@ export async function startHost(root: string, preferredPort = 0, options: { cont
   const host = new McpHttpHost({
     ...bothEras({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
     token: () => token.value,
+    ...(options.agents ? { agents: options.agents } : {}),
     logger: silentLogger,
     inbox: { steering: services.steering, token: () => inboxToken.value, logger: silentLogger },
   });
