@@ -82,7 +82,7 @@ describe('Command sandbox inside VS Code', () => {
     );
     const unixSockets = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('codespace');
     try {
-      const out = (await run([process.execPath, script, ...live])).replace(/\r\n/g, '\n');
+      const out = (await run([sandboxNode(), script, ...live])).replace(/\r\n/g, '\n');
       console.log(`      tried from the sandbox: ${out.trim().split('\n').join('; ')}`);
       for (const p of live) assert.match(out, new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} ERROR EPERM$`, 'm'), out);
       assert.doesNotMatch(out, /CONNECTED/);
@@ -90,7 +90,7 @@ describe('Command sandbox inside VS Code', () => {
       await unixSockets().update('exec.unixSockets', 'allow', vscode.ConfigurationTarget.Global);
       const weaker = await call<{ execution: { isolation: { unix_sockets?: { blocked: boolean } } } }>(client, 'workspace_info', { workspace_id: wsId });
       assert.equal(weaker.execution.isolation.unix_sockets?.blocked, false);
-      const unfiltered = await run([process.execPath, script, ...live]);
+      const unfiltered = await run([sandboxNode(), script, ...live]);
       console.log(`      with codespace.exec.unixSockets "allow": ${unfiltered.trim().split(/\r?\n/).join('; ')}`);
       assert.doesNotMatch(unfiltered, /EPERM/);
     } finally {
@@ -98,6 +98,21 @@ describe('Command sandbox inside VS Code', () => {
       fs.rmSync(path.join(root, script), { force: true });
     }
   });
+
+  /**
+   * A node the sandboxed command can start: the extension host's own, unless it lives under the temporary folder
+   * (a checkout under /tmp), which the sandbox replaces with a private one; then the first node on PATH outside it.
+   */
+  function sandboxNode(): string {
+    const tmp = fs.realpathSync(os.tmpdir()) + path.sep;
+    const outsideTmp = (p: string): boolean => !fs.realpathSync(p).startsWith(tmp);
+    if (outsideTmp(process.execPath)) return process.execPath;
+    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+      const candidate = path.join(dir, 'node');
+      if (dir && fs.existsSync(candidate) && outsideTmp(candidate)) return candidate;
+    }
+    return process.execPath;
+  }
 
   function connects(p: string): Promise<boolean> {
     return new Promise((resolve) => {
