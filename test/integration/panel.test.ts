@@ -120,7 +120,7 @@ describe('CodeSpace panel', () => {
     assert.equal(err.code, 'APPROVAL_DENIED');
     assert.match(JSON.stringify(err), /not this file, please/);
     assert.equal(decoder.decode(await vscode.workspace.fs.readFile(second.uri)), second.before, 'the denied patch was not written');
-    await waitFor('the badge counts the rest', () => (panel.badge()?.value ?? 0) === count - 2 && panel.statusBarCount() === count - 2);
+    await waitFor('the badge counts the rest', () => (panel.badge()?.value ?? 0) === count - 2 + (panel.lastState()?.waitingInstructionCount ?? 0) && panel.statusBarCount() === count - 2);
   });
 
   it('shows a held command in full, and a denied one never starts', async () => {
