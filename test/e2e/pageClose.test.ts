@@ -4,9 +4,9 @@
 // times in a row, each with a new page and a new process host.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV } from '../../src/node/processHost/hostBackends';
+import { findFiles } from './files';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';
 import { call, connect, copyConnectionSettings } from './mcpClient';
@@ -52,26 +52,13 @@ function tree(pid: number): number[] {
 /** The process host records under `dir` (`process-host-<pid>.json`). */
 function hostPids(dir: string): number[] {
   const out: number[] = [];
-  const walk = (d: string): void => {
-    let entries: fs.Dirent[];
+  for (const p of findFiles(dir, /^process-host-\d+\.json$/)) {
     try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
+      out.push((JSON.parse(fs.readFileSync(p, 'utf8')) as { pid: number }).pid);
     } catch {
-      return;
+      // being written
     }
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/^process-host-\d+\.json$/.test(e.name)) {
-        try {
-          out.push((JSON.parse(fs.readFileSync(p, 'utf8')) as { pid: number }).pid);
-        } catch {
-          // being written
-        }
-      }
-    }
-  };
-  walk(dir);
+  }
   return out.filter(alive);
 }
 

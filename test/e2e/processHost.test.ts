@@ -6,10 +6,10 @@
 // folder because the reloaded page's old extension host still runs (code-server 4.139 often keeps it).
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { discoveryDirs, readAllRecords } from '../../src/node/discovery/discoveryFiles';
 import { HOST_GRACE_ENV } from '../../src/node/processHost/hostBackends';
+import { findFiles } from './files';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';
 import { call, callError, connect, copyConnectionSettings } from './mcpClient';
@@ -37,26 +37,6 @@ function alive(pid: number): boolean {
 function ppid(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-}
-
-/** Every file whose name matches `name` under `dir`. */
-function findFiles(dir: string, name: RegExp): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (name.test(e.name)) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
