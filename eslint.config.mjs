@@ -68,6 +68,9 @@ export default tseslint.config(
     },
   },
   ...coreLayers(),
+  layer(['src/base/**/*.ts'], [
+    { group: ['../*', '!../base', '!../base/**'], message: 'src/base is the bottom of every layer: it imports only src/base and Node.' },
+  ], [vscodeBan]),
   layer(['src/mcp/**/*.ts', 'src/node/**/*.ts'], [
     { group: ['**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'mcp and node import core only: adapters do not know each other.' },
   ], [vscodeBan]),

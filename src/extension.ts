@@ -59,6 +59,7 @@ import { RipgrepContentSearch } from './node/ripgrepContentSearch';
 import { VsCodeLanguageFeatures } from './vscode/language/vscodeLanguageFeatures';
 import { DocumentWatchers } from './vscode/documentWatchers';
 import { StepTimes } from './core/util/stepTimes';
+import { describeError, describeErrorWithStack } from './base/describeError';
 
 /** What the extension exports to other extensions and to its tests. Never the token. */
 export interface CodeSpaceApi {
@@ -92,7 +93,7 @@ const WINDOW_ASK_INTERVAL_MS = 10_000;
 const WINDOW_ASK_TIMEOUT_MS = 30_000;
 
 function describe(err: unknown): string {
-  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+  return describeErrorWithStack(err);
 }
 
 /** Composition root: builds the pieces in order, starts the endpoint, registers the UI. */
@@ -418,7 +419,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     // Read by `npm run bench:editor` (activation time) and the VSIX test.
     log.info(`[activate] ready in ${(performance.now() - activationStarted).toFixed(1)} ms (activate() to listening) on port ${host.port ?? '?'}; ${phases.toString()} ms${verified ? ' (tokens checked by their verifiers until they load)' : ''}`);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = describeError(err);
     log.error(`[activate] the MCP endpoint could not start: ${message}`);
     vscode.window.showErrorMessage(`CodeSpace: the MCP endpoint could not start: ${message}`, 'Show Log').then(
       (pick) => {

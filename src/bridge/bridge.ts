@@ -128,7 +128,7 @@ export class Bridge {
 
   async start(): Promise<void> {
     this.client.onmessage = (m) => {
-      this.fromClient(m).catch((err: unknown) => this.options.log(`relay failed: ${err instanceof Error ? err.message : String(err)}`));
+      this.fromClient(m).catch((err: unknown) => this.options.log(`relay failed: ${describeError(err)}`));
     };
     this.client.onclose = () => {
       void this.close();
@@ -189,7 +189,7 @@ export class Bridge {
   private answerLocally(m: JSONRPCRequest): boolean {
     const answer = localAnswer(m, this.catalogue, this.tools);
     if (!answer) return false;
-    this.client.send(answer).catch((err: unknown) => this.options.log(`writing to the client failed: ${err instanceof Error ? err.message : String(err)}`));
+    this.client.send(answer).catch((err: unknown) => this.options.log(`writing to the client failed: ${describeError(err)}`));
     return true;
   }
 
@@ -202,7 +202,7 @@ export class Bridge {
     this.learning = true;
     void this.ensureUpstream()
       .then((up) => this.learnWindowList(up))
-      .catch((err: unknown) => this.options.log(`window not found yet: ${err instanceof Error ? err.message : String(err)}`))
+      .catch((err: unknown) => this.options.log(`window not found yet: ${describeError(err)}`))
       .finally(() => {
         this.learning = false;
       });
@@ -266,7 +266,7 @@ export class Bridge {
       try {
         up = await this.upstreamFor(m);
       } catch (err) {
-        this.answerError(m, BRIDGE_NO_WINDOW, err instanceof Error ? err.message : String(err));
+        this.answerError(m, BRIDGE_NO_WINDOW, describeError(err));
         return;
       }
       if (!up) return;
@@ -389,7 +389,7 @@ export class Bridge {
       }
       if (this.toolListIds.delete(msg.id) && isJSONRPCResultResponse(msg)) this.learnTools(msg.result);
     }
-    this.client.send(msg).catch((err: unknown) => this.options.log(`writing to the client failed: ${err instanceof Error ? err.message : String(err)}`));
+    this.client.send(msg).catch((err: unknown) => this.options.log(`writing to the client failed: ${describeError(err)}`));
   }
 
   /** Which tools are safe to resend, from the annotations the server itself gives in tools/list. */

@@ -4,6 +4,7 @@ import { discoveryDirs, readAllRecords } from '../node/discovery/discoveryFiles'
 import { Bridge } from './bridge';
 import { LineTransport } from './lineTransport';
 import { ENV_TOKEN, ENV_URL, LocateError, locate } from './locate';
+import { describeErrorWithStack } from '../base/describeError';
 
 const USAGE = `codespace-mcp: MCP over stdio to the CodeSpace endpoint of a VS Code window.
 
@@ -100,7 +101,7 @@ main().then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    log(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    log(describeErrorWithStack(err));
     process.exitCode = 1;
   },
 );

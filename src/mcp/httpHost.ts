@@ -9,7 +9,7 @@ import type { NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { McpHttpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import type { Logger } from '../core/ports/logger';
 import type { ServerControl, ServerState as HostState } from '../core/ports/serverControl';
 import type { InboxOptions } from './inbox';
@@ -24,6 +24,7 @@ import type { AgentRef } from '../core/identity';
 import type { AgentActivity, AgentVerifier } from './agentIdentity';
 import { AgentActivityLog, agentOfRequest, agentOrWindowCheck, withRequestAgent } from './agentIdentity';
 import type { ChangeSink } from './surface';
+import { describeError, describeErrorWithStack } from '../base/describeError';
 
 export const LOOPBACK = '127.0.0.1';
 export const MCP_PATH = '/mcp';
@@ -114,7 +115,7 @@ export class McpHttpHost implements ServerControl {
       try {
         l(s);
       } catch (err) {
-        this.options.logger.error('[http] a server state listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+        this.options.logger.error('[http] a server state listener failed', describeErrorWithStack(err));
       }
     }
   }
@@ -167,7 +168,7 @@ export class McpHttpHost implements ServerControl {
   }
 
   private failed(res: http.ServerResponse, err: unknown): void {
-    this.options.logger.error('[http] request failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+    this.options.logger.error('[http] request failed', describeErrorWithStack(err));
     sendRpcError(res, 500, -32603, 'Internal error');
   }
 
@@ -288,7 +289,7 @@ export class McpHttpHost implements ServerControl {
         this.httpServer = await listen(0);
       }
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = describeError(err);
       await this.stopModern();
       this.setState({ kind: 'failed', message });
       throw err;
@@ -318,7 +319,7 @@ export class McpHttpHost implements ServerControl {
     this.modern = undefined;
     if (!modern) return;
     modern.watching?.dispose();
-    await modern.handler.close().catch((err: unknown) => this.options.logger.warn(`[http] closing the 2026-era handler: ${err instanceof Error ? err.message : String(err)}`));
+    await modern.handler.close().catch((err: unknown) => this.options.logger.warn(`[http] closing the 2026-era handler: ${describeError(err)}`));
   }
 
   async stop(): Promise<void> {
@@ -391,7 +392,7 @@ export class McpHttpHost implements ServerControl {
 
   dispose(): void {
     this.stop().catch((err: unknown) => {
-      this.options.logger.error('[http] stopping the server failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+      this.options.logger.error('[http] stopping the server failed', describeErrorWithStack(err));
     });
   }
 }

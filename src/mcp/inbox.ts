@@ -8,6 +8,7 @@ import type { SteeringService } from '../core/steering/steeringService';
 import { isJsonContentType } from './jsonBody';
 import type { ExpectedSecret } from '../core/expectedSecret';
 import { closeUnreadBody, secretsEqual } from './security';
+import { describeErrorWithStack } from '../base/describeError';
 
 export const INBOX_PATH = '/inbox';
 /** Largest /inbox request body: an instruction is at most 16 KiB of text, so 64 KiB of JSON is plenty. */
@@ -143,7 +144,7 @@ export function inboxRouter(options: InboxOptions): Router {
             fail(res, { status: statusOf(body), body });
             return;
           }
-          options.logger.error('[inbox] request failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+          options.logger.error('[inbox] request failed', describeErrorWithStack(err));
           fail(res, { status: 500, body: { code: 'INTERNAL', message: 'The request failed inside the extension.' } });
         });
     };

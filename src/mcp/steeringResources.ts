@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import type { SteeringChange } from '../core/steering/steering';
 import type { SteeringService } from '../core/steering/steeringService';
 import type { ChangeSink, McpSurface } from './surface';

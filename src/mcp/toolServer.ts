@@ -3,7 +3,7 @@ import { requestAgent } from './agentIdentity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/tools/dispatch';
 import type { ExtraContent } from '../core/tools/tool';
@@ -18,6 +18,7 @@ import { HeldOperationTasks } from './tasks';
 import { listedTool } from './toolSchemas';
 import { registerWorkspaceResources } from './workspaceResources';
 import { INSTRUCTIONS, SERVER_NAME, serverInfo } from './serverIdentity';
+import { describeError } from '../base/describeError';
 
 export { SERVER_NAME };
 
@@ -108,7 +109,7 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
   const surface = legacySurface(server);
   defineServer(surface, dispatcher);
   const wanted = registerSteeringSubscriptions(surface, steering);
-  const failed = (what: string) => (err: unknown) => logger.debug(`[mcp] ${what} not sent: ${err instanceof Error ? err.message : String(err)}`);
+  const failed = (what: string) => (err: unknown) => logger.debug(`[mcp] ${what} not sent: ${describeError(err)}`);
   const listening = watchChanges(
     dispatcher,
     {

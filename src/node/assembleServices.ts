@@ -46,6 +46,7 @@ import type { LanguageFeatures } from '../core/ports/languageFeatures';
 import { DiagnosticsFeed } from '../core/language/diagnosticsFeed';
 import { CheckpointService } from '../core/checkpoints/checkpointService';
 import { FileBlobStore } from './fileBlobStore';
+import { describeErrorWithStack } from '../base/describeError';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -325,7 +326,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     diagnosticsFeed,
     afterWrite,
     redactor,
-    toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err))),
+    toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', describeErrorWithStack(err))),
   };
   const engine = services.search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);

@@ -1,6 +1,6 @@
 import { spawn as spawnChild } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../core/ports/processBackend';
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';

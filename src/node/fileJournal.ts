@@ -6,6 +6,7 @@ import type { Journal, JournalLoadIssue, JournalRecord } from '../core/ports/jou
 import { decodeJournalText, encodeJournalRecord, logJournalIssues } from '../core/ports/journal';
 import type { Logger } from '../core/ports/logger';
 import { silentLogger } from '../core/ports/logger';
+import { asError } from '../base/describeError';
 
 /** How long a journal keeps the text it read for the next load, and up to what length. */
 const TEXT_KEPT_MS = 10_000;
@@ -92,7 +93,7 @@ export class FileJournal implements Journal {
       line = encodeJournalRecord(record);
       bytes = Buffer.from(line, 'utf8');
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      return Promise.reject(asError(err));
     }
     return this.enqueue(async () => {
       this.assertOpen();
@@ -124,7 +125,7 @@ export class FileJournal implements Journal {
     try {
       text = records.map(encodeJournalRecord).join('');
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      return Promise.reject(asError(err));
     }
     return this.enqueue(async () => {
       this.assertOpen();

@@ -13,6 +13,7 @@ import type { Logger } from '../core/ports/logger';
 import { silentLogger } from '../core/ports/logger';
 import type { WorkTreeChange, WorkTreeRepo } from '../core/ports/workTree';
 import type { WorkBaseline } from '../core/steering/steering';
+import { describeError } from '../base/describeError';
 
 /** How a baseline ref starts; the rest is the tree id. */
 export const GIT_TREE_PREFIX = 'git-tree:';
@@ -99,7 +100,7 @@ export class GitWorkTree implements WorkBaseline, WorkTreeRepo {
     try {
       out = await this.run(['rev-parse', '--show-toplevel', '--show-prefix', '--git-path', 'index', '--show-object-format'], root);
     } catch (err) {
-      this.log.debug(`[baseline] ${root} is not a git work tree: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.debug(`[baseline] ${root} is not a git work tree: ${describeError(err)}`);
       return undefined;
     }
     const [toplevel, prefix, index, format] = out.toString('utf8').split('\n');
@@ -154,7 +155,7 @@ export class GitWorkTree implements WorkBaseline, WorkTreeRepo {
     try {
       return `${GIT_TREE_PREFIX}${await this.writeTree(workspaceRoot, info)}`;
     } catch (err) {
-      this.log.warn(`[baseline] capturing ${workspaceRoot} failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`[baseline] capturing ${workspaceRoot} failed: ${describeError(err)}`);
       return undefined;
     }
   }

@@ -11,6 +11,7 @@ import type { Logger } from '../core/ports/logger';
 import { silentLogger } from '../core/ports/logger';
 import type { WorkWorktree, WorktreeDiscard, WorktreeFactory, WorktreeKeptReason, WorktreeRetirement, WorktreeSurvey } from '../core/ports/workTree';
 import { isInside } from '../core/policy/paths';
+import { describeError } from '../base/describeError';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 /** A branch name we make: `codespace/<slug>-<id>`; checked again here, since it reaches git's command line. */
@@ -115,7 +116,7 @@ export class GitWorktrees implements WorktreeFactory {
       await this.remove(made, { branches: true });
       await this.pruneEmpty(workDir);
       if (InvalidArgumentsError.is(err) || ToolError.is(err)) throw err;
-      throw new ToolError('UNAVAILABLE', `The work's worktrees could not be created: ${err instanceof Error ? err.message : String(err)}`, {
+      throw new ToolError('UNAVAILABLE', `The work's worktrees could not be created: ${describeError(err)}`, {
         hint: 'Open the work with isolation "shared", or ask the developer to check the repository (the CodeSpace log has details).',
         details: { reason: 'worktree_failed' },
       });
@@ -250,7 +251,7 @@ export class GitWorktrees implements WorktreeFactory {
       try {
         outcome = existsSync(top) ? await this.retireOne(t) : await this.retireGone(t, opts.folderOf?.(t.workspace_id));
       } catch (err) {
-        outcome = { removed: false, reason: 'failed', detail: err instanceof Error ? err.message : String(err) };
+        outcome = { removed: false, reason: 'failed', detail: describeError(err) };
       }
       if (outcome.removed) {
         this.log.info(`[works] removed the worktree ${top} and the branch ${t.branch}`);
@@ -278,7 +279,7 @@ export class GitWorktrees implements WorktreeFactory {
     try {
       await this.run(['worktree', 'remove', '--', t.top], main);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = describeError(err);
       return /modified or untracked|contains modified/i.test(why) ? { removed: false, reason: 'uncommitted', detail: why } : { removed: false, reason: 'failed', detail: why };
     }
     await this.deleteBranch(t.branch, tip, main);
@@ -335,7 +336,7 @@ export class GitWorktrees implements WorktreeFactory {
       try {
         outcome = await this.discardOne(t, opts.folderOf?.(t.workspace_id));
       } catch (err) {
-        outcome = { workspace_id: t.workspace_id, removed: false, branch: t.branch, reason: 'failed', detail: err instanceof Error ? err.message : String(err) };
+        outcome = { workspace_id: t.workspace_id, removed: false, branch: t.branch, reason: 'failed', detail: describeError(err) };
       }
       if (outcome.removed) await this.pruneEmpty(path.dirname(top));
       if (outcome.removed) this.log.info(`[works] discarded the worktree ${top}; the branch ${t.branch} ${outcome.branch_deleted ? 'is deleted' : `is kept with ${outcome.kept_commits ?? 0} unpushed commit(s)`}`);
@@ -445,7 +446,7 @@ export class GitWorktrees implements WorktreeFactory {
         await this.pruneEmpty(path.dirname(top));
         if (opts.branches && BRANCH.test(branch)) await this.run(['branch', '-D', '--', branch], main);
       } catch (err) {
-        this.log.warn(`[works] could not remove the worktree ${top}: ${err instanceof Error ? err.message : String(err)}`);
+        this.log.warn(`[works] could not remove the worktree ${top}: ${describeError(err)}`);
       }
     }
   }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as NodePty from 'node-pty';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import type { ExitInfo, ProcessBackend, ProcessHandle, SpawnOptions } from '../core/ports/processBackend';
 import { SpawnError } from '../core/ports/processBackend';
 import { HandleEvents } from '../core/process/handleEvents';
@@ -13,6 +13,7 @@ import type { Logger } from '../core/ports/logger';
 import { describeNodePtyLoad, loadNodePty } from './nodePtyLoader';
 import type { NodePtyCandidate, NodePtyLoad, NodePtyModule } from './nodePtyLoader';
 import { checkPathLength, checkSpawnLimits, openWorkingDirectory, resolveExecutable, sendSignal, terminateTree } from './processTable';
+import { describeError } from '../base/describeError';
 
 
 export interface NodePtyBackendOptions {
@@ -117,7 +118,7 @@ export class NodePtyBackend implements ProcessBackend {
       return this.load();
     } catch (err) {
       if (SpawnError.is(err)) throw err;
-      const why = err instanceof Error ? err.message : String(err);
+      const why = describeError(err);
       throw new SpawnError('unavailable', `node-pty could not be loaded, so terminal (PTY) processes are unavailable: ${why}`, { cause: err });
     }
   }
@@ -159,7 +160,7 @@ export class NodePtyBackend implements ProcessBackend {
       if (launch) handle.onExit(() => launch.release());
     } catch (err) {
       launch?.release();
-      throw new SpawnError('failed', `The terminal process could not be started: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new SpawnError('failed', `The terminal process could not be started: ${describeError(err)}`, { cause: err });
     } finally {
       // The forked child holds its own copy of the descriptor until it execs (chdir happens before).
       await dir.close();

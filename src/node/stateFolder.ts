@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { Logger } from '../core/ports/logger';
 import type { ProcessIdentity } from './survivors';
 import { isSameProcessAlive, writeAtomically } from './survivors';
+import { describeError } from '../base/describeError';
 
 /**
  * Which folder holds a window's state: the operation ledger (patches, holds, commands), the checkpoints' content,
@@ -225,7 +226,7 @@ export function chooseStateFolder(o: { vscodeDir: string; self: ProcessIdentity;
       if (choice.source === 'own') fs.rmSync(path.join(o.vscodeDir, POINTER_FILE), { force: true });
       else if (choice.source !== 'private') fs.writeFileSync(path.join(o.vscodeDir, POINTER_FILE), path.basename(path.dirname(choice.dir)), { mode: 0o600 });
     } catch (err) {
-      o.logger.warn(`[state] could not record where this window's state is: ${err instanceof Error ? err.message : String(err)}`);
+      o.logger.warn(`[state] could not record where this window's state is: ${describeError(err)}`);
     }
     return choice;
   };
@@ -233,7 +234,7 @@ export function chooseStateFolder(o: { vscodeDir: string; self: ProcessIdentity;
     try {
       return StateClaim.take(dir, o.self);
     } catch (err) {
-      o.logger.warn(`[state] could not take ${dir}: ${err instanceof Error ? err.message : String(err)}`);
+      o.logger.warn(`[state] could not take ${dir}: ${describeError(err)}`);
       return undefined;
     }
   };

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import type { Logger } from '../core/ports/logger';
 import type { ProcessSupervisor } from '../core/process/supervisor';
 import { descendantsOf, isLive, listProcesses, sendSignal, statFields } from './processTable';

@@ -2,6 +2,7 @@ import type * as vscode from 'vscode';
 import type { AgentRef } from '../core/identity';
 import type { AgentCredentials } from './agentCredentials';
 import type { Logger } from '../core/ports/logger';
+import { describeErrorWithStack } from '../base/describeError';
 
 /** One connected (or issued) agent as the panel and the commands show it. */
 export interface AgentEntry {
@@ -51,7 +52,7 @@ export class AgentDirectory implements vscode.Disposable {
       this.log.info(`[agents] "${agent.name}": credential no longer valid, ${closed} session(s) closed`);
       return closed;
     } catch (err) {
-      this.log.error(`[agents] closing the sessions of "${agent.name}" failed`, err instanceof Error ? (err.stack ?? err.message) : String(err));
+      this.log.error(`[agents] closing the sessions of "${agent.name}" failed`, describeErrorWithStack(err));
       return 0;
     }
   }
@@ -83,7 +84,7 @@ export class AgentDirectory implements vscode.Disposable {
       try {
         l();
       } catch (err) {
-        this.log.error('[agents] a listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+        this.log.error('[agents] a listener failed', describeErrorWithStack(err));
       }
     }
   }

@@ -5,6 +5,7 @@ import { COMMANDS } from './commandIds';
 import type { OutputLogger } from './log';
 import { settings } from './settings';
 import type { TokenStore } from './tokenStore';
+import { describeError } from '../base/describeError';
 
 export interface CommandDeps {
   readonly server: ServerControl;
@@ -78,7 +79,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await server.stop();
       await server.start(deps.preferredPort?.() ?? settings.port());
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = describeError(err);
       log.error(`[commands] restart failed: ${message}`);
       void vscode.window.showErrorMessage(`CodeSpace: the MCP endpoint could not start: ${message}`);
     }

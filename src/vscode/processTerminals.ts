@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import { InvalidArgumentsError, ToolError } from '../core/errors';
 import type { Logger } from '../core/ports/logger';
 import type { ProcessInfo, ProcessStatus, ProcessSupervisor } from '../core/process/supervisor';
@@ -8,6 +8,7 @@ import { MAX_TERMINAL_DIMENSION } from '../core/process/supervisor';
 import { settings } from './settings';
 import type { SlotHolder } from './terminalSlots';
 import { terminalSlots } from './terminalSlots';
+import { describeError } from '../base/describeError';
 
 /** What the mirror needs of the supervisor (structural, so tests can pass a fake). */
 export type MirroredProcesses = Pick<
@@ -267,7 +268,7 @@ class ProcessPty implements vscode.Pseudoterminal {
       this.logger.debug(`[terminals] ${this.info.process_id}: ${what}: ${err.message}`);
       return;
     }
-    this.logger.warn(`[terminals] ${this.info.process_id}: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+    this.logger.warn(`[terminals] ${this.info.process_id}: ${what} failed: ${describeError(err)}`);
   }
 
   /** A dim line of ours, on a line of its own. */
@@ -467,7 +468,7 @@ export class ProcessTerminals implements vscode.Disposable {
       this.didChangeMirrors.fire({ processId: info.process_id, mirrored: true });
       return mirror;
     } catch (err) {
-      const message = `${info.process_id}: no terminal: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `${info.process_id}: no terminal: ${describeError(err)}`;
       if (requested) throw new Error(`CodeSpace: ${message}`, { cause: err });
       this.logger.warn(`[terminals] ${message}`);
       return undefined;

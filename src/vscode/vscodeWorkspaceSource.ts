@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Disposable } from '../core/disposable';
+import type { Disposable } from '../base/disposable';
 import type { FolderInfo, WorkspaceSource } from '../core/ports/workspaceSource';
 import { settings } from './settings';
 

@@ -46,7 +46,7 @@ describe('lint layers inside src/core', function () {
   });
 
   it('accepts downward imports', async () => {
-    assert.deepEqual(await importErrors('src/core/process/planted.ts', "import type { Limits } from '../policy/limits';\nimport { EventStream } from '../util/eventStream';\nexport type X = [Limits, EventStream<number>];\n"), []);
+    assert.deepEqual(await importErrors('src/core/process/planted.ts', "import type { Limits } from '../policy/limits';\nimport { Emitter } from '../../base/emitter';\nexport type X = [Limits, Emitter<number>];\n"), []);
     assert.deepEqual(await importErrors('src/core/runner/planted.ts', "import type { ApprovalService } from '../approvals/approvalService';\nexport type X = ApprovalService;\n"), []);
     assert.deepEqual(await importErrors('src/core/tools/planted.ts', "import type { OperationSpec } from '../runner/operationRunner';\nexport type X = OperationSpec<object, unknown>;\n"), []);
   });

@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import { ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
-import { EventStream } from '../util/eventStream';
+import { Emitter } from '../../base/emitter';
 import { checkReviewComments } from '../policy/reviewComments';
 import { assertNotOwn, withAuthor } from '../identity';
 import type { Authors, Caller } from '../identity';
 import type { ReviewComment } from '../policy/reviewComments';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
+import { describeError, describeErrorWithStack } from '../../base/describeError';
 
 /** The operator's approval settings (user scope only: a workspace cannot relax them). */
 export interface ApprovalPolicy {
@@ -114,13 +115,13 @@ export class ApprovalService implements Approvals, Disposable {
   private readonly holds = new Map<string, StoredHold>();
   private readonly proposals = new Map<string, readonly ProposalFile[]>();
   private readonly reviewedContent = new Map<string, Map<string, Uint8Array>>();
-  private readonly changes: EventStream<HoldView>;
+  private readonly changes: Emitter<HoldView>;
   private readonly waiters = new Map<string, Set<() => void>>();
   private opened = false;
   private appends = 0;
 
   constructor(private readonly options: ApprovalServiceOptions) {
-    this.changes = new EventStream<HoldView>((err) => options.logger.error('[approvals] a listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err)));
+    this.changes = new Emitter<HoldView>((err) => options.logger.error('[approvals] a listener failed', describeErrorWithStack(err)));
   }
 
   /** Loads the journal; a hold cut off while resuming becomes `ambiguous`. Compacts the journal. */
@@ -464,7 +465,7 @@ export class ApprovalService implements Approvals, Disposable {
       try {
         now = await this.options.probe(h.workspace_id, f.path, workId);
       } catch (err) {
-        return `${f.path} could not be checked (${err instanceof Error ? err.message : String(err)})`;
+        return `${f.path} could not be checked (${describeError(err)})`;
       }
       if (f.kind === 'add') {
         if (now !== undefined) return `${f.path} was created on disk after the proposal was made`;

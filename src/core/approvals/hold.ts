@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import type { ReviewComment } from '../policy/reviewComments';
 import type { Caller } from '../identity';
 /**

@@ -25,6 +25,7 @@ import type { Logger } from '../ports/logger';
 import type { WorkspaceRegistry } from '../policy/workspaces';
 import { occupancyScope } from '../policy/workspaces';
 import type { RewindNotice, Steering } from '../steering/steering';
+import { describeError } from '../../base/describeError';
 
 /** operation_key prefixes of the operations a rewind and a redo record. */
 export const REWIND_KEY_PREFIX = 'codespace-rewind:';
@@ -278,7 +279,7 @@ export class CheckpointService {
         await steering.queueRewindNotice(workId, notice);
         told = true;
       } catch (err) {
-        this.options.logger.warn(`[checkpoints] the agent of ${workId} was not told of the ${notice.action}: ${err instanceof Error ? err.message : String(err)}`);
+        this.options.logger.warn(`[checkpoints] the agent of ${workId} was not told of the ${notice.action}: ${describeError(err)}`);
       }
     }
     this.options.logger.info(`[checkpoints] ${notice.action} of ${workId} to checkpoint ${notice.checkpoint}: ${written.length} file(s)`);

@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 
 /**
  * Whether the editor window of this extension host still answers. A local window's extension host ends with its

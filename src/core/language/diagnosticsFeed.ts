@@ -1,6 +1,7 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import type { EditorDiagnostic, LanguageFeatures } from '../ports/languageFeatures';
 import type { Logger } from '../ports/logger';
+import { describeErrorWithStack } from '../../base/describeError';
 
 /** One file an edit wrote, at the content version the edit left it in. */
 export interface FollowedFile {
@@ -205,7 +206,7 @@ export class DiagnosticsFeed implements Disposable {
         },
       );
     } catch (err) {
-      logger.error('[diagnostics] following an edit failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+      logger.error('[diagnostics] following an edit failed', describeErrorWithStack(err));
       return;
     } finally {
       early.closed = true;

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import type { ExecRecord } from './schemas';
 import { LINE_TYPES, execRecordSchema } from './schemas';
+import { describeError } from '../../base/describeError';
 
 /** A process's end, as the operation runner reports it (one of its events, declared here for the log it feeds). */
 export interface ProcessExitedEvent {
@@ -182,7 +183,7 @@ export class ExecLog implements Disposable {
           await this.compact();
         }
       })
-      .catch((err: unknown) => this.options.logger.warn(`[exec-log] could not record ${r.operation_id}: ${err instanceof Error ? err.message : String(err)}`));
+      .catch((err: unknown) => this.options.logger.warn(`[exec-log] could not record ${r.operation_id}: ${describeError(err)}`));
   }
 
   private trim(): void {

@@ -43,7 +43,7 @@
  * pending when the ledger was opened.
  */
 import { randomBytes } from 'node:crypto';
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import { ToolError } from '../errors';
 import type { Journal, JournalRecord } from '../ports/journal';
 import { encodeJournalRecord } from '../ports/journal';
@@ -59,6 +59,7 @@ import type {
 } from './operationRecord';
 import { isOperationRecord } from './operationRecord';
 import { LINE_TYPES } from './schemas';
+import { describeError } from '../../base/describeError';
 
 export const DEFAULT_LEDGER_MAX_RECORDS = 1000;
 export const DEFAULT_LEDGER_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -446,7 +447,7 @@ export class OperationLedger implements Disposable {
       this.journalBytes = bytes;
       this.logger.info(`ledger: journal over ${this.maxBytes} bytes; compacted to ${bytes} bytes, rolling off ${rolledOff.length} finished operation(s)`);
     } catch (err) {
-      this.logger.warn(`ledger: could not compact the journal: ${err instanceof Error ? err.message : String(err)}`);
+      this.logger.warn(`ledger: could not compact the journal: ${describeError(err)}`);
     } finally {
       this.compacting = false;
     }
@@ -456,7 +457,7 @@ export class OperationLedger implements Disposable {
     try {
       return (await hashOf(path, clone(record))) ?? null;
     } catch (err) {
-      this.logger.warn(`ledger: could not hash ${path} while reconciling ${record.operation_id}: ${err instanceof Error ? err.message : String(err)}`);
+      this.logger.warn(`ledger: could not hash ${path} while reconciling ${record.operation_id}: ${describeError(err)}`);
       return 'unreadable';
     }
   }
@@ -508,7 +509,7 @@ export class OperationLedger implements Disposable {
       try {
         listener(clone(record));
       } catch (err) {
-        this.logger.error(`ledger: a change listener failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.logger.error(`ledger: a change listener failed: ${describeError(err)}`);
       }
     }
   }

@@ -16,6 +16,7 @@ import type { PlannedFile, PlannedPatch } from './plan';
 import { planPatch } from './plan';
 import { mapLimit } from '../util/concurrency';
 import { contentVersion } from './version';
+import { describeError } from '../../base/describeError';
 
 type FileFound = { bytes: Uint8Array; mode?: number } | undefined | 'directory';
 
@@ -254,7 +255,7 @@ export class PatchService {
         await fs.removeEmptyFolder(folder, { within: realRoot });
         logger.info(`[patch] removed the empty folder ${path.relative(ws.root, folder)} the undone change had created`);
       } catch (err) {
-        logger.debug(`[patch] kept the folder ${path.relative(ws.root, folder)}: ${err instanceof Error ? err.message : String(err)}`);
+        logger.debug(`[patch] kept the folder ${path.relative(ws.root, folder)}: ${describeError(err)}`);
       }
     }
   }
@@ -304,7 +305,7 @@ export class PatchService {
       // Side by side, a few at a time: a 200-file work patch keeps up to 400 blobs before it writes.
       await mapLimit([...blobs], 8, ([version, bytes]) => store.put(version, bytes));
     } catch (err) {
-      this.options.logger.warn(`[patch] checkpoint content not kept: ${err instanceof Error ? err.message : String(err)}`);
+      this.options.logger.warn(`[patch] checkpoint content not kept: ${describeError(err)}`);
     }
   }
 
@@ -498,7 +499,7 @@ export class PatchService {
     });
     if (!failure) return { status: 'applied', operation_id: operationId, files };
 
-    const message = failure.error instanceof Error ? failure.error.message : String(failure.error);
+    const message = describeError(failure.error);
     logger.warn(`[patch] write failed in ${ws.id} (${message}); restoring ${done.length} file operation(s)`);
     const failedStep = steps[failure.index] as PatchStep;
     const failedAt = failedStep.file.path;
@@ -554,7 +555,7 @@ export class PatchService {
           : (await hash(step.abs)) === file.beforeVersion && (file.kind !== 'move' || (await hash(step.absTarget as string)) === undefined);
         out.push({ path: file.path, state: ok ? 'restored' : 'differs from both before and after' });
       } catch (err) {
-        out.push({ path: file.path, state: `restore failed: ${err instanceof Error ? err.message : String(err)}` });
+        out.push({ path: file.path, state: `restore failed: ${describeError(err)}` });
       }
     }
     return out;

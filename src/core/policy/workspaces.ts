@@ -1,4 +1,4 @@
-import { DisposableBase } from '../disposable';
+import { DisposableBase } from '../../base/disposable';
 import { ToolError } from '../errors';
 import type { FolderInfo, Profile, WorkspaceSource } from '../ports/workspaceSource';
 

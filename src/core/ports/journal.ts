@@ -1,4 +1,5 @@
 import type { Logger } from './logger';
+import { asError } from '../../base/describeError';
 
 /**
  * Durable state of the extension (patch ledger, approvals, works) lives in append-only journals: one JSON
@@ -134,7 +135,7 @@ export class InMemoryJournal implements Journal {
       this.text += line;
       return Promise.resolve();
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      return Promise.reject(asError(err));
     }
   }
 
@@ -145,7 +146,7 @@ export class InMemoryJournal implements Journal {
       this.rewrites++;
       return Promise.resolve();
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      return Promise.reject(asError(err));
     }
   }
 

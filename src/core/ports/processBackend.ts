@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 
 /**
  * Starting and controlling OS processes. The core's supervisor owns policy (occupancy, timeouts, output

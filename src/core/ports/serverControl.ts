@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 
 export type ServerState =
   | { readonly kind: 'stopped' }

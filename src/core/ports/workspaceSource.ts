@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 
 export type Profile = 'read-only' | 'write' | 'exec';
 export type ApprovalsMode = 'off' | 'confirm';

@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 
 /** Variables of ours: never passed to a child, whatever the operator's settings say. */
 const RESERVED_PREFIX = /^CODESPACE_/i;

@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import type { ExitInfo } from '../ports/processBackend';
 import { Listeners } from './listeners';
 

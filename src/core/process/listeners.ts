@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 
 /**
  * A plain set of listeners. `fire` calls each one, and a listener that throws does not stop the others;

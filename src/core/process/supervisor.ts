@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Workspace } from '../policy/workspaces';
 import type { Logger } from '../ports/logger';
@@ -12,6 +12,7 @@ import type { LostRange } from './ringBuffer';
 import { DEFAULT_RING_CAPACITY, RingBuffer } from './ringBuffer';
 import { readRedacted } from './redactedRead';
 import type { SecretRedactor } from '../secretRedactor';
+import { describeError } from '../../base/describeError';
 
 export type Occupancy = 'exclusive' | 'shared';
 export type ProcessState = 'running' | 'exited';
@@ -786,7 +787,7 @@ export class ProcessSupervisor implements Disposable {
       }
     }
     this.logger.error(err instanceof Error ? err : String(err));
-    return new ToolError('INTERNAL', `The process could not be started: ${err instanceof Error ? err.message : String(err)}`, {
+    return new ToolError('INTERNAL', `The process could not be started: ${describeError(err)}`, {
       hint: 'Check the command and arguments; the CodeSpace log has details.',
       details: { command: [...command] },
     });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import { ToolError } from '../errors';
 import type { ReviewMode } from '../approvals/holdPolicy';
 import type { ApplyPatchResult, PatchIntent, PatchService, RestoreRequest } from '../patch/patchService';
@@ -9,10 +9,11 @@ import type { WorkspaceFs } from '../ports/workspaceFs';
 import { confine, failureCode, realRootOf } from '../policy/paths';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import { occupancyScope } from '../policy/workspaces';
-import { EventStream } from '../util/eventStream';
+import { Emitter } from '../../base/emitter';
 import type { Hunk } from './afterWriteHunks';
 import type { HunkSide } from './afterWriteHunks';
 import { hunkAtLine, hunksOf, keepHunk, linesOn, undoHunk, undoPatch } from './afterWriteHunks';
+import { describeError, describeErrorWithStack } from '../../base/describeError';
 
 /**
  * Review after the write (`codespace.review.mode` `after`): what CodeSpace's patches wrote stays open to review, one
@@ -122,10 +123,10 @@ export class AfterWriteReviews implements Disposable {
   private readonly reviews = new Map<string, MutableReview>();
   private readonly written = new Map<string, { review: string; paths: string[] }>();
   private notices: { sessions: readonly string[]; notice: ReviewUndone }[] = [];
-  private readonly changes: EventStream<string>;
+  private readonly changes: Emitter<string>;
 
   constructor(private readonly options: AfterWriteOptions) {
-    this.changes = new EventStream<string>((err) => options.logger.error('[review] a listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err)));
+    this.changes = new Emitter<string>((err) => options.logger.error('[review] a listener failed', describeErrorWithStack(err)));
   }
 
   /** Fires with a review's id when its files, accepted texts or marks change. */
@@ -154,7 +155,7 @@ export class AfterWriteReviews implements Disposable {
       try {
         return await this.options.baseline(workspaceId, workId, path);
       } catch (err) {
-        this.options.logger.info(`[review] the baseline of ${path} could not be read (${err instanceof Error ? err.message : String(err)}): it starts from its content before the write`);
+        this.options.logger.info(`[review] the baseline of ${path} could not be read (${describeError(err)}): it starts from its content before the write`);
         return undefined;
       }
     };

@@ -1,4 +1,4 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import type { Decider, HoldCommand, HoldView, ProposalFile } from '../approvals/hold';
 import type { ProcessExitedEvent } from '../ledger/execLog';
 

@@ -4,14 +4,15 @@ import type { AgentRef, Caller } from '../identity';
 import type { ApprovalPolicy, ApprovalService, StoredHold } from '../approvals/approvalService';
 import type { HoldContext, ReviewMode } from '../approvals/holdPolicy';
 import type { HoldCommand, HoldFile, HoldReason, HoldView, ProposalFile } from '../approvals/hold';
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import { ToolError } from '../errors';
 import type { Logger } from '../ports/logger';
 import type { Workspace, WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 import { kindFlags } from '../toolKinds';
 import type { Activity, OperationSummary, RunnerEvent } from './events';
-import { EventStream } from '../util/eventStream';
+import { Emitter } from '../../base/emitter';
+import { describeErrorWithStack } from '../../base/describeError';
 
 /** What a hold of this operation binds and shows: the intent as a value. */
 export interface IntentValue {
@@ -146,7 +147,7 @@ const STALE: ReadonlySet<string> = new Set(['VERSION_CONFLICT', 'FILE_EXISTS', '
  * here to commit a granted hold exactly once.
  */
 export class OperationRunner implements Activity, Disposable {
-  private readonly events: EventStream<RunnerEvent>;
+  private readonly events: Emitter<RunnerEvent>;
   private readonly history: RunnerEvent[] = [];
   private readonly previews = new Map<string, readonly ProposalFile[]>();
   private readonly registry = new Map<string, RegisteredOperation>();
@@ -154,7 +155,7 @@ export class OperationRunner implements Activity, Disposable {
   private readonly lastState = new Map<string, string>();
 
   constructor(private readonly options: OperationRunnerOptions) {
-    this.events = new EventStream<RunnerEvent>((err) => options.logger.error('[runner] an event listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err)));
+    this.events = new Emitter<RunnerEvent>((err) => options.logger.error('[runner] an event listener failed', describeErrorWithStack(err)));
     this.subscriptions.push(options.approvals.onDidChange((h) => this.onHoldChange(h)));
     if (options.processes) {
       this.subscriptions.push(

@@ -5,6 +5,7 @@ import type { CheckpointEntry, CheckpointTarget, RepoCheckpoint, WorkCheckpoints
 import type { WorkRecord } from '../ledger/schemas';
 import { assertNotOwn, callerFields, callerLabel } from '../identity';
 import type { Authors, Caller } from '../identity';
+import { describeError } from '../../base/describeError';
 
 /**
  * Freeze, bound review and reviewed commit of a work. A freeze captures one checkpoint per repository of the work
@@ -152,7 +153,7 @@ export class WorkFreezer {
       repos = await this.options.checkpoints.capture(targets);
     } catch (err) {
       if (ToolError.is(err) || InvalidArgumentsError.is(err)) throw err;
-      throw new ToolError('UNAVAILABLE', `The checkpoint of work ${w.id} could not be taken: ${err instanceof Error ? err.message : String(err)}`, {
+      throw new ToolError('UNAVAILABLE', `The checkpoint of work ${w.id} could not be taken: ${describeError(err)}`, {
         hint: 'A work is frozen in git repositories only; the developer can see details in the CodeSpace log.',
         details: { reason: 'checkpoint_failed' },
       });

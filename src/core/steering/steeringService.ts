@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Disposable } from '../disposable';
+import type { Disposable } from '../../base/disposable';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { Journal, JournalRecord } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import type { WorktreeFactory } from '../ports/workTree';
 import type { WorkRoots } from '../policy/workspaces';
-import { EventStream } from '../util/eventStream';
+import { Emitter } from '../../base/emitter';
 import { checkReviewComments } from '../policy/reviewComments';
 import type { ReviewComment } from '../policy/reviewComments';
 import { withAuthor } from '../identity';
@@ -28,6 +28,7 @@ import type {
 } from './steering';
 import type { WorkWorktree, WorktreeDiscard, WorktreeRetirement, WorktreeSurvey } from '../ports/workTree';
 import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_TITLE_CHARS } from './steering';
+import { describeError, describeErrorWithStack } from '../../base/describeError';
 
 /** Finished works kept (the newest), with their instructions; open works are always kept. */
 export const DEFAULT_FINISHED_WORKS = 200;
@@ -87,7 +88,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   private readonly keys = new Map<string, string>();
   /** MCP session id → the work it has open (opened or adopted). */
   private readonly sessions = new Map<string, string>();
-  private readonly events: EventStream<SteeringChange>;
+  private readonly events: Emitter<SteeringChange>;
   private seq = 0;
   private appends = 0;
   private opened = false;
@@ -100,8 +101,8 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: SteeringServiceOptions) {
-    this.events = new EventStream<SteeringChange>((err) =>
-      options.logger.error('[steering] a change listener failed', err instanceof Error ? (err.stack ?? err.message) : String(err)),
+    this.events = new Emitter<SteeringChange>((err) =>
+      options.logger.error('[steering] a change listener failed', describeErrorWithStack(err)),
     );
   }
 
@@ -363,7 +364,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     try {
       baseline = await this.options.baseline?.capture(own?.root ?? ws.root);
     } catch (err) {
-      this.options.logger.warn(`[steering] could not capture a baseline of ${ws.id}: ${err instanceof Error ? err.message : String(err)}`);
+      this.options.logger.warn(`[steering] could not capture a baseline of ${ws.id}: ${describeError(err)}`);
     }
     const w: WorkRecord = {
       id,
@@ -818,7 +819,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     });
     this.chain = step.catch(() => undefined);
     return step.catch((err: unknown) => {
-      this.options.logger.error(`[steering] could not record a change: ${err instanceof Error ? err.message : String(err)}`);
+      this.options.logger.error(`[steering] could not record a change: ${describeError(err)}`);
       throw new ToolError('INTERNAL', 'The change was made but could not be saved to the journal; it may be lost at the next reload.', {
         hint: 'The developer can see details in the CodeSpace log (command "CodeSpace: Show Log").',
       });

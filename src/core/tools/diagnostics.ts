@@ -9,6 +9,7 @@ import type { Workspace } from '../policy/workspaces';
 import { LANGUAGE_LIMITS, LocationMapper, featuresOf, rangeSchema } from './language';
 import { defineTool } from './tool';
 import type { CoreServices } from './tool';
+import { describeErrorWithStack } from '../../base/describeError';
 
 const SEVERITIES = ['error', 'warning', 'information', 'hint'] as const;
 
@@ -145,7 +146,7 @@ export async function patchDiagnostics(services: CoreServices, workspaceId: stri
     const report = itemsOf(followed.map((f) => ({ rel: f.path, diagnostics: known.find((k) => k.path === f.abs)?.diagnostics ?? [] })));
     return { pending: true, ...report, ...extra };
   } catch (err) {
-    services.logger.error('[diagnostics] collecting diagnostics after a patch failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
+    services.logger.error('[diagnostics] collecting diagnostics after a patch failed', describeErrorWithStack(err));
     return undefined;
   }
 }

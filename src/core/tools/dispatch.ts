@@ -10,6 +10,7 @@ import { updateOf } from './diagnostics';
 import { kindFlags } from '../toolKinds';
 import { callerOf } from '../identity';
 import type { AgentRef } from '../identity';
+import { describeErrorWithStack } from '../../base/describeError';
 
 /** Who is calling: the protocol adapter fills it in (the MCP session id). */
 export interface CallContext {
@@ -181,7 +182,7 @@ export class ToolDispatcher {
         body.hint ??= `Correct the arguments and call ${name} again.`;
         return { kind: 'error', body };
       }
-      this.logger.error(`[tools] ${name} failed unexpectedly`, err instanceof Error ? (err.stack ?? err.message) : String(err));
+      this.logger.error(`[tools] ${name} failed unexpectedly`, describeErrorWithStack(err));
       return {
         kind: 'error',
         body: { code: 'INTERNAL', message: `${name} failed unexpectedly inside the extension.`, hint: 'The developer can see details in the CodeSpace log (command "CodeSpace: Show Log").' },

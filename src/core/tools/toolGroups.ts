@@ -1,5 +1,5 @@
-import type { Disposable } from '../disposable';
-import { EventStream } from '../util/eventStream';
+import type { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/emitter';
 import type { ToolGroup } from './catalogue';
 import { TOOL_GROUPS, TOOL_GROUP_NAMES, toolGroupOf } from './catalogue';
 
@@ -22,14 +22,14 @@ export interface ToolGroupsState {
  * notifications/tools/list_changed.
  */
 export class ToolGroups implements Disposable {
-  private readonly changes: EventStream<ToolGroupsState>;
+  private readonly changes: Emitter<ToolGroupsState>;
   private last: string;
 
   constructor(
     private readonly setting: () => readonly unknown[] = () => [],
     onListenerError?: (err: unknown) => void,
   ) {
-    this.changes = new EventStream<ToolGroupsState>(onListenerError);
+    this.changes = new Emitter<ToolGroupsState>(onListenerError);
     this.last = this.state().disabled.join(',');
   }
 

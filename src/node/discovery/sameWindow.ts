@@ -5,6 +5,7 @@ import type { FoundRecord } from '../../core/discovery/record';
 import { RECORD_SUFFIX, hasSameFolders } from '../../core/discovery/record';
 import type { Logger } from '../../core/ports/logger';
 import { PING_SUFFIX, PONG_SUFFIX, privateFile, readNoFollow, readRecords, recordAlive, writeAtomic } from './discoveryFiles';
+import { describeError } from '../../base/describeError';
 
 /**
  * Telling a reloaded window's lingering extension host from a second window on the same folders.
@@ -126,7 +127,7 @@ export class PingAnswerer {
       this.options.logger.info(`[discovery] another extension host on this window's folders asked whether this window still answers: ${live ? 'it does (two windows)' : 'it does not (a reloaded window; this one withdraws)'}`);
       if (live && !this.disposed && /^[0-9a-f]{32}$/.test(nonce)) writeAtomic(this.options.dir, path.basename(pingFile(record, PONG_SUFFIX)), nonce);
     } catch (err) {
-      this.options.logger.warn(`[discovery] answering a ping failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.options.logger.warn(`[discovery] answering a ping failed: ${describeError(err)}`);
     } finally {
       this.busy = false;
     }

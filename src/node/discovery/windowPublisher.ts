@@ -3,6 +3,7 @@ import { RECORD_VERSION, endpointUrlFor } from '../../core/discovery/record';
 import type { Logger } from '../../core/ports/logger';
 import type { ServerControl } from '../../core/ports/serverControl';
 import { DiscoveryEntry, discoveryDir, ownPidStart } from './discoveryFiles';
+import { describeError } from '../../base/describeError';
 
 export interface WindowPublisherOptions {
   readonly server: ServerControl;
@@ -68,7 +69,7 @@ export class WindowPublisher {
       };
       this.entry.write(record, token);
     } catch (err) {
-      this.options.logger.error(`[discovery] publishing this window's record in ${this.dir} failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.options.logger.error(`[discovery] publishing this window's record in ${this.dir} failed: ${describeError(err)}`);
     }
   }
 
@@ -79,7 +80,7 @@ export class WindowPublisher {
     try {
       this.entry?.remove();
     } catch (err) {
-      this.options.logger.error(`[discovery] removing this window's record failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.options.logger.error(`[discovery] removing this window's record failed: ${describeError(err)}`);
     }
     this.entry = undefined;
   }

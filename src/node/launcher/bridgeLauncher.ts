@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BridgeCommand } from '../../core/connection';
 import { shellQuote } from '../../core/connection';
+import { describeError } from '../../base/describeError';
 
 /** Where the launcher lives, relative to the user's home: the same on every machine, for every version. */
 export const LAUNCHER_HOME_PATH = '.codespace/bin/codespace-mcp';
@@ -129,7 +130,7 @@ export function installBridgeLauncher(options: { installed: boolean; extensionRo
     options.log(`[connect] bridge launcher ${file} runs ${path.join(options.extensionRoot, 'dist', 'stdio.js')}`);
     return { command: file, args: [], homePath: LAUNCHER_HOME_PATH };
   } catch (err) {
-    options.log(`[connect] writing the bridge launcher failed (${err instanceof Error ? err.message : String(err)}): agents get node <extension>/dist/stdio.js, which changes with each update`);
+    options.log(`[connect] writing the bridge launcher failed (${describeError(err)}): agents get node <extension>/dist/stdio.js, which changes with each update`);
     return direct;
   }
 }

@@ -1,5 +1,5 @@
 import * as net from 'node:net';
-import type { Disposable } from '../../core/disposable';
+import type { Disposable } from '../../base/disposable';
 import type { Logger } from '../../core/ports/logger';
 import type { EndReason, ExitInfo, ProcessHandle, SpawnOptions } from '../../core/ports/processBackend';
 import { SpawnError } from '../../core/ports/processBackend';

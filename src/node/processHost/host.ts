@@ -15,6 +15,7 @@ import type { ProcessIdentity } from '../survivors';
 import { isSameProcessAlive } from '../survivors';
 import type { Frame, HostEndsFile, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
 import { FRAME_JSON, FrameReader, MAX_FRAME, MAX_HELLO_FRAME, encodeData, encodeMessage, sameSecret } from './protocol';
+import { describeError } from '../../base/describeError';
 
 export interface ProcessHostOptions {
   /** The Unix socket to listen on; its folder must exist with mode 0700 (checked by the launcher). */
@@ -672,7 +673,7 @@ export class ProcessHost {
             if (!e.handle.tty) e.inputClosed = true;
           }
         } catch (err) {
-          this.send({ t: 'inputFailed', id: m.id, message: err instanceof Error ? err.message : String(err) });
+          this.send({ t: 'inputFailed', id: m.id, message: describeError(err) });
         }
         return;
       }
@@ -744,7 +745,7 @@ export class ProcessHost {
         handle = await (options.tty ? this.tty : this.pipes).spawn({ ...options, args: [...options.args] });
       } catch (err) {
         const reason = SpawnError.is(err) ? err.reason : 'failed';
-        this.send({ t: 'failed', req, reason, message: err instanceof Error ? err.message : String(err) });
+        this.send({ t: 'failed', req, reason, message: describeError(err) });
         return;
       }
       this.guard.add(handle.pid);

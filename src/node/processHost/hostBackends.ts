@@ -15,6 +15,7 @@ import type { AttachedProcess } from './client';
 import { AttachError, HostConnection } from './client';
 import type { HostEnd, HostEndsFile, IsolationSnapshot, WireExit } from './protocol';
 import { hostLogFile, prepareHostLog } from './hostLog';
+import { describeError } from '../../base/describeError';
 
 /** What workspace_info says owns a process's lifetime when it runs in the process host. */
 export const HOST_LIFETIME = 'process-host';
@@ -256,7 +257,7 @@ export class ProcessHostBackends {
         return connection.processes;
       } catch (err) {
         const reason = err instanceof AttachError ? err.reason : 'unreachable';
-        this.settings.logger.warn(`[process-host] did not re-attach to the process host pid ${record.pid} (${reason}): ${err instanceof Error ? err.message : String(err)}`);
+        this.settings.logger.warn(`[process-host] did not re-attach to the process host pid ${record.pid} (${reason}): ${describeError(err)}`);
         // A host ending its processes (its grace period ran out just now) records their ends as it exits: wait
         // for that (bounded), so this start folds them into the command log instead of the next one.
         if (reason === 'closing' && (await exited(record.pid, CLOSING_WAIT_MS))) forget(file);
@@ -296,7 +297,7 @@ export class ProcessHostBackends {
         }
         files.push(file);
       } catch (err) {
-        this.settings.logger.warn(`[process-host] removing ${name}, which could not be read as a record of process ends: ${err instanceof Error ? err.message : String(err)}`);
+        this.settings.logger.warn(`[process-host] removing ${name}, which could not be read as a record of process ends: ${describeError(err)}`);
         forget(file);
       }
     }
@@ -435,7 +436,7 @@ export class ProcessHostBackends {
     this.starting ??= this.launch().then(
       (c) => c,
       (err: unknown) => {
-        this.unavailable = err instanceof Error ? err.message : String(err);
+        this.unavailable = describeError(err);
         this.settings.logger.warn(`[process-host] the process host could not start, so agent processes run in the extension host and end with the window: ${this.unavailable}`);
         return undefined;
       },
@@ -452,7 +453,7 @@ export class ProcessHostBackends {
     try {
       return prepareHostLog(this.settings.hostLogFile ?? hostLogFile());
     } catch (err) {
-      this.settings.logger.warn(`[process-host] no log outside the state folder: ${err instanceof Error ? err.message : String(err)}`);
+      this.settings.logger.warn(`[process-host] no log outside the state folder: ${describeError(err)}`);
       return undefined;
     }
   }

@@ -2,6 +2,7 @@ import type { Logger } from '../../core/ports/logger';
 import type { NodePtyCandidate } from '../nodePtyLoader';
 import { ProcessHost } from './host';
 import { appendBounded } from './hostLog';
+import { asError } from '../../base/describeError';
 
 /**
  * Entry point of the process host (dist/processHost.js), started detached by the extension (launcher.ts). Its
@@ -48,7 +49,7 @@ function readConfig(): Promise<HostConfig> {
       try {
         resolve(JSON.parse(text.slice(0, nl)) as HostConfig);
       } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
+        reject(asError(err));
       }
     });
     process.stdin.on('end', () => reject(new Error('no configuration on stdin')));

@@ -22,6 +22,7 @@ import { ownTempDir } from '../ownTempDir';
 import type { UnixSocketMode } from './seccomp';
 import { mergeHidden, runtimeSocketEntries } from './runtimeSockets';
 import { SECCOMP_FD, seccompLaunch, seccompUnavailable, unixSocketFilter } from './seccomp';
+import { describeError } from '../../base/describeError';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
 /** `domains`: no network but the network proxy, which admits the allowed domains only (networkProxy.ts). */
@@ -304,7 +305,7 @@ export class CommandSandbox implements CommandIsolation {
         filter: status.unix_sockets?.blocked === true,
       });
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = describeError(err);
       throw new SpawnError('isolation', `The command sandbox could not be set up, so the command did not run: ${why}`, { cause: err });
     }
   }
@@ -434,7 +435,7 @@ export class CommandSandbox implements CommandIsolation {
       );
       return { ok: true };
     } catch (err) {
-      return { ok: false, reason: `the sandbox probe failed: ${err instanceof Error ? err.message : String(err)}` };
+      return { ok: false, reason: `the sandbox probe failed: ${describeError(err)}` };
     } finally {
       own.remove();
     }

@@ -6,6 +6,7 @@ import { SandboxPlanError } from './bubblewrapArgs';
 import { heldPlaceholders } from './placeholders';
 import type { GitWrites, NestedRepository } from './sandboxInventory';
 import { protectedEntries, scanNestedRepositories } from './sandboxInventory';
+import { describeError } from '../../base/describeError';
 
 /**
  * What a sandboxed command gets when the sandbox cannot establish all it protects (`codespace.exec.incompleteProtection`):
@@ -104,7 +105,7 @@ export async function describeProtection(root: string, gitWrites: GitWrites, mod
     real = fs.realpathSync(root);
     plan = await planProtection(real, gitWrites);
   } catch (err) {
-    const why = `the workspace could not be examined: ${err instanceof Error ? err.message : String(err)}`;
+    const why = `the workspace could not be examined: ${describeError(err)}`;
     return { protected: [], protection: { complete: false, gaps: [why], on_incomplete: mode, commands: mode === 'refuse' ? 'refused' : 'run-protecting-known' } };
   }
   const kind = (e: ProtectedEntry): ProtectedPath['kind'] =>

@@ -11,6 +11,7 @@ import type { Logger } from '../../core/ports/logger';
 import { silentLogger } from '../../core/ports/logger';
 import type { WorkRecord } from '../../core/ledger/schemas';
 import type { PullRequestOpener, PullRequestRequest } from '../../core/ports/pullRequestOpener';
+import { describeError } from '../../base/describeError';
 
 export type { PullRequestOpener, PullRequestRequest } from '../../core/ports/pullRequestOpener';
 
@@ -147,7 +148,7 @@ export class WorkDelivery {
         const now = await this.remoteTip(t, remote, branch).catch(() => undefined);
         if (now === t.commit) push = 'already';
         else if (now !== undefined) throw racing(t, remote, branch, now);
-        else throw refuse(t, 'push_failed', `the push to ${remote} failed: ${err instanceof Error ? err.message : String(err)}`, { remote, branch });
+        else throw refuse(t, 'push_failed', `the push to ${remote} failed: ${describeError(err)}`, { remote, branch });
       }
     }
     this.log.info(`[works] ${t.workspace_id}: ${branch} at ${t.commit.slice(0, 10)} on ${remote} (${push})`);
@@ -189,7 +190,7 @@ export class WorkDelivery {
         if (opened !== undefined) return { note: opened.pending };
         passed = `${opener.name} opened no pull request`;
       } catch (err) {
-        passed = `${opener.name}: ${err instanceof Error ? err.message : String(err)}`;
+        passed = `${opener.name}: ${describeError(err)}`;
       }
       this.log.info(`[works] ${t.workspace_id}: ${passed}; trying gh`);
     }
@@ -224,7 +225,7 @@ export class WorkDelivery {
       const url = /https?:\/\/\S+/.exec(created)?.[0];
       return url !== undefined ? { url } : { note: `gh pr create answered no URL: ${created.trim().slice(0, 200)}` };
     } catch (err) {
-      return { note: err instanceof Error ? err.message : String(err) };
+      return { note: describeError(err) };
     }
   }
 

@@ -14,6 +14,7 @@ import type { Logger } from '../../core/ports/logger';
 import { silentLogger } from '../../core/ports/logger';
 import type { CheckpointEntry, CheckpointTarget, RepoCheckpoint, WorkCheckpoints } from '../../core/ports/workCheckpoint';
 import { repoDigest } from '../../core/steering/freeze';
+import { describeError } from '../../base/describeError';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
@@ -241,7 +242,7 @@ export class FreezeGit implements WorkCheckpoints {
       return commit;
     } catch (err) {
       if (ToolError.is(err)) throw err;
-      throw new ToolError('UNAVAILABLE', `The reviewed commit in ${expected.workspace_ids.join(', ')} failed: ${err instanceof Error ? err.message : String(err)}`, {
+      throw new ToolError('UNAVAILABLE', `The reviewed commit in ${expected.workspace_ids.join(', ')} failed: ${describeError(err)}`, {
         hint: 'Nothing was committed in that repository; the developer can see details in the CodeSpace log.',
         details: { reason: 'commit_failed', workspace_ids: [...expected.workspace_ids] },
       });

@@ -8,6 +8,7 @@ import type { OutputLogger } from '../log';
 import type { TokenStore } from '../tokenStore';
 import type { AgentCredentials } from '../agentCredentials';
 import { agentIdOf } from '../../core/identity';
+import { describeError } from '../../base/describeError';
 
 /** What the command did; returned for tests and scripts (never the token). */
 export interface ConnectAgentResult {
@@ -134,7 +135,7 @@ export function registerConnectAgent(deps: ConnectAgentDeps): vscode.Disposable 
         void vscode.window.showInformationMessage(`CodeSpace: added "${deps.serverName}" to ${wrote}.`);
         return { id: connection.id, copied: false, wrote };
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = describeError(err);
         await vscode.env.clipboard.writeText(connection.text);
         void vscode.window.showErrorMessage(`CodeSpace: ${message}`);
         return { id: connection.id, copied: true };

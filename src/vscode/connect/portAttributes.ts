@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { ServerControl } from '../../core/ports/serverControl';
+import { describeError } from '../../base/describeError';
 
 /** The shape of VS Code's port attributes API (proposal `portsAttributes`), detected at run time. */
 interface PortAttributesApi {
@@ -38,7 +39,7 @@ export function registerPortAttributes(server: ServerControl, log: (line: string
       });
     } catch (err) {
       unavailable = true;
-      log(`[connect] the port attributes API is not open to this extension (${err instanceof Error ? err.message : String(err)}): set "remote.portsAttributes" to keep port ${port} from being forwarded`);
+      log(`[connect] the port attributes API is not open to this extension (${describeError(err)}): set "remote.portsAttributes" to keep port ${port} from being forwarded`);
     }
   };
   register();

@@ -15,6 +15,7 @@ import type {
   TextRange,
   WorkspaceSymbol,
 } from '../../core/ports/languageFeatures';
+import { describeError } from '../../base/describeError';
 
 /**
  * LanguageFeatures on VS Code's own commands (`vscode.execute*Provider`) and diagnostics, so agents get what every
@@ -445,7 +446,7 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
       edit = await vscode.commands.executeCommand<vscode.WorkspaceEdit | undefined>('vscode.executeDocumentRenameProvider', vscode.Uri.file(path), fromPosition(position), newName);
     } catch (err) {
       // The provider refuses with a message ("You cannot rename this element.").
-      return { refused: err instanceof Error ? err.message : String(err) };
+      return { refused: describeError(err) };
     }
     if (!edit) return { refused: 'no rename provider answered for this position' };
     const entries = edit.entries();

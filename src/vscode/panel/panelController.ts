@@ -2,7 +2,7 @@
 // Approvals and Steering ports and editor commands, and sends the page the authoritative state (debounced). panelView.ts
 // attaches it to a real webview; the unit tests attach it to a recording sink.
 import type { Approvals } from '../../core/approvals/hold';
-import type { Disposable } from '../../core/disposable';
+import type { Disposable } from '../../base/disposable';
 import type { Logger } from '../../core/ports/logger';
 import type { Activity } from '../../core/runner/events';
 import type { Steering, WorkView } from '../../core/steering/steering';

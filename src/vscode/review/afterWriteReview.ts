@@ -9,6 +9,7 @@ import type { Steering } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
 import { decodeId, encodeId, validPath } from './proposalUri';
+import { describeError } from '../../base/describeError';
 
 /**
  * The review after the write in the editor (`codespace.review.mode` `after`): one multi-file diff per review (a
@@ -118,7 +119,7 @@ function persisted(snapshot: AfterWriteSnapshot, log: Logger): AfterWriteSnapsho
 }
 
 function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }
 
 function lines(f: ReviewFileNow): { start_line: number; end_line: number }[] {

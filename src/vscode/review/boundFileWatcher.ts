@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Approvals, HoldView } from '../../core/approvals/hold';
 import type { Logger } from '../../core/ports/logger';
+import { describeError } from '../../base/describeError';
 
 interface Watched {
   readonly root: string;
@@ -91,7 +92,7 @@ export class BoundFileWatcher implements vscode.Disposable {
       setTimeout(() => {
         this.timers.delete(approvalId);
         if (!this.holds.has(approvalId)) return;
-        this.approvals.revalidate(approvalId).catch((err: unknown) => this.log.warn(`[review] revalidating hold ${approvalId} failed: ${err instanceof Error ? err.message : String(err)}`));
+        this.approvals.revalidate(approvalId).catch((err: unknown) => this.log.warn(`[review] revalidating hold ${approvalId} failed: ${describeError(err)}`));
       }, 50),
     );
   }

@@ -6,6 +6,7 @@ import type { Steering, WorkView } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
 import { workReviewLabel } from './workReview';
+import { describeError, describeErrorWithStack } from '../../base/describeError';
 
 /**
  * The developer's side of checkpoints: Rewind Work to Checkpoint… (a quick pick of the work's operations, newest
@@ -99,8 +100,8 @@ export function registerCheckpointCommands(deps: CheckpointCommandsDeps): { disp
       const hint = err.hint ? ` ${err.hint}` : '';
       return refuse(err.code, `${err.message}${hint}`, { work_id: workId });
     }
-    log.error('[checkpoints] failed', err instanceof Error ? (err.stack ?? err.message) : String(err));
-    return refuse('INTERNAL', err instanceof Error ? err.message : String(err), { work_id: workId });
+    log.error('[checkpoints] failed', describeErrorWithStack(err));
+    return refuse('INTERNAL', describeError(err), { work_id: workId });
   };
 
   /**

@@ -8,6 +8,7 @@ import type { Steering } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
 import { ReadOnlyDocuments } from './readOnlyDocuments';
+import { describeError } from '../../base/describeError';
 
 /**
  * The developer's review of a frozen work: every file of every repository of the work that differs from the commit
@@ -71,7 +72,7 @@ export function registerFrozenReview(deps: FrozenReviewDeps): vscode.Disposable[
 
   const fail = (err: unknown, workId?: string): FrozenReviewResult => {
     const code = ToolError.is(err) ? err.code : err instanceof Error && err.name === 'InvalidArgumentsError' ? 'INVALID_ARGUMENTS' : 'UNAVAILABLE';
-    const text = err instanceof Error ? err.message : String(err);
+    const text = describeError(err);
     void vscode.window.showErrorMessage(`CodeSpace: ${text}`);
     log.info(`[frozen-review] ${code}: ${text}`);
     return { ok: false, code, message: text, ...(workId !== undefined ? { work_id: workId } : {}) };

@@ -4,11 +4,12 @@ import { ToolError } from '../../core/errors';
 import type { Activity } from '../../core/runner/events';
 import type { ProposalRef } from './proposalUri';
 import { PROPOSAL_SCHEME, fromProposalUri, toProposalUri } from './proposalUri';
+import { describeError } from '../../base/describeError';
 
 const EMPTY = new Uint8Array(0);
 
 function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }
 
 /** The file of a unit a reference names: the source path on the left, the destination (of a move) on the right. */

@@ -11,6 +11,7 @@ import type { ReviewFile } from './reviewEditors';
 import { ReviewEditors } from './reviewEditors';
 import type { ReviewUnit } from './reviewTabs';
 import { ReviewTabs } from './reviewTabs';
+import { describeError } from '../../base/describeError';
 
 export interface ReviewDeps {
   readonly approvals: Approvals;
@@ -45,7 +46,7 @@ function errorCode(err: unknown): string | undefined {
 }
 
 function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }
 
 function fileList(hold: HoldView): string {

@@ -6,6 +6,7 @@ import type { CommentSide, ReviewComment } from '../../core/policy/reviewComment
 import { checkReviewComments } from '../../core/policy/reviewComments';
 import { COMMANDS } from '../commandIds';
 import { fromProposalUri } from './proposalUri';
+import { describeError } from '../../base/describeError';
 
 /** The comment controller's id (package.json's menus name it in `commentController == …`). */
 export const COMMENT_CONTROLLER_ID = 'codespace.review';
@@ -79,7 +80,7 @@ function errorCode(err: unknown): string | undefined {
 }
 
 function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }
 
 function toComment(d: DraftComment): ReviewComment {

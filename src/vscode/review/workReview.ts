@@ -11,6 +11,7 @@ import { COMMANDS } from '../commandIds';
 import { gitApi, gitRepository } from '../gitApi';
 import { decodeId, encodeId, validPath } from './proposalUri';
 import { ReadOnlyDocuments } from './readOnlyDocuments';
+import { describeError } from '../../base/describeError';
 
 /**
  * The review of a whole work: every file that differs between the baseline captured at work_open (a git tree)
@@ -98,7 +99,7 @@ export interface WorkReviewDeps {
 const EMPTY = new Uint8Array(0);
 
 function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }
 
 function names(paths: readonly string[]): string {

@@ -4,6 +4,7 @@ import type { WorkView } from '../../core/steering/steering';
 import type { Logger } from '../../core/ports/logger';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
+import { describeError } from '../../base/describeError';
 
 /** What the command needs of the works (SteeringService). */
 export interface DiscardableWorks {
@@ -72,7 +73,7 @@ export function registerDiscardWork(works: DiscardableWorks, log: Logger): vscod
       try {
         detail = discardSummary(await works.surveyDiscard(work.id));
       } catch (err) {
-        return refuse('REFUSED', `the work's worktrees could not be read: ${err instanceof Error ? err.message : String(err)}`);
+        return refuse('REFUSED', `the work's worktrees could not be read: ${describeError(err)}`);
       }
       const answer = await vscode.window.showWarningMessage(
         `Discard the work "${visibleString(work.title)}"?${work.status === 'open' ? ' It is finished, and its queued instructions go back to drafts.' : ''}`,
@@ -85,7 +86,7 @@ export function registerDiscardWork(works: DiscardableWorks, log: Logger): vscod
     try {
       out = await works.discardWork(work.id);
     } catch (err) {
-      return refuse('REFUSED', `the work was not discarded: ${err instanceof Error ? err.message : String(err)}`);
+      return refuse('REFUSED', `the work was not discarded: ${describeError(err)}`);
     }
     const kept = out.worktrees.filter((t) => t.removed && !t.branch_deleted);
     const failed = out.worktrees.filter((t) => !t.removed);

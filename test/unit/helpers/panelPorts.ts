@@ -1,11 +1,11 @@
 // Small in-memory implementations of the two ports the panel reads (Approvals, Activity), for the panel's unit
 // tests. They keep the rules the panel relies on: only a pending hold can be resolved, list() is newest first.
 import type { Approvals, Decider, HoldView, ProposalFile } from '../../../src/core/approvals/hold';
-import type { Disposable } from '../../../src/core/disposable';
+import type { Disposable } from '../../../src/base/disposable';
 import { ToolError } from '../../../src/core/errors';
 import type { ReviewComment } from '../../../src/core/policy/reviewComments';
 import type { Activity, RunnerEvent } from '../../../src/core/runner/events';
-import { EventStream } from '../../../src/core/util/eventStream';
+import { Emitter } from '../../../src/base/emitter';
 
 export function patchHold(id: string, over: Partial<HoldView> = {}): HoldView {
   return {
@@ -46,7 +46,7 @@ export class FakeApprovals implements Approvals {
   /** Newest first. */
   holds: HoldView[] = [];
   readonly resolutions: Resolution[] = [];
-  private readonly changes = new EventStream<HoldView>();
+  private readonly changes = new Emitter<HoldView>();
 
   add(hold: HoldView): void {
     this.holds.unshift(hold);
@@ -99,7 +99,7 @@ export class FakeApprovals implements Approvals {
 export class FakeActivity implements Activity {
   readonly events: RunnerEvent[] = [];
   readonly previews = new Set<string>();
-  private readonly stream = new EventStream<RunnerEvent>();
+  private readonly stream = new Emitter<RunnerEvent>();
 
   emit(event: RunnerEvent): void {
     this.events.push(event);

@@ -1,4 +1,4 @@
-import type { Disposable } from '../../../src/core/disposable';
+import type { Disposable } from '../../../src/base/disposable';
 import type { ExitInfo, ProcessHandle } from '../../../src/core/ports/processBackend';
 import { HandleEvents } from '../../../src/core/process/handleEvents';
 

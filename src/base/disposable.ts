@@ -40,3 +40,33 @@ export abstract class DisposableBase implements Disposable {
     disposeAll(this.owned.splice(0).reverse());
   }
 }
+
+/**
+ * Disposables owned together: `dispose()` disposes them in the reverse order of their adding (the last made is the
+ * first gone), continuing past failures, which go to `onError`. Adding to a disposed store disposes at once.
+ */
+export class DisposableStore implements Disposable {
+  private readonly items: Disposable[] = [];
+  private disposed = false;
+
+  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
+
+  add<T extends Disposable>(item: T): T {
+    if (this.disposed) {
+      for (const err of disposeAll([item])) this.onError(err);
+    } else {
+      this.items.push(item);
+    }
+    return item;
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const err of disposeAll(this.items.splice(0).reverse())) this.onError(err);
+  }
+}

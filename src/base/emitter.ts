@@ -1,7 +1,7 @@
-import type { Disposable } from '../disposable';
+import type { Disposable } from './disposable';
 
 /** Listeners of one event stream; a listener that throws is reported and does not stop the others. */
-export class EventStream<T> implements Disposable {
+export class Emitter<T> implements Disposable {
   private readonly listeners = new Set<(event: T) => void>();
 
   constructor(private readonly onListenerError: (err: unknown) => void = () => undefined) {}
