@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Disposable } from '../../base/disposable';
 import { InvalidArgumentsError, ToolError } from '../errors';
-import type { Journal, JournalRecord } from '../ports/journal';
+import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import type { WorktreeFactory } from '../ports/workTree';
 import type { WorkRoots } from '../policy/workspaces';
@@ -11,7 +11,6 @@ import type { ReviewComment } from '../policy/reviewComments';
 import { withAuthor } from '../identity';
 import type { AgentRef, Authors, Caller } from '../identity';
 import type { InstructionRecord, WorkRecord } from '../ledger/schemas';
-import { LINE_TYPES, instructionRecordSchema, workRecordSchema } from '../ledger/schemas';
 import type {
   Coordination,
   FinishOutcome,
@@ -29,6 +28,7 @@ import type {
 import type { WorkWorktree, WorktreeDiscard, WorktreeRetirement, WorktreeSurvey } from '../ports/workTree';
 import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES, MAX_NOTE_BYTES, MAX_TITLE_CHARS } from './steering';
 import { describeError, describeErrorWithStack } from '../../base/describeError';
+import { SteeringJournal } from './steeringJournal';
 
 /** Finished works kept (the newest), with their instructions; open works are always kept. */
 export const DEFAULT_FINISHED_WORKS = 200;
@@ -37,7 +37,6 @@ export const DEFAULT_MAX_WORKTREE_WORKS = 8;
 /** Total MiB the worktrees held may take, by default (`codespace.works.maxWorktreeDiskMiB`; 0: no bound). */
 export const DEFAULT_MAX_WORKTREE_DISK_MIB = 2048;
 const MIB = 1024 * 1024;
-const COMPACT_AFTER_APPENDS = 2000;
 const utf8 = new TextEncoder();
 
 export interface SteeringServiceOptions {
@@ -90,7 +89,6 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   private readonly sessions = new Map<string, string>();
   private readonly events: Emitter<SteeringChange>;
   private seq = 0;
-  private appends = 0;
   private opened = false;
   /** work_open calls creating worktrees now (counted against the bound). */
   private creating = 0;
@@ -98,34 +96,20 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   private diskGate: Promise<void> = Promise.resolve();
   /** work id → its worktree removals under way (work_finish twice at once runs them one after the other). */
   private readonly retiring = new Map<string, Promise<void>>();
-  private chain: Promise<void> = Promise.resolve();
+  private readonly journal: SteeringJournal;
 
   constructor(private readonly options: SteeringServiceOptions) {
     this.events = new Emitter<SteeringChange>((err) =>
       options.logger.error('[steering] a change listener failed', describeErrorWithStack(err)),
     );
+    this.journal = new SteeringJournal(options.journal, options.logger, () => ({ works: this.workMap, instructions: this.instructionMap }));
   }
 
   /** Loads works and instructions from the journal (last line of each id wins) and compacts it. */
   async open(): Promise<{ works: number; open: number; queued: number; claimed: number }> {
-    for (const line of await this.options.journal.load()) {
-      const record = (line as { record?: unknown }).record;
-      if (line.type === LINE_TYPES.work.type && line.v === LINE_TYPES.work.v) {
-        const parsed = workRecordSchema.safeParse(record);
-        if (parsed.success) {
-          this.workMap.set(parsed.data.id, parsed.data);
-          continue;
-        }
-      } else if (line.type === LINE_TYPES.instruction.type && line.v === LINE_TYPES.instruction.v) {
-        const parsed = instructionRecordSchema.safeParse(record);
-        if (parsed.success) {
-          // Map.set keeps the first position: instructions stay in creation order.
-          this.instructionMap.set(parsed.data.id, parsed.data);
-          continue;
-        }
-      }
-      this.options.logger.warn('[steering] skipped a journal line that is not a steering record');
-    }
+    const loaded = await this.journal.load();
+    for (const [id, w] of loaded.works) this.workMap.set(id, w);
+    for (const [id, r] of loaded.instructions) this.instructionMap.set(id, r);
     for (const r of [...this.instructionMap.values()]) {
       // A deleted draft is kept only for its idempotency key.
       if (!this.workMap.has(r.work_id) || (r.deleted_at !== undefined && r.idempotency_key === undefined)) {
@@ -136,7 +120,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       if (r.seq !== undefined && r.seq >= this.seq) this.seq = r.seq + 1;
     }
     this.trim();
-    await this.compact();
+    await this.journal.compact();
     this.opened = true;
     let open = 0;
     let queued = 0;
@@ -207,7 +191,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
             details: { instruction_id: r.id },
           });
         }
-        await this.chain;
+        await this.journal.flush();
         return { instruction: instructionView(r), created: false };
       }
     }
@@ -389,7 +373,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     this.assertOpen();
     const w = this.requireWork(workId);
     if (w.status === 'finished') {
-      await this.chain;
+      await this.journal.flush();
       return this.retireWorktrees(w.id);
     }
     const counts = this.counts(workId);
@@ -549,7 +533,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
     }
     const kept = note === '' ? undefined : note;
     if ((r.status === 'done' || r.status === 'blocked') && r.status === status && r.note === kept) {
-      await this.chain;
+      await this.journal.flush();
       return instructionView(r);
     }
     if (r.status !== 'claimed') {
@@ -742,7 +726,7 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
 
   /** Resolves once every change so far is durable. */
   flush(): Promise<void> {
-    return this.chain;
+    return this.journal.flush();
   }
 
   dispose(): void {
@@ -801,29 +785,11 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
   }
 
   private persistWork(w: WorkRecord): Promise<void> {
-    return this.append({ type: LINE_TYPES.work.type, v: LINE_TYPES.work.v, record: w });
+    return this.journal.appendWork(w);
   }
 
   private persistInstruction(r: InstructionRecord): Promise<void> {
-    return this.append({ type: LINE_TYPES.instruction.type, v: LINE_TYPES.instruction.v, record: r });
-  }
-
-  /** Appends in order; the state is already changed in memory, so a failed append is logged and reported. */
-  private append(line: JournalRecord): Promise<void> {
-    const step = this.chain.then(async () => {
-      await this.options.journal.append(line);
-      if (++this.appends >= COMPACT_AFTER_APPENDS) {
-        this.appends = 0;
-        await this.compact();
-      }
-    });
-    this.chain = step.catch(() => undefined);
-    return step.catch((err: unknown) => {
-      this.options.logger.error(`[steering] could not record a change: ${describeError(err)}`);
-      throw new ToolError('INTERNAL', 'The change was made but could not be saved to the journal; it may be lost at the next reload.', {
-        hint: 'The developer can see details in the CodeSpace log (command "CodeSpace: Show Log").',
-      });
-    });
+    return this.journal.appendInstruction(r);
   }
 
   /** Drops the oldest finished works (and their instructions) beyond the limit. */
@@ -840,17 +806,6 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       }
       this.byWork.delete(w.id);
     }
-  }
-
-  private compact(): Promise<void> {
-    const lines: JournalRecord[] = [];
-    for (const w of this.workMap.values()) lines.push({ type: LINE_TYPES.work.type, v: LINE_TYPES.work.v, record: w });
-    for (const r of this.instructionMap.values()) {
-      // A deleted draft is kept only for its idempotency key.
-      if (r.deleted_at !== undefined && r.idempotency_key === undefined) continue;
-      lines.push({ type: LINE_TYPES.instruction.type, v: LINE_TYPES.instruction.v, record: r });
-    }
-    return this.options.journal.rewrite(lines);
   }
 
   private timestamp(): string {
