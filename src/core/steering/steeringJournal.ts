@@ -11,9 +11,9 @@ const COMPACT_AFTER_APPENDS = 2000;
 
 /** Works and instructions as the journal holds them: by id, the last line of each id winning. */
 export interface SteeringRecords {
-  readonly works: Map<string, WorkRecord>;
+  readonly works: ReadonlyMap<string, WorkRecord>;
   /** In creation order (a later line of an id keeps the id's first position). */
-  readonly instructions: Map<string, InstructionRecord>;
+  readonly instructions: ReadonlyMap<string, InstructionRecord>;
 }
 
 /**

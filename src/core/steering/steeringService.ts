@@ -187,7 +187,6 @@ export class SteeringService implements Steering, WorkRoots, Disposable {
       ...(worktrees !== undefined ? { worktrees: worktrees.map((t) => ({ workspace_id: t.workspace_id, root: t.root, top: t.top, branch: t.branch, base: t.base })) } : {}),
     };
     // The session has the work before its change event fires (a listener may ask for the session's work).
-    this.store.works.set(w.id, w);
     if (opts.session !== undefined) this.sessions.set(opts.session, w.id);
     await this.store.putWork(w);
     return workView(w);

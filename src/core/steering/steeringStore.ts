@@ -25,8 +25,8 @@ export interface SteeringStoreOptions {
  * then the change event, then the journal append (whose promise the caller awaits).
  */
 export class SteeringStore {
-  readonly works = new Map<string, WorkRecord>();
-  readonly instructions = new Map<string, InstructionRecord>();
+  private readonly workMap = new Map<string, WorkRecord>();
+  private readonly instructionMap = new Map<string, InstructionRecord>();
   /** work id → instruction ids, creation order. */
   private readonly byWork = new Map<string, string[]>();
   /** `${work_id}\n${key}` → instruction id (deleted ones too, so a replay does not recreate a deleted draft). */
@@ -36,19 +36,29 @@ export class SteeringStore {
   private seq = 0;
   private opened = false;
 
+  /** Every work kept, by id (changed only through putWork). */
+  get works(): ReadonlyMap<string, WorkRecord> {
+    return this.workMap;
+  }
+
+  /** Every instruction kept, by id, in creation order (changed only through putInstruction and deleteInstruction). */
+  get instructions(): ReadonlyMap<string, InstructionRecord> {
+    return this.instructionMap;
+  }
+
   constructor(private readonly options: SteeringStoreOptions) {
     this.events = new Emitter<SteeringChange>((err) => options.logger.error('[steering] a change listener failed', describeErrorWithStack(err)));
-    this.journal = new SteeringJournal(options.journal, options.logger, () => ({ works: this.works, instructions: this.instructions }));
+    this.journal = new SteeringJournal(options.journal, options.logger, () => ({ works: this.workMap, instructions: this.instructionMap }));
   }
 
   /** Loads the journal (last line of each id wins), drops what is not kept and compacts. */
   async open(): Promise<void> {
     const loaded = await this.journal.load();
-    for (const [id, w] of loaded.works) this.works.set(id, w);
+    for (const [id, w] of loaded.works) this.workMap.set(id, w);
     for (const [id, r] of loaded.instructions) {
       // A deleted draft is kept only for its idempotency key.
-      if (!this.works.has(r.work_id) || (r.deleted_at !== undefined && r.idempotency_key === undefined)) continue;
-      this.instructions.set(id, r);
+      if (!this.workMap.has(r.work_id) || (r.deleted_at !== undefined && r.idempotency_key === undefined)) continue;
+      this.instructionMap.set(id, r);
       this.index(r);
       if (r.seq !== undefined && r.seq >= this.seq) this.seq = r.seq + 1;
     }
@@ -67,7 +77,7 @@ export class SteeringStore {
 
   /** Throws WORK_NOT_FOUND unless the work exists. */
   requireWork(workId: string): WorkRecord {
-    const w = this.works.get(workId);
+    const w = this.workMap.get(workId);
     if (!w) {
       throw new ToolError('WORK_NOT_FOUND', `No work ${JSON.stringify(workId.length > 100 ? `${workId.slice(0, 100)}…` : workId)}.`, {
         hint: 'Open one with work_open, or pass the work_id work_open returned.',
@@ -79,7 +89,7 @@ export class SteeringStore {
 
   /** Throws INSTRUCTION_NOT_FOUND unless the instruction exists (a deleted draft is gone). */
   requireInstruction(id: string): InstructionRecord {
-    const r = this.instructions.get(id);
+    const r = this.instructionMap.get(id);
     if (!r || r.deleted_at !== undefined) {
       throw new ToolError('INSTRUCTION_NOT_FOUND', `No instruction ${JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}…` : id)}.`, {
         hint: 'List the instructions of the work (steer_status gives counts) and use an id from there.',
@@ -93,7 +103,7 @@ export class SteeringStore {
   live(workId: string): InstructionRecord[] {
     const out: InstructionRecord[] = [];
     for (const id of this.byWork.get(workId) ?? []) {
-      const r = this.instructions.get(id);
+      const r = this.instructionMap.get(id);
       if (r && r.deleted_at === undefined) out.push(r);
     }
     return out;
@@ -107,7 +117,7 @@ export class SteeringStore {
   /** The instruction an idempotency key of the work created, if any (deleted too). */
   keyed(workId: string, key: string): InstructionRecord | undefined {
     const id = this.keys.get(keyOf(workId, key));
-    return id === undefined ? undefined : this.instructions.get(id);
+    return id === undefined ? undefined : this.instructionMap.get(id);
   }
 
   /** The next position in the queue. */
@@ -116,15 +126,15 @@ export class SteeringStore {
   }
 
   putWork(w: WorkRecord): Promise<void> {
-    this.works.set(w.id, w);
+    this.workMap.set(w.id, w);
     this.events.emit({ kind: 'work', work: workView(w) });
     return this.journal.appendWork(w);
   }
 
   /** Records an instruction, new (indexed under its work and key) or changed. */
   putInstruction(r: InstructionRecord): Promise<void> {
-    if (!this.instructions.has(r.id)) this.index(r);
-    this.instructions.set(r.id, r);
+    if (!this.instructionMap.has(r.id)) this.index(r);
+    this.instructionMap.set(r.id, r);
     this.events.emit({ kind: 'instruction', instruction: instructionView(r) });
     return this.journal.appendInstruction(r);
   }
@@ -132,10 +142,10 @@ export class SteeringStore {
   /** Records a draft's deletion: kept while its idempotency key needs it, else forgotten now. */
   deleteInstruction(gone: InstructionRecord): Promise<void> {
     if (gone.idempotency_key !== undefined) {
-      this.instructions.set(gone.id, gone);
+      this.instructionMap.set(gone.id, gone);
     } else {
       // Nothing to remember it for: forget it now (the journal's tombstone line goes at the next compaction).
-      this.instructions.delete(gone.id);
+      this.instructionMap.delete(gone.id);
       const list = this.byWork.get(gone.work_id);
       if (list) list.splice(list.indexOf(gone.id), 1);
     }
@@ -147,13 +157,13 @@ export class SteeringStore {
   trim(): void {
     const max = this.options.maxFinishedWorks ?? DEFAULT_FINISHED_WORKS;
     // A finished work that still holds a worktree is kept: a later work_finish removes it.
-    const finished = [...this.works.values()].filter((w) => w.status === 'finished' && !holdsWorktree(w)).sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
+    const finished = [...this.workMap.values()].filter((w) => w.status === 'finished' && !holdsWorktree(w)).sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
     for (const w of finished.slice(0, Math.max(0, finished.length - max))) {
-      this.works.delete(w.id);
+      this.workMap.delete(w.id);
       for (const id of this.byWork.get(w.id) ?? []) {
-        const r = this.instructions.get(id);
+        const r = this.instructionMap.get(id);
         if (r?.idempotency_key !== undefined) this.keys.delete(keyOf(w.id, r.idempotency_key));
-        this.instructions.delete(id);
+        this.instructionMap.delete(id);
       }
       this.byWork.delete(w.id);
     }
