@@ -5,8 +5,8 @@ import { WorkspaceRegistry } from './core/policy/workspaces';
 import { McpHttpHost } from './mcp/httpHost';
 import { SERVER_NAME, bothEras } from './mcp/toolServer';
 import { assembleServices } from './node/assembleServices';
-import { GitWorkTree } from './node/gitWorkTree';
-import { GitWorktrees } from './node/gitWorktrees';
+import { GitWorkBaseline } from './node/gitWorkBaseline';
+import { GitWorktreeFactory } from './node/gitWorktreeFactory';
 import { WindowLiveness } from './core/discovery/liveness';
 import { discoveryDir } from './node/discovery/discoveryFiles';
 import { PingAnswerer, askSameWindows } from './node/discovery/sameWindow';
@@ -144,7 +144,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
 
   const testNetworkHosts = new Map<string, { address: string; port: number }>();
   const workspaces = new WorkspaceRegistry(new VsCodeWorkspaceSource());
-  const workTree = new GitWorkTree({ log });
+  const workTree = new GitWorkBaseline({ log });
   const checkpoints = new FreezeGit({ log });
   const language = new VsCodeLanguageFeatures();
   context.subscriptions.push(language, new DocumentWatchers());
@@ -181,7 +181,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     workBaseline: workTree,
     reviewBaseline: workTree,
     checkpoints,
-    worktrees: new GitWorktrees({ dir: path.join(stateDir, 'worktrees'), log }),
+    worktrees: new GitWorktreeFactory({ dir: path.join(stateDir, 'worktrees'), log }),
     maxWorktreeWorks: settings.worksMaxWorktrees,
     maxWorktreeDiskMiB: settings.worksMaxWorktreeDiskMiB,
     workIsolation: settings.workIsolation,

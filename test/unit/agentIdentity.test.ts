@@ -25,7 +25,7 @@ import { upstreamHeaders } from '../../src/bridge/upstreamHeaders';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
-import { GitWorktrees } from '../../src/node/gitWorktrees';
+import { GitWorktreeFactory } from '../../src/node/gitWorktreeFactory';
 import { makeRepo } from './helpers/gitRepo';
 import type { RunningHost } from './helpers/httpFixture';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
@@ -288,7 +288,7 @@ describe('works: not your own review across sessions (real assembly, two agents)
     fs.mkdirSync(path.join(dir, 'storage'));
     a = await assembleServices(
       unitAssembleOptions(new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root: repo, name: 'alpha', preferredId: 'alpha', profile: 'exec' }])), path.join(dir, 'storage'), {
-        worktrees: new GitWorktrees({ dir: path.join(dir, 'storage', 'worktrees') }),
+        worktrees: new GitWorktreeFactory({ dir: path.join(dir, 'storage', 'worktrees') }),
       }),
     );
   });

@@ -18,7 +18,7 @@ import { REVIEW_TRAILER, canonicalListing, repoDigest, workDigest } from '../../
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
-import { GitWorktrees } from '../../src/node/gitWorktrees';
+import { GitWorktreeFactory } from '../../src/node/gitWorktreeFactory';
 import { FreezeGit } from '../../src/node/works/freezeGit';
 import { git, makeRepo } from './helpers/gitRepo';
 
@@ -208,7 +208,7 @@ describe('work_review: freeze, bound review, reviewed commit (two git folders, r
           { root: repoB, name: 'beta', preferredId: 'beta', profile: 'exec' },
         ]),
       ), storage, {
-        worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
+        worktrees: new GitWorktreeFactory({ dir: path.join(storage, 'worktrees') }),
       }),
     );
 

@@ -17,7 +17,7 @@ import { branchSlug } from '../../src/core/steering/steeringService';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
-import { GitWorktrees } from '../../src/node/gitWorktrees';
+import { GitWorktreeFactory } from '../../src/node/gitWorktreeFactory';
 import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
 import { GIT_ENV, git, makeRepo } from './helpers/gitRepo';
 
@@ -62,7 +62,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
           { root: plain, name: 'plain', preferredId: 'plain', profile: 'exec' },
         ]),
       ), storage, {
-        worktrees: new GitWorktrees({ dir: path.join(storage, 'worktrees') }),
+        worktrees: new GitWorktreeFactory({ dir: path.join(storage, 'worktrees') }),
         maxWorktreeWorks: () => maxWorktrees,
         maxWorktreeDiskMiB: () => maxDiskMiB,
         contentSearch: new RipgrepContentSearch({ rgPath: '/usr/bin/rg', source: 'explicit' }),
@@ -516,7 +516,7 @@ describe('works with their own worktrees (two git folders, real assembly)', func
 
   it('measures worktrees without following links and counts a hard-linked file once; a checkout by its blob sizes', async () => {
     const holder = path.join(dir, 'held');
-    const trees = new GitWorktrees({ dir: holder });
+    const trees = new GitWorktreeFactory({ dir: holder });
     assert.equal(await trees.usage(), 0, 'nothing held yet');
     fs.mkdirSync(path.join(holder, 'w1', 'repo', 'sub'), { recursive: true });
     fs.writeFileSync(path.join(holder, 'w1', 'repo', 'a.txt'), Buffer.alloc(1000));

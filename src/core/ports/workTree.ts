@@ -2,7 +2,7 @@
  * The git side of a work review, without vscode: what changed in a workspace folder since a work's baseline (a
  * git tree captured at work_open, see WorkBaseline in core/steering), the baseline's content of one file, and the
  * plumbing checks a reviewed commit needs. Paths are workspace-relative with `/` separators; blob ids are git
- * object ids in the repository's own format (sha1 or sha256). Implemented by src/node/gitWorkTree.ts.
+ * object ids in the repository's own format (sha1 or sha256). Implemented by src/node/gitWorkBaseline.ts.
  */
 export type WorkTreeChangeKind = 'add' | 'update' | 'delete';
 
@@ -49,7 +49,7 @@ export interface WorkWorktree {
 }
 
 /**
- * Creates the git worktrees of a work (implemented by src/node/gitWorktrees.ts). Worktrees are placed outside the
+ * Creates the git worktrees of a work (implemented by src/node/gitWorktreeFactory.ts). Worktrees are placed outside the
  * workspace folders, so the editor's searches and file watchers never see the files twice.
  */
 export interface WorktreeFactory {

@@ -6,6 +6,7 @@ import type { WorkRecord } from '../ledger/schemas';
 import { assertNotOwn, callerFields, callerLabel } from '../identity';
 import type { Authors, Caller } from '../identity';
 import { describeError } from '../../base/describeError';
+import { KeyedSerialQueue } from '../../base/keyedSerialQueue';
 
 /**
  * Freeze, bound review and reviewed commit of a work. A freeze captures one checkpoint per repository of the work
@@ -115,19 +116,9 @@ export interface FreezeView {
 
 export class WorkFreezer {
   /** One work's freeze, review and commit steps run one at a time (two commits at once would race). */
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly steps = new KeyedSerialQueue();
 
   constructor(private readonly options: FreezeOptions) {}
-
-  private serial<T>(workId: string, op: () => Promise<T>): Promise<T> {
-    const next = (this.chains.get(workId) ?? Promise.resolve()).then(op, op);
-    const settled = next.then(() => undefined, () => undefined);
-    this.chains.set(workId, settled);
-    void settled.then(() => {
-      if (this.chains.get(workId) === settled) this.chains.delete(workId);
-    });
-    return next;
-  }
 
   /** The repositories of a work: its live worktrees (one per top), or the repository of its folder. */
   targets(w: WorkRecord): CheckpointTarget[] {
@@ -178,7 +169,7 @@ export class WorkFreezer {
 
   /** work_review freeze: captures the checkpoint; from now on edits with the work's work_id are refused. */
   freeze(workId: string): Promise<FreezeView> {
-    return this.serial(workId, async () => {
+    return this.steps.run(workId, async () => {
       const w = this.options.steering.requireWork(workId);
       if (w.status !== 'open') throw new InvalidArgumentsError(`Work ${w.id} is finished; only an open work can be frozen.`, { field: 'work_id', details: { reason: 'work_finished' } });
       const running = this.options.steering.runningProcesses(workId);
@@ -199,7 +190,7 @@ export class WorkFreezer {
 
   /** work_review reopen: edits are accepted again; reviews of the frozen digest stay bound to it (stale from the first change). */
   reopen(workId: string): Promise<FreezeView> {
-    return this.serial(workId, async () => {
+    return this.steps.run(workId, async () => {
       const w = this.options.steering.requireWork(workId);
       if (w.frozen === undefined) return { work_id: workId, frozen: false };
       await this.options.steering.updateWork(workId, (cur) => {
@@ -239,7 +230,7 @@ export class WorkFreezer {
    * the reviewing session is one whose operations edited the work (or that opened it). Returns the review recorded.
    */
   review(workId: string, digest: string, approved: boolean, reviewer: Reviewer, findings?: string): Promise<WorkReviewRecord> {
-    return this.serial(workId, async () => {
+    return this.steps.run(workId, async () => {
       const w = this.options.steering.requireWork(workId);
       const frozen = this.requireFrozen(w);
       if (findings !== undefined && new TextEncoder().encode(findings).length > MAX_FINDINGS_BYTES) {
@@ -274,7 +265,7 @@ export class WorkFreezer {
    * twice, also after a failure half-way. The work stays frozen (a new freeze after reopening starts over).
    */
   commit(workId: string, message?: string, committer: Reviewer = { developer: true }): Promise<FreezeView & { commits: { workspace_id: string; commit: string }[] }> {
-    return this.serial(workId, async () => {
+    return this.steps.run(workId, async () => {
       const w = this.options.steering.requireWork(workId);
       const frozen = this.requireFrozen(w);
       const authors = workAuthors(w);

@@ -113,7 +113,7 @@ export type SteeringChange =
   | { kind: 'instruction'; instruction: InstructionView }
   | { kind: 'instruction_deleted'; id: string; work_id: string };
 
-/** Port (implemented by src/node/gitWorkTree.ts) to capture the workspace content at work_open, so a work review can diff from it. */
+/** Port (implemented by src/node/gitWorkBaseline.ts) to capture the workspace content at work_open, so a work review can diff from it. */
 export interface WorkBaseline {
   /** Captures the current content of the workspace folder; returns an opaque ref (stored on the work), or undefined when it cannot (then the review falls back to the patch ledger's before-versions). Must not change the user's git index, HEAD or working tree. */
   capture(workspaceRoot: string): Promise<string | undefined>;

@@ -19,7 +19,7 @@ const BRANCH = /^codespace\/[a-z0-9][a-z0-9-]{0,60}$/;
 /** Most entries one usage walk visits; beyond it the walk stops and the size is what it saw (logged). */
 const MAX_WALK_ENTRIES = 2_000_000;
 
-export interface GitWorktreesOptions {
+export interface GitWorktreeFactoryOptions {
   /** The folder the worktrees go in (made on first use); must be outside every workspace folder. */
   readonly dir: string;
   readonly git?: string;
@@ -39,12 +39,12 @@ class GitFailure extends Error {
   }
 }
 
-export class GitWorktrees implements WorktreeFactory {
+export class GitWorktreeFactory implements WorktreeFactory {
   private readonly git: string;
   private readonly timeoutMs: number;
   private readonly log: Logger;
 
-  constructor(private readonly options: GitWorktreesOptions) {
+  constructor(private readonly options: GitWorktreeFactoryOptions) {
     this.git = options.git ?? 'git';
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.log = options.log ?? silentLogger;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GitWorkTree } from '../../src/node/gitWorkTree';
+import { GitWorkBaseline } from '../../src/node/gitWorkBaseline';
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_OPTIONAL_LOCKS: '0' } });
@@ -29,11 +29,11 @@ function fingerprint(repo: string): string {
   return JSON.stringify({ head, index, status: git(repo, 'status', '--porcelain=v1', '-z', '--untracked-files=all') });
 }
 
-describe('GitWorkTree (work baselines in git)', function () {
+describe('GitWorkBaseline (work baselines in git)', function () {
   this.timeout(60_000);
   let dir: string;
   let repo: string;
-  const wt = new GitWorkTree();
+  const wt = new GitWorkBaseline();
 
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-gwt-'));
@@ -122,7 +122,7 @@ describe('GitWorkTree (work baselines in git)', function () {
     write(plain, 'f.txt', 'x');
     // A folder under /tmp outside every repository (the temp dir is not inside one).
     assert.equal(await wt.capture(plain), undefined);
-    assert.equal(await new GitWorkTree({ git: path.join(dir, 'no-such-git') }).capture(repo), undefined);
+    assert.equal(await new GitWorkBaseline({ git: path.join(dir, 'no-such-git') }).capture(repo), undefined);
     assert.equal(wt.readable(undefined), false);
     assert.equal(wt.readable('git-tree:xyz'), false);
     await assert.rejects(wt.changes(repo, 'git-tree:not-hex'), /not a git baseline/);

@@ -31,7 +31,7 @@ interface RepoInfo {
   readonly objectFormat: 'sha1' | 'sha256';
 }
 
-export interface GitWorkTreeOptions {
+export interface GitWorkBaselineOptions {
   readonly git?: string;
   readonly timeoutMs?: number;
   readonly log?: Logger;
@@ -65,12 +65,12 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-export class GitWorkTree implements WorkBaseline, WorkTreeRepo {
+export class GitWorkBaseline implements WorkBaseline, WorkTreeRepo {
   private readonly git: string;
   private readonly timeoutMs: number;
   private readonly log: Logger;
 
-  constructor(options: GitWorkTreeOptions = {}) {
+  constructor(options: GitWorkBaselineOptions = {}) {
     this.git = options.git ?? 'git';
     this.timeoutMs = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
     this.log = options.log ?? silentLogger;
