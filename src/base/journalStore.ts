@@ -133,9 +133,11 @@ export class JournalStore<T> {
   /**
    * Changes a record: in memory at once (`memory: 'now'`, the default) or once its line is durable
    * (`memory: 'when-durable'`: a failed write leaves memory as it was). Resolves when the line is durable; rejects
-   * when it could not be written. A record that is not `durable` is kept in memory only, and resolves at once.
+   * when it could not be written. A record that is not `durable` is kept in memory only, and resolves at once; a
+   * tombstone is a `remove`.
    */
   put(record: T, options: { memory?: 'now' | 'when-durable' } = {}): Promise<void> {
+    if (this.options.codec.isTombstone?.(record) === true) return this.remove(record);
     if (this.options.codec.durable?.(record) === false) {
       this.setRecord(record);
       return Promise.resolve();
