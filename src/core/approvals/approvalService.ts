@@ -7,12 +7,19 @@ import type { Journal } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { holdRecordSchema, LINE_TYPES } from '../ledger/schemas';
 import { Emitter } from '../../base/emitter';
+import { JournalStore } from '../../base/journalStore';
 import { checkReviewComments } from '../policy/reviewComments';
 import { assertNotOwn, withAuthor } from '../identity';
 import type { Authors, Caller } from '../identity';
 import type { ReviewComment } from '../policy/reviewComments';
 import type { Approvals, Decider, HoldCommand, HoldFile, HoldReason, HoldState, HoldView, ProposalFile } from './hold';
-import { describeError, describeErrorWithStack } from '../../base/describeError';
+import { describeErrorWithStack } from '../../base/describeError';
+import { HoldContent } from './holdContent';
+import { holdNotFound, notGranted, notPending, staleError } from './holdErrors';
+import { staleReason } from './staleness';
+import type { DiskProbe } from './staleness';
+
+export type { DiskProbe } from './staleness';
 
 /** The operator's approval settings (user scope only: a workspace cannot relax them). */
 export interface ApprovalPolicy {
@@ -55,10 +62,6 @@ export interface CreateHoldRequest {
 
 const NO_AUTHORS: Authors = { sessions: [], agents: [] };
 
-/** What is on disk at a workspace-relative path now: a version, nothing, or a folder. */
-/** The version of a file now; `workId`: the work the held request names (its worktree, when it has one). */
-export type DiskProbe = (workspaceId: string, relPath: string, workId?: string) => Promise<string | undefined | 'directory'>;
-
 export interface ApprovalServiceOptions {
   readonly journal: Journal;
   readonly logger: Logger;
@@ -76,12 +79,8 @@ const ENTRY_TYPE = LINE_TYPES.hold.type;
 const ENTRY_VERSION = LINE_TYPES.hold.v;
 /** A hold whose journal line would be larger is kept in memory only (it does not survive a reload). */
 const MAX_RECORD_CHARS = 8 * 1024 * 1024;
-/** Planned content kept in memory across all holds; beyond it the oldest proposals are dropped and re-planned on demand. */
-const MAX_PROPOSAL_BYTES = 128 * 1024 * 1024;
 /** Holds waiting for a decision at once: an agent cannot bury the reviewer (or the extension's memory). */
 export const MAX_PENDING = 64;
-/** Appended journal lines after which the journal is compacted to the latest state of each kept hold. */
-const COMPACT_AFTER_APPENDS = 2000;
 /** Longest reviewer note. */
 export const MAX_NOTE_CHARS = 4000;
 
@@ -93,15 +92,9 @@ function view(h: StoredHold): HoldView {
   return rest;
 }
 
-function bytesEqual(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function proposalBytes(files: readonly ProposalFile[]): number {
-  return files.reduce((n, f) => n + (f.before?.length ?? 0) + (f.proposed?.length ?? 0), 0);
+/** Whether a hold's journal line stays within MAX_RECORD_CHARS (a larger one lives in memory only). */
+function fits(h: StoredHold): boolean {
+  return JSON.stringify(h).length <= MAX_RECORD_CHARS;
 }
 
 /**
@@ -112,38 +105,48 @@ function proposalBytes(files: readonly ProposalFile[]): number {
  * operation runs, so a crash in between leaves `ambiguous`, never a second run.
  */
 export class ApprovalService implements Approvals, Disposable {
-  private readonly holds = new Map<string, StoredHold>();
-  private readonly proposals = new Map<string, readonly ProposalFile[]>();
-  private readonly reviewedContent = new Map<string, Map<string, Uint8Array>>();
+  /** Every hold by approval_id, oldest first; durable in the journal (those that fit). */
+  private readonly holds: JournalStore<StoredHold>;
+  private readonly content = new HoldContent();
   private readonly changes: Emitter<HoldView>;
-  private readonly waiters = new Map<string, Set<() => void>>();
+  /** The id of a hold that was decided (no longer pending); undefined: every wait ends (dispose). */
+  private readonly decided = new Emitter<string | undefined>();
   private opened = false;
-  private appends = 0;
 
   constructor(private readonly options: ApprovalServiceOptions) {
-    this.changes = new Emitter<HoldView>((err) => options.logger.error('[approvals] a listener failed', describeErrorWithStack(err)));
+    const { logger } = options;
+    this.changes = new Emitter<HoldView>((err) => logger.error('[approvals] a listener failed', describeErrorWithStack(err)));
+    this.holds = new JournalStore<StoredHold>({
+      journal: options.journal,
+      codec: {
+        decode: (line) => {
+          const parsed = entrySchema.safeParse(line);
+          if (parsed.success) return parsed.data.hold as StoredHold;
+          logger.warn(`[approvals] skipped a journal record that is not a hold: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+          return undefined;
+        },
+        encode: (hold) => ({ type: ENTRY_TYPE, v: ENTRY_VERSION, hold }),
+        id: (hold) => hold.approval_id,
+        durable: fits,
+      },
+      unrecognized: 'drop',
+      beforeCompact: () => this.trim(),
+      warn: (message) => logger.warn(`[approvals] ${message}`),
+    });
   }
 
   /** Loads the journal; a hold cut off while resuming becomes `ambiguous`. Compacts the journal. */
   async open(): Promise<{ loaded: number; pending: number; ambiguous: number }> {
-    const { journal, logger } = this.options;
     let ambiguous = 0;
-    for (const record of await journal.load()) {
-      const parsed = entrySchema.safeParse(record);
-      if (!parsed.success) {
-        logger.warn(`[approvals] skipped a journal record that is not a hold: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-        continue;
-      }
-      this.holds.set(parsed.data.hold.approval_id, parsed.data.hold as StoredHold);
-    }
-    for (const [id, h] of this.holds) {
+    await this.holds.open();
+    for (const h of [...this.holds.values()]) {
       if (h.state === 'resuming') {
-        this.holds.set(id, { ...h, state: 'ambiguous' });
+        this.holds.set({ ...h, state: 'ambiguous' });
         ambiguous++;
       }
     }
     this.trim();
-    await journal.rewrite([...this.holds.values()].filter((h) => this.fits(h)).map((hold) => ({ type: ENTRY_TYPE, v: ENTRY_VERSION, hold })));
+    await this.holds.compact();
     this.opened = true;
     const pending = [...this.holds.values()].filter((h) => h.state === 'pending').length;
     return { loaded: this.holds.size, pending, ambiguous };
@@ -170,12 +173,7 @@ export class ApprovalService implements Approvals, Disposable {
 
   stored(approvalId: string): StoredHold {
     const h = this.holds.get(approvalId);
-    if (!h) {
-      throw new ToolError('OPERATION_NOT_FOUND', `No approval hold has id ${JSON.stringify(approvalId.slice(0, 100))}.`, {
-        hint: 'Use the approval_id that APPROVAL_REQUIRED or approval_create returned. Finished holds roll off after a while.',
-        details: { approval_id: approvalId },
-      });
-    }
+    if (!h) throw holdNotFound(approvalId);
     return h;
   }
 
@@ -185,21 +183,17 @@ export class ApprovalService implements Approvals, Disposable {
     if (h.state !== 'pending' && h.state !== 'stale' && h.state !== 'granted') {
       throw new ToolError('APPROVAL_CONFLICT', `Hold ${approvalId} is ${h.state}; its proposal is no longer shown.`, { details: { approval_id: approvalId, state: h.state } });
     }
-    let files = this.proposals.get(approvalId);
+    let files = this.content.proposal(approvalId);
     if (!files) {
       files = await this.options.replan(h);
-      this.keepProposal(approvalId, files);
+      this.content.keepProposal(approvalId, files);
     }
-    const reviewed = this.reviewedContent.get(approvalId);
-    return files.map((f) => {
-      const r = reviewed?.get(f.path);
-      return r !== undefined ? { ...f, reviewed: r } : f;
-    });
+    return this.content.withEdits(approvalId, files);
   }
 
   /** The reviewer's edits of a hold, by section path (empty when unedited). */
   reviewed(approvalId: string): ReadonlyMap<string, Uint8Array> {
-    return this.reviewedContent.get(approvalId) ?? new Map();
+    return this.content.reviewed(approvalId);
   }
 
   setReviewed(approvalId: string, path: string, bytes: Uint8Array): void {
@@ -209,14 +203,7 @@ export class ApprovalService implements Approvals, Disposable {
     if (!file || file.kind === 'delete') {
       throw new ToolError('INVALID_ARGUMENTS', `${JSON.stringify(path)} is not a file this hold writes, so it cannot be edited.`, { details: { approval_id: approvalId, path } });
     }
-    const proposed = this.proposals.get(approvalId)?.find((f) => f.path === path)?.proposed;
-    let edits = this.reviewedContent.get(approvalId);
-    if (proposed !== undefined && bytesEqual(proposed, bytes)) {
-      edits?.delete(path);
-    } else {
-      if (!edits) this.reviewedContent.set(approvalId, (edits = new Map()));
-      edits.set(path, bytes.slice());
-    }
+    this.content.setReviewed(approvalId, path, bytes);
     this.changes.emit(view(h));
   }
 
@@ -230,19 +217,19 @@ export class ApprovalService implements Approvals, Disposable {
     const h = this.stored(approvalId);
     // Not your own review: an agent never resolves a hold it (in any session) asked for.
     if (options.by === 'agent') assertNotOwn(options.caller ?? {}, h.authors ?? NO_AUTHORS, { kind: 'hold', id: approvalId, action: 'resolve' });
-    if (h.state !== 'pending') throw this.notPending(h);
+    if (h.state !== 'pending') throw notPending(h);
     const note = options.note?.slice(0, MAX_NOTE_CHARS);
     if (decision === 'grant') {
-      const stale = await this.staleReason(h);
-      const now = this.holds.get(approvalId) as StoredHold;
-      if (now.state !== 'pending') throw this.notPending(now);
+      const stale = await staleReason(h, this.options.probe);
+      const now = this.stored(approvalId);
+      if (now.state !== 'pending') throw notPending(now);
       if (stale) {
         await this.markStale(approvalId, stale);
         throw staleError(approvalId, stale);
       }
     }
-    const now = this.holds.get(approvalId) as StoredHold;
-    if (now.state !== 'pending') throw this.notPending(now);
+    const now = this.stored(approvalId);
+    if (now.state !== 'pending') throw notPending(now);
     const next: StoredHold = {
       ...now,
       state: decision === 'grant' ? 'granted' : 'denied',
@@ -252,14 +239,14 @@ export class ApprovalService implements Approvals, Disposable {
       ...(note !== undefined && note !== '' ? { note } : {}),
     };
     await this.put(next);
-    if (decision === 'deny') this.forgetContent(approvalId);
+    if (decision === 'deny') this.content.forget(approvalId);
     return view(next);
   }
 
   async requestChanges(approvalId: string, comments: readonly ReviewComment[], options: { note?: string } = {}): Promise<HoldView> {
     const h = this.stored(approvalId);
     if (h.files === undefined) throw new ToolError('INVALID_ARGUMENTS', `Hold ${approvalId} is a command; line comments apply to a patch's files.`, { details: { approval_id: approvalId } });
-    if (h.state !== 'pending') throw this.notPending(h);
+    if (h.state !== 'pending') throw notPending(h);
     const paths = [...new Set(h.files.flatMap((f) => (f.move_to !== undefined ? [f.path, f.move_to] : [f.path])))];
     const checked = checkReviewComments(comments, paths);
     const note = options.note?.trim().slice(0, MAX_NOTE_CHARS);
@@ -272,7 +259,7 @@ export class ApprovalService implements Approvals, Disposable {
       comments: checked,
     };
     await this.put(next);
-    this.forgetContent(approvalId);
+    this.content.forget(approvalId);
     return view(next);
   }
 
@@ -282,10 +269,10 @@ export class ApprovalService implements Approvals, Disposable {
    */
   async withdraw(approvalId: string, note: string): Promise<HoldView> {
     const h = this.stored(approvalId);
-    if (h.state !== 'pending') throw this.notPending(h);
+    if (h.state !== 'pending') throw notPending(h);
     const next: StoredHold = { ...h, state: 'denied', decided_at: this.timestamp(), decided_by: 'agent', note: note.slice(0, MAX_NOTE_CHARS) };
     await this.put(next);
-    this.forgetContent(approvalId);
+    this.content.forget(approvalId);
     return view(next);
   }
 
@@ -293,7 +280,7 @@ export class ApprovalService implements Approvals, Disposable {
     const targets = approvalId !== undefined ? [this.stored(approvalId)] : [...this.holds.values()];
     for (const h of targets) {
       if (h.state !== 'pending' && h.state !== 'granted') continue;
-      const reason = await this.staleReason(h);
+      const reason = await staleReason(h, this.options.probe);
       const now = this.holds.get(h.approval_id);
       if (reason && now && (now.state === 'pending' || now.state === 'granted')) await this.markStale(h.approval_id, reason);
     }
@@ -334,7 +321,7 @@ export class ApprovalService implements Approvals, Disposable {
       ...(req.caller !== undefined ? { authors: withAuthor(NO_AUTHORS, req.caller) } : {}),
       ...(req.caller?.agent !== undefined ? { requested_by_agent: req.caller.agent.name } : {}),
     };
-    if (req.proposal) this.keepProposal(hold.approval_id, req.proposal);
+    if (req.proposal) this.content.keepProposal(hold.approval_id, req.proposal);
     await this.put(hold);
     this.trim();
     return view(hold);
@@ -361,16 +348,16 @@ export class ApprovalService implements Approvals, Disposable {
     const h = this.stored(approvalId);
     if (h.state !== 'pending' || ms <= 0) return h;
     await new Promise<void>((resolve) => {
-      let set = this.waiters.get(approvalId);
-      if (!set) this.waiters.set(approvalId, (set = new Set()));
       const done = (): void => {
         clearTimeout(timer);
-        set.delete(done);
+        decided.dispose();
         signal?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      set.add(done);
+      const decided = this.decided.on((id) => {
+        if (id === undefined || id === approvalId) done();
+      });
       signal?.addEventListener('abort', done, { once: true });
     });
     return this.stored(approvalId);
@@ -396,7 +383,7 @@ export class ApprovalService implements Approvals, Disposable {
     const h = this.stored(approvalId);
     const next: StoredHold = { ...h, state: 'consumed', ...outcome };
     await this.put(next);
-    this.forgetContent(approvalId);
+    this.content.forget(approvalId);
     return next;
   }
 
@@ -408,113 +395,25 @@ export class ApprovalService implements Approvals, Disposable {
 
   /** The error a resume answers for a hold that is not granted (or the stored outcome's error). */
   notGranted(h: StoredHold): ToolError {
-    switch (h.state) {
-      case 'pending':
-        return new ToolError('APPROVAL_CONFLICT', `Hold ${h.approval_id} is still waiting for the developer's decision.`, {
-          hint: 'Call operation_resume again with wait_ms (up to 55000) to keep waiting; do not resend the original request.',
-          details: { approval_id: h.approval_id, state: h.state },
-        });
-      case 'denied':
-        return new ToolError('APPROVAL_DENIED', `The developer denied hold ${h.approval_id}${h.note ? `: ${h.note}` : '.'}`, {
-          hint: 'Nothing was written or started. Read the note, change the approach, and send a new request.',
-          details: { approval_id: h.approval_id, ...(h.note !== undefined ? { note: h.note } : {}) },
-        });
-      case 'stale':
-        return staleError(h.approval_id, h.stale_reason ?? 'a file it touches changed');
-      case 'resuming':
-        return new ToolError('APPROVAL_CONFLICT', `Hold ${h.approval_id} is being resumed by another call.`, {
-          hint: 'Wait for that call; a repeat of operation_resume afterwards returns its result.',
-          details: { approval_id: h.approval_id, state: h.state },
-        });
-      case 'ambiguous':
-        return new ToolError('APPROVAL_AMBIGUOUS', `Resuming hold ${h.approval_id} was interrupted; whether it ran is not known.`, {
-          hint:
-            h.operation_key === undefined
-              ? `Do not start the ${h.command ? 'command' : 'operation'} again blindly: check the workspace for its effects first.`
-              : `Call operation_status with operation_key ${JSON.stringify(h.operation_key)} to learn whether the patch was applied.`,
-          details: { approval_id: h.approval_id, state: h.state, ...(h.operation_key !== undefined ? { operation_key: h.operation_key } : {}) },
-        });
-      case 'granted':
-      case 'consumed':
-        return new ToolError('APPROVAL_CONFLICT', `Hold ${h.approval_id} is ${h.state}.`, { details: { approval_id: h.approval_id, state: h.state } });
-    }
+    return notGranted(h);
   }
 
   dispose(): void {
     this.changes.dispose();
-    for (const set of this.waiters.values()) for (const w of [...set]) w();
-    this.waiters.clear();
+    this.decided.emit(undefined);
+    this.decided.dispose();
   }
 
   // ---- internals ----
 
-  private notPending(h: StoredHold): ToolError {
-    if (h.state === 'stale') return staleError(h.approval_id, h.stale_reason ?? 'a file it touches changed');
-    return new ToolError('APPROVAL_CONFLICT', `Hold ${h.approval_id} is ${h.state}, not pending; it was already decided.`, {
-      hint: 'A decision is final. Call operation_resume to learn the outcome.',
-      details: { approval_id: h.approval_id, state: h.state },
-    });
-  }
-
-  /** Which bound file no longer matches, or undefined when every one still does. */
-  private async staleReason(h: StoredHold): Promise<string | undefined> {
-    const named = (h.request as { work_id?: unknown }).work_id;
-    const workId = typeof named === 'string' ? named : undefined;
-    for (const f of h.files ?? []) {
-      let now: string | undefined | 'directory';
-      try {
-        now = await this.options.probe(h.workspace_id, f.path, workId);
-      } catch (err) {
-        return `${f.path} could not be checked (${describeError(err)})`;
-      }
-      if (f.kind === 'add') {
-        if (now !== undefined) return `${f.path} was created on disk after the proposal was made`;
-      } else if (now !== f.before_version) {
-        return now === undefined ? `${f.path} was deleted on disk` : `${f.path} changed on disk`;
-      }
-      if (f.kind === 'move' && f.move_to !== undefined) {
-        const dest = await this.options.probe(h.workspace_id, f.move_to, workId).catch(() => 'unreadable');
-        if (dest !== undefined) return `${f.move_to} appeared on disk after the proposal was made`;
-      }
-    }
-    return undefined;
-  }
-
-  private keepProposal(approvalId: string, files: readonly ProposalFile[]): void {
-    this.proposals.set(approvalId, files);
-    let total = 0;
-    for (const f of this.proposals.values()) total += proposalBytes(f);
-    for (const id of this.proposals.keys()) {
-      if (total <= MAX_PROPOSAL_BYTES || id === approvalId) break;
-      total -= proposalBytes(this.proposals.get(id) ?? []);
-      this.proposals.delete(id);
-    }
-  }
-
-  private forgetContent(approvalId: string): void {
-    this.proposals.delete(approvalId);
-    this.reviewedContent.delete(approvalId);
-  }
-
-  private fits(h: StoredHold): boolean {
-    return JSON.stringify(h).length <= MAX_RECORD_CHARS;
-  }
-
   private async put(h: StoredHold): Promise<void> {
-    this.holds.set(h.approval_id, h);
-    if (this.opened && this.fits(h)) {
-      await this.options.journal.append({ type: ENTRY_TYPE, v: ENTRY_VERSION, hold: h });
-      if (++this.appends >= COMPACT_AFTER_APPENDS) {
-        this.appends = 0;
-        this.trim();
-        await this.options.journal.rewrite([...this.holds.values()].filter((x) => this.fits(x)).map((hold) => ({ type: ENTRY_TYPE, v: ENTRY_VERSION, hold })));
-      }
-    } else if (this.opened) {
-      this.options.logger.warn(`[approvals] hold ${h.approval_id} is too large to keep on disk; it lives until the window reloads`);
+    if (!this.opened) {
+      this.holds.set(h);
+    } else {
+      if (!fits(h)) this.options.logger.warn(`[approvals] hold ${h.approval_id} is too large to keep on disk; it lives until the window reloads`);
+      await this.holds.put(h);
     }
-    if (h.state !== 'pending') {
-      for (const w of [...(this.waiters.get(h.approval_id) ?? [])]) w();
-    }
+    if (h.state !== 'pending') this.decided.emit(h.approval_id);
     this.changes.emit(view(h));
   }
 
@@ -522,21 +421,14 @@ export class ApprovalService implements Approvals, Disposable {
     const max = this.options.maxFinished ?? 200;
     const finished = [...this.holds.values()].filter((h) => h.state === 'denied' || h.state === 'stale' || h.state === 'consumed' || h.state === 'ambiguous');
     for (const h of finished.slice(0, Math.max(0, finished.length - max))) {
-      this.holds.delete(h.approval_id);
-      this.forgetContent(h.approval_id);
+      this.holds.forget(h.approval_id);
+      this.content.forget(h.approval_id);
     }
   }
 
   private timestamp(): string {
     return new Date(this.options.now?.() ?? Date.now()).toISOString();
   }
-}
-
-function staleError(approvalId: string, reason: string): ToolError {
-  return new ToolError('VERSION_CONFLICT', `Hold ${approvalId} is stale: ${reason}. It can no longer be granted.`, {
-    hint: 'Read the files again and send a new patch (with a new operation_key).',
-    details: { approval_id: approvalId, state: 'stale', reason },
-  });
 }
 
 export type { HoldState };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../../base/disposable';
 import type { Journal } from '../ports/journal';
+import { JournalStore } from '../../base/journalStore';
 import type { Logger } from '../ports/logger';
 import type { ExecRecord } from './schemas';
 import { LINE_TYPES, execRecordSchema } from './schemas';
@@ -34,7 +35,6 @@ export type ExecEvent =
 
 /** Command records kept (the newest); older finished ones roll off. */
 export const DEFAULT_EXEC_RECORDS = 500;
-const COMPACT_AFTER_APPENDS = 2000;
 
 /**
  * The ledger's record of every command an agent started: argv, folder, terminal, occupancy, the hold it came
@@ -43,35 +43,45 @@ const COMPACT_AFTER_APPENDS = 2000;
  * Fed by the operation runner's event stream.
  */
 export class ExecLog implements Disposable {
-  private readonly records = new Map<string, ExecRecord>();
+  /** Oldest-changed first: retention drops the records that changed longest ago. */
+  private readonly records: JournalStore<ExecRecord>;
   private readonly byProcess = new Map<string, string>();
   /** Exits seen before the start was reported (a command that ends at once can exit before exec returns). */
   private readonly earlyExits = new Map<string, ProcessExitedEvent>();
-  private appends = 0;
   private opened = false;
-  private chain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly options: { journal: Journal; logger: Logger; maxRecords?: number; newId?: () => string }) {}
+  constructor(private readonly options: { journal: Journal; logger: Logger; maxRecords?: number; newId?: () => string }) {
+    this.records = new JournalStore<ExecRecord>({
+      journal: options.journal,
+      codec: {
+        decode: (line) => {
+          const parsed = execRecordSchema.safeParse((line as { record?: unknown }).record);
+          if (line.type === LINE_TYPES.exec.type && line.v === LINE_TYPES.exec.v && parsed.success) return parsed.data;
+          options.logger.warn('[exec-log] skipped a journal line that is not a command record');
+          return undefined;
+        },
+        encode: (record) => ({ type: LINE_TYPES.exec.type, v: LINE_TYPES.exec.v, record }),
+        id: (record) => record.operation_id,
+      },
+      unrecognized: 'drop',
+      order: 'updated',
+      beforeCompact: () => this.trim(),
+      warn: (message) => options.logger.warn(`[exec-log] ${message}`),
+    });
+  }
 
   async open(): Promise<{ loaded: number; interrupted: number }> {
     let interrupted = 0;
-    for (const line of await this.options.journal.load()) {
-      const parsed = execRecordSchema.safeParse((line as { record?: unknown }).record);
-      if (line.type !== LINE_TYPES.exec.type || line.v !== LINE_TYPES.exec.v || !parsed.success) {
-        this.options.logger.warn('[exec-log] skipped a journal line that is not a command record');
-        continue;
-      }
-      this.records.delete(parsed.data.operation_id);
-      this.records.set(parsed.data.operation_id, parsed.data);
-    }
-    for (const [id, r] of this.records) {
+    await this.records.open();
+    for (const r of [...this.records.values()]) {
       if (r.state === 'running') {
-        this.records.set(id, { ...r, state: 'interrupted' });
+        // In place: a command interrupted keeps its position among the others.
+        this.records.set({ ...r, state: 'interrupted' });
         interrupted++;
       }
     }
     this.trim();
-    await this.compact();
+    await this.records.compact();
     this.opened = true;
     return { loaded: this.records.size, interrupted };
   }
@@ -164,7 +174,7 @@ export class ExecLog implements Disposable {
 
   /** Resolves once every record so far is durable. */
   flush(): Promise<void> {
-    return this.chain;
+    return this.records.flush();
   }
 
   dispose(): void {
@@ -172,29 +182,16 @@ export class ExecLog implements Disposable {
   }
 
   private put(r: ExecRecord): void {
-    this.records.delete(r.operation_id);
-    this.records.set(r.operation_id, r);
+    const written = this.records.put(r);
     this.trim();
-    this.chain = this.chain
-      .then(async () => {
-        await this.options.journal.append({ type: LINE_TYPES.exec.type, v: LINE_TYPES.exec.v, record: r });
-        if (++this.appends >= COMPACT_AFTER_APPENDS) {
-          this.appends = 0;
-          await this.compact();
-        }
-      })
-      .catch((err: unknown) => this.options.logger.warn(`[exec-log] could not record ${r.operation_id}: ${describeError(err)}`));
+    written.catch((err: unknown) => this.options.logger.warn(`[exec-log] could not record ${r.operation_id}: ${describeError(err)}`));
   }
 
   private trim(): void {
     const max = this.options.maxRecords ?? DEFAULT_EXEC_RECORDS;
-    for (const [id, r] of this.records) {
+    for (const r of [...this.records.values()]) {
       if (this.records.size <= max) break;
-      if (r.state !== 'running') this.records.delete(id);
+      if (r.state !== 'running') this.records.forget(r.operation_id);
     }
-  }
-
-  private compact(): Promise<void> {
-    return this.options.journal.rewrite([...this.records.values()].map((record) => ({ type: LINE_TYPES.exec.type, v: LINE_TYPES.exec.v, record })));
   }
 }

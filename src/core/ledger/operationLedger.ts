@@ -44,22 +44,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../../base/disposable';
+import { describeError } from '../../base/describeError';
+import { Emitter } from '../../base/emitter';
+import { JournalStore, lineBytes } from '../../base/journalStore';
 import { ToolError } from '../errors';
 import type { Journal, JournalRecord } from '../ports/journal';
-import { encodeJournalRecord } from '../ports/journal';
 import type { Logger } from '../ports/logger';
 import { silentLogger } from '../ports/logger';
-import type {
-  FinishedStatus,
-  OperationChange,
-  OperationEvent,
-  OperationFile,
-  OperationRecord,
-  ReconcileEvidence,
-} from './operationRecord';
+import { keyConflict, notFound, notSettleable } from './ledgerErrors';
+import type { OperationQuery } from './ledgerErrors';
+import { selectRolledOff, withoutDiffs } from './ledgerRetention';
+import type { FinishedStatus, OperationChange, OperationEvent, OperationFile, OperationRecord } from './operationRecord';
 import { isOperationRecord } from './operationRecord';
+import { reconciled } from './reconcile';
+import type { DiskHashProbe, ReconcileOutcome } from './reconcile';
 import { LINE_TYPES } from './schemas';
-import { describeError } from '../../base/describeError';
+
+export type { DiskHashProbe, ReconciledResult, ReconcileOutcome } from './reconcile';
+export type { OperationQuery } from './ledgerErrors';
 
 export const DEFAULT_LEDGER_MAX_RECORDS = 1000;
 export const DEFAULT_LEDGER_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -108,30 +110,6 @@ export interface FinishRequest {
   readonly files?: readonly OperationFile[];
 }
 
-export type OperationQuery = { readonly operation_key: string } | { readonly operation_id: string };
-
-/**
- * Hash of what is on disk at a recorded (workspace-relative) path of `record`: `sha256:<hex>`, undefined
- * when nothing is there, `directory` for a folder. May throw; that counts as `unreadable`.
- */
-export type DiskHashProbe = (path: string, record: OperationRecord) => Promise<string | undefined | 'directory'>;
-
-export interface ReconcileOutcome {
-  readonly operation_id: string;
-  readonly operation_key: string;
-  readonly status: 'applied' | 'not_applied' | 'unknown';
-  readonly evidence: readonly ReconcileEvidence[];
-}
-
-/** The stored result of a reconciled operation; mirrors the apply_patch result. */
-export interface ReconciledResult {
-  readonly status: 'applied' | 'not_applied' | 'unknown';
-  readonly operation_id: string;
-  readonly files: readonly OperationFile[];
-  readonly reason: string;
-  readonly hint?: string;
-}
-
 export interface LedgerOpenSummary {
   /** Operations loaded (after compaction, before retention). */
   readonly loaded: number;
@@ -158,19 +136,14 @@ export class OperationLedger implements Disposable {
   private readonly now: () => number;
   private readonly newOperationId: () => string;
 
-  private readonly byId = new Map<string, OperationRecord>();
+  /** Every record by operation_id, in the order minted; durable in the journal. */
+  private records: JournalStore<OperationRecord>;
   private readonly idByKey = new Map<string, string>();
   /** Pending when the ledger was opened: cut off by an earlier run, waiting for `reconcile`. */
   private readonly orphaned = new Set<string>();
   /** Operations whose next state is being written right now. */
   private readonly busy = new Set<string>();
-  private readonly listeners = new Set<LedgerChangeListener>();
-  private unrecognized: JournalRecord[] = [];
-  /** Journal line bytes of each record's latest state. */
-  private readonly sizes = new Map<string, number>();
-  /** Bytes the journal holds now (superseded lines included), as far as this ledger wrote or loaded them. */
-  private journalBytes = 0;
-  private compacting = false;
+  private readonly changes: Emitter<OperationRecord>;
   private state: 'closed' | 'opening' | 'open' = 'closed';
 
   constructor(options: OperationLedgerOptions) {
@@ -185,6 +158,8 @@ export class OperationLedger implements Disposable {
     if (!Number.isInteger(this.maxRecords) || this.maxRecords < 0) throw new RangeError('maxRecords must be a non-negative integer.');
     if (!(this.maxAgeMs >= 0)) throw new RangeError('maxAgeMs must be a non-negative number.');
     if (!(this.maxBytes > 0) || !(this.maxRecordBytes > 0)) throw new RangeError('maxBytes and maxRecordBytes must be positive.');
+    this.changes = new Emitter<OperationRecord>((err) => this.logger.error(`ledger: a change listener failed: ${describeError(err)}`));
+    this.records = this.newStore();
   }
 
   /** Loads the journal, keeps the latest state of each operation, applies retention and compacts the file. */
@@ -192,28 +167,15 @@ export class OperationLedger implements Disposable {
     if (this.state !== 'closed') throw new Error('OperationLedger.open() may run only once.');
     this.state = 'opening';
     try {
-      const entries = await this.journal.load();
-      for (const entry of entries) {
-        if (entry.type === ENTRY_TYPE && entry.v === ENTRY_VERSION && isOperationRecord(entry.record)) {
-          // Map.set keeps the first position, so compaction keeps the order operations were minted in.
-          this.byId.set(entry.record.operation_id, entry.record);
-        } else {
-          this.unrecognized.push(entry);
-        }
+      const load = await this.records.open();
+      if (load.unrecognized > 0) {
+        this.logger.warn(`ledger: kept ${load.unrecognized} journal record(s) it does not understand, unchanged`);
       }
-      if (this.unrecognized.length > 0) {
-        this.logger.warn(`ledger: kept ${this.unrecognized.length} journal record(s) it does not understand, unchanged`);
-      }
-      const loaded = this.byId.size;
-      for (const record of this.byId.values()) this.sizes.set(record.operation_id, lineBytes(record));
-      const rolledOff = this.selectRolledOff(this.maxBytes);
-      for (const id of rolledOff) {
-        this.byId.delete(id);
-        this.sizes.delete(id);
-      }
-      if (rolledOff.length > 0) this.logger.info(`ledger: rolled off ${rolledOff.length} finished operation(s) by retention`);
+      const loaded = this.records.size;
+      const rolledOff = this.rollOff(this.maxBytes);
+      if (rolledOff > 0) this.logger.info(`ledger: rolled off ${rolledOff} finished operation(s) by retention`);
 
-      for (const record of this.byId.values()) {
+      for (const record of this.records.values()) {
         const holder = this.idByKey.get(record.operation_key);
         if (holder !== undefined) {
           this.logger.warn(`ledger: key ${record.operation_key} is held by ${holder} and ${record.operation_id}; lookups use ${holder}`);
@@ -222,21 +184,14 @@ export class OperationLedger implements Disposable {
         }
         if (record.status === 'pending') this.orphaned.add(record.operation_id);
       }
-
-      const kept = [...[...this.byId.values()].map(toEntry), ...this.unrecognized];
-      const skipped = this.journal.lastLoadIssues.length;
-      const compacted = kept.length !== entries.length || skipped > 0;
-      if (compacted) await this.journal.rewrite(kept);
-      this.journalBytes = [...this.sizes.values()].reduce((a, b) => a + b, 0) + this.unrecognized.reduce((a, r) => a + entryBytes(r), 0);
+      const compacted = await this.records.compact();
       if (this.orphaned.size > 0) this.logger.warn(`ledger: ${this.orphaned.size} operation(s) were cut off by an earlier run; reconciling from disk`);
       this.state = 'open';
-      return { loaded, pending: this.orphaned.size, rolled_off: rolledOff.length, unrecognized: this.unrecognized.length, skipped_lines: skipped, compacted };
+      return { loaded, pending: this.orphaned.size, rolled_off: rolledOff, unrecognized: load.unrecognized, skipped_lines: load.skipped, compacted };
     } catch (err) {
-      this.byId.clear();
+      this.records = this.newStore();
       this.idByKey.clear();
       this.orphaned.clear();
-      this.sizes.clear();
-      this.unrecognized = [];
       this.state = 'closed';
       throw err;
     }
@@ -249,7 +204,7 @@ export class OperationLedger implements Disposable {
   lookupKey(key: string, argsHash: string): OperationRecord | undefined {
     this.assertOpen();
     const id = this.idByKey.get(key);
-    const record = id === undefined ? undefined : this.byId.get(id);
+    const record = id === undefined ? undefined : this.records.get(id);
     if (!record) return undefined;
     if (record.args_hash !== argsHash) throw keyConflict(record, false);
     return clone(record);
@@ -266,11 +221,11 @@ export class OperationLedger implements Disposable {
       throw new ToolError('INTERNAL', 'An operation needs a non-empty operation_key.');
     }
     const holder = this.idByKey.get(request.operation_key);
-    const existing = holder === undefined ? undefined : this.byId.get(holder);
+    const existing = holder === undefined ? undefined : this.records.get(holder);
     if (existing) throw keyConflict(existing, existing.args_hash === request.args_hash);
 
     let id = this.newOperationId();
-    for (let tries = 0; this.byId.has(id); tries++) {
+    for (let tries = 0; this.records.has(id); tries++) {
       if (tries >= 10) throw new ToolError('INTERNAL', 'Could not pick an unused operation id.');
       id = this.newOperationId();
     }
@@ -288,23 +243,20 @@ export class OperationLedger implements Disposable {
       changes: clone(request.changes),
       events: [{ type: 'minted', at }],
     };
-    const size = lineBytes(record);
+    const size = recordBytes(record);
     if (size > this.maxRecordBytes) {
       throw new ToolError('TOO_LARGE', `The operation's record would take ${size} bytes; the ledger keeps records up to ${this.maxRecordBytes} bytes (limit ledger_record_bytes). Nothing was written.`, {
         hint: 'Split the patch into several smaller ones (fewer files, shorter paths).',
         details: { limit: 'ledger_record_bytes', max: this.maxRecordBytes, actual: size },
       });
     }
-    // Reserve the key before the first await, so a concurrent mint with the same key sees it.
-    this.byId.set(id, record);
+    // The record is in memory (so the key is reserved) before the first await: a concurrent mint with the same key sees it.
     this.idByKey.set(record.operation_key, id);
     this.busy.add(id);
     try {
-      await this.journal.append(toEntry(record));
-      this.sizes.set(id, size);
-      this.journalBytes += size;
+      await this.records.put(record);
     } catch (err) {
-      this.byId.delete(id);
+      this.records.forget(id);
       this.idByKey.delete(record.operation_key);
       throw new ToolError('INTERNAL', 'Could not record the operation durably; nothing was written.', {
         hint: 'Check free disk space and the extension storage folder, then retry with the same operation_key.',
@@ -313,7 +265,7 @@ export class OperationLedger implements Disposable {
     } finally {
       this.busy.delete(id);
     }
-    this.emit(record);
+    this.changes.emit(clone(record));
     return clone(record);
   }
 
@@ -324,9 +276,10 @@ export class OperationLedger implements Disposable {
    */
   async finish(operationId: string, request: FinishRequest): Promise<OperationRecord> {
     this.assertOpen();
-    const current = this.byId.get(operationId);
+    const current = this.records.get(operationId);
     if (!current) throw notFound({ operation_id: operationId });
-    this.assertSettleable(current);
+    const refused = notSettleable(current, this.busy.has(operationId));
+    if (refused) throw refused;
     const at = this.timestamp();
     const event: OperationEvent = { type: 'finished', at, status: request.status, ...(request.reason === undefined ? {} : { reason: request.reason }) };
     let next: OperationRecord = {
@@ -337,7 +290,7 @@ export class OperationLedger implements Disposable {
       events: [...current.events, event],
       result: clone(request.result),
     };
-    if (lineBytes(next) > this.maxRecordBytes) {
+    if (recordBytes(next) > this.maxRecordBytes) {
       next = { ...next, result: withoutDiffs(next.result, this.maxRecordBytes) };
       this.logger.info(`ledger: kept the result of ${operationId} without its diffs (over ${this.maxRecordBytes} bytes)`);
     }
@@ -349,7 +302,7 @@ export class OperationLedger implements Disposable {
   get(query: OperationQuery): OperationRecord {
     this.assertOpen();
     const id = 'operation_id' in query ? query.operation_id : this.idByKey.get(query.operation_key);
-    const record = id === undefined ? undefined : this.byId.get(id);
+    const record = id === undefined ? undefined : this.records.get(id);
     if (!record) throw notFound(query);
     return clone(record);
   }
@@ -357,7 +310,7 @@ export class OperationLedger implements Disposable {
   /** Every record, oldest first; for the panel. */
   list(): OperationRecord[] {
     this.assertOpen();
-    return [...this.byId.values()].map(clone);
+    return [...this.records.values()].map(clone);
   }
 
   /**
@@ -369,29 +322,17 @@ export class OperationLedger implements Disposable {
     this.assertOpen();
     const outcomes: ReconcileOutcome[] = [];
     for (const id of [...this.orphaned]) {
-      const current = this.byId.get(id);
+      const current = this.records.get(id);
       if (!current || current.status !== 'pending') {
         this.orphaned.delete(id);
         continue;
       }
       if (this.busy.has(id)) continue;
-      const evidence: ReconcileEvidence[] = [];
-      for (const change of current.changes) {
-        evidence.push({ path: change.path, expected_before: change.before_hash, expected_after: change.after_hash, found: await this.probe(hashOf, change.path, current) });
-      }
-      const status = judge(evidence);
-      const at = this.timestamp();
-      const reason = RECONCILE_REASONS[status];
-      const result: ReconciledResult = { status, operation_id: id, files: current.files, reason, ...(RECONCILE_HINTS[status] ? { hint: RECONCILE_HINTS[status] } : {}) };
-      const next: OperationRecord = {
-        ...current,
-        status,
-        finished_at: at,
-        events: [...current.events, { type: 'reconciled', at, status, reason, evidence }],
-        result,
-      };
+      const next = await reconciled(current, hashOf, this.timestamp(), this.logger);
       await this.commit(next);
+      const status = next.status as ReconcileOutcome['status'];
       this.logger.info(`ledger: reconciled ${id} (key ${current.operation_key}) as ${status}`);
+      const evidence = next.events[next.events.length - 1]?.evidence ?? [];
       outcomes.push({ operation_id: id, operation_key: current.operation_key, status, evidence });
     }
     return outcomes;
@@ -399,76 +340,58 @@ export class OperationLedger implements Disposable {
 
   /** Called with the new state of a record after it is durable. */
   onDidChange(listener: LedgerChangeListener): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changes.on(listener);
   }
 
   /** Drops listeners. The journal belongs to whoever created it and is not closed here. */
   dispose(): void {
-    this.listeners.clear();
+    this.changes.dispose();
   }
 
+  /** Writes the next state of a record; memory changes once it is durable (a failed write leaves it as it was). */
   private async commit(next: OperationRecord): Promise<void> {
     const id = next.operation_id;
-    const size = lineBytes(next);
     this.busy.add(id);
     try {
-      await this.journal.append(toEntry(next));
+      await this.records.put(next, { memory: 'when-durable' });
     } finally {
       this.busy.delete(id);
     }
-    this.byId.set(id, next);
-    this.sizes.set(id, size);
-    this.journalBytes += size;
     this.orphaned.delete(id);
-    this.emit(next);
-    await this.compactIfOver();
+    this.changes.emit(clone(next));
   }
 
-  /**
-   * While open: once the journal holds more than maxBytes, roll off the oldest finished records until the rest take
-   * half of it, and rewrite the journal. Only when no record is being written, so the snapshot is the latest state
-   * of everything (a journal runs its operations in order, so later appends land in the new file).
-   */
-  private async compactIfOver(): Promise<void> {
-    if (this.journalBytes <= this.maxBytes || this.compacting || this.busy.size > 0) return;
-    this.compacting = true;
-    try {
-      const rolledOff = this.selectRolledOff(this.maxBytes / 2);
-      for (const id of rolledOff) {
-        const record = this.byId.get(id);
-        this.byId.delete(id);
-        this.sizes.delete(id);
-        if (record && this.idByKey.get(record.operation_key) === id) this.idByKey.delete(record.operation_key);
-      }
-      const kept = [...[...this.byId.values()].map(toEntry), ...this.unrecognized];
-      const bytes = [...this.sizes.values()].reduce((a, b) => a + b, 0) + this.unrecognized.reduce((a, r) => a + entryBytes(r), 0);
-      await this.journal.rewrite(kept);
-      this.journalBytes = bytes;
-      this.logger.info(`ledger: journal over ${this.maxBytes} bytes; compacted to ${bytes} bytes, rolling off ${rolledOff.length} finished operation(s)`);
-    } catch (err) {
-      this.logger.warn(`ledger: could not compact the journal: ${describeError(err)}`);
-    } finally {
-      this.compacting = false;
-    }
+  private newStore(): JournalStore<OperationRecord> {
+    return new JournalStore<OperationRecord>({
+      journal: this.journal,
+      codec: {
+        decode: (line) => (line.type === ENTRY_TYPE && line.v === ENTRY_VERSION && isOperationRecord(line.record) ? line.record : undefined),
+        encode: toEntry,
+        id: (record) => record.operation_id,
+      },
+      unrecognized: 'keep',
+      maxBytes: this.maxBytes,
+      // While open: once the journal holds more than maxBytes, the oldest finished records roll off until the rest
+      // take half of it (the store compacts only when no record is being written, so it writes the latest state).
+      beforeCompact: () => {
+        const over = this.records.journalBytes;
+        const rolledOff = this.rollOff(this.maxBytes / 2);
+        this.logger.info(`ledger: journal at ${over} bytes (over ${this.maxBytes}); compacting, rolling off ${rolledOff} finished operation(s)`);
+      },
+      warn: (message) => this.logger.warn(`ledger: ${message}`),
+    });
   }
 
-  private async probe(hashOf: DiskHashProbe, path: string, record: OperationRecord): Promise<string | null> {
-    try {
-      return (await hashOf(path, clone(record))) ?? null;
-    } catch (err) {
-      this.logger.warn(`ledger: could not hash ${path} while reconciling ${record.operation_id}: ${describeError(err)}`);
-      return 'unreadable';
+  /** Retention: forgets the finished records past the limits (and frees their keys); returns how many. */
+  private rollOff(byteBudget: number): number {
+    const limits = { now: this.now(), maxAgeMs: this.maxAgeMs, maxRecords: this.maxRecords };
+    const dropped = selectRolledOff([...this.records.values()], limits, byteBudget, recordBytes);
+    for (const id of dropped) {
+      const record = this.records.get(id);
+      this.records.forget(id);
+      if (record && this.idByKey.get(record.operation_key) === id) this.idByKey.delete(record.operation_key);
     }
-  }
-
-  private assertSettleable(record: OperationRecord): void {
-    if (this.busy.has(record.operation_id)) {
-      throw new ToolError('INTERNAL', `Operation ${record.operation_id} is being recorded by another call.`, { details: { operation_id: record.operation_id } });
-    }
-    if (record.status !== 'pending') {
-      throw new ToolError('INTERNAL', `Operation ${record.operation_id} is already finished (${record.status}).`, { details: { operation_id: record.operation_id, status: record.status } });
-    }
+    return dropped.length;
   }
 
   private assertOpen(): void {
@@ -477,124 +400,20 @@ export class OperationLedger implements Disposable {
     }
   }
 
-  /**
-   * Finished records past the age limit, then the oldest beyond the count limit, then the oldest until the kept
-   * records take at most `byteBudget` bytes. Pending ones never go.
-   */
-  private selectRolledOff(byteBudget: number): string[] {
-    const now = this.now();
-    const finished = [...this.byId.values()]
-      .filter((r) => r.status !== 'pending')
-      .map((r) => ({ id: r.operation_id, at: Date.parse(r.finished_at ?? r.created_at) }))
-      .map((r) => ({ id: r.id, at: r.at, order: Number.isNaN(r.at) ? -Infinity : r.at }))
-      .sort((a, b) => (a.order === b.order ? 0 : a.order < b.order ? 1 : -1));
-    const dropped: string[] = [];
-    let kept = 0;
-    // Pending records always stay, so their bytes come first.
-    let bytes = [...this.byId.values()].filter((r) => r.status === 'pending').reduce((a, r) => a + (this.sizes.get(r.operation_id) ?? 0), 0);
-    for (const { id, at } of finished) {
-      const size = this.sizes.get(id) ?? 0;
-      if ((!Number.isNaN(at) && now - at > this.maxAgeMs) || kept >= this.maxRecords || bytes + size > byteBudget) {
-        dropped.push(id);
-      } else {
-        kept++;
-        bytes += size;
-      }
-    }
-    return dropped;
-  }
-
-  private emit(record: OperationRecord): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(clone(record));
-      } catch (err) {
-        this.logger.error(`ledger: a change listener failed: ${describeError(err)}`);
-      }
-    }
-  }
-
   private timestamp(): string {
     return new Date(this.now()).toISOString();
   }
-}
-
-const RECONCILE_REASONS: Record<ReconcileOutcome['status'], string> = {
-  applied: 'Cut off before it was recorded as finished; on restart every file held the content the patch writes.',
-  not_applied: 'Cut off before it was recorded as finished; on restart every file still held its content from before the patch.',
-  unknown: 'Cut off before it was recorded as finished; on restart the files matched neither the state before nor after the patch (see evidence).',
-};
-
-const RECONCILE_HINTS: Record<ReconcileOutcome['status'], string | undefined> = {
-  applied: undefined,
-  not_applied: 'Nothing was written. To try again, re-read the files and send the patch with a new operation_key.',
-  unknown: 'Inspect the files named in operation_status evidence and report the uncertainty before starting a new operation with a new operation_key.',
-};
-
-/** All paths at their after hash → applied (also when there is nothing to compare); all at before → not_applied. */
-function judge(evidence: readonly ReconcileEvidence[]): ReconcileOutcome['status'] {
-  // A record with no changes (a preview) wrote nothing, whatever the disk holds.
-  if (evidence.length === 0) return 'not_applied';
-  if (evidence.every((e) => e.found === e.expected_after)) return 'applied';
-  if (evidence.every((e) => e.found === e.expected_before)) return 'not_applied';
-  return 'unknown';
 }
 
 function toEntry(record: OperationRecord): JournalRecord {
   return { type: ENTRY_TYPE, v: ENTRY_VERSION, record };
 }
 
-/** UTF-8 bytes of a journal line. */
-function entryBytes(entry: JournalRecord): number {
-  return Buffer.byteLength(encodeJournalRecord(entry), 'utf8');
-}
-
 /** UTF-8 bytes of the record's journal line. */
-function lineBytes(record: OperationRecord): number {
-  return entryBytes(toEntry(record));
-}
-
-/**
- * A patch result without the per-file diffs (what makes a preview's result large), saying so in `reason`. Anything
- * else that is too large (not a patch result) is replaced by a note.
- */
-function withoutDiffs(result: unknown, limit: number): unknown {
-  const note = `The diffs were not kept: the record would exceed ${limit} bytes (limit ledger_record_bytes). Preview again with a new operation_key to see them.`;
-  if (result !== null && typeof result === 'object' && Array.isArray((result as { files?: unknown }).files)) {
-    const r = result as { files: unknown[]; reason?: unknown };
-    const files = r.files.map((f) => {
-      if (f === null || typeof f !== 'object') return f;
-      const rest = { ...(f as Record<string, unknown>) };
-      delete rest.diff;
-      return rest;
-    });
-    return { ...r, files, reason: typeof r.reason === 'string' ? `${r.reason} ${note}` : note };
-  }
-  return { note };
+function recordBytes(record: OperationRecord): number {
+  return lineBytes(toEntry(record));
 }
 
 function clone<T>(value: T): T {
   return value === undefined ? value : structuredClone(value);
-}
-
-function keyConflict(record: OperationRecord, sameArguments: boolean): ToolError {
-  const details = { operation_key: record.operation_key, operation_id: record.operation_id };
-  if (sameArguments) {
-    return new ToolError('OPERATION_KEY_CONFLICT', `A request with operation_key "${record.operation_key}" is already being applied.`, {
-      details: { ...details, in_flight: true },
-      hint: 'Wait for the first request, then query operation_status with this operation_key instead of sending it again.',
-    });
-  }
-  return new ToolError('OPERATION_KEY_CONFLICT', `operation_key "${record.operation_key}" was already used for a request with other arguments.`, {
-    details,
-    hint: 'Use a new operation_key for a new or changed patch, or query operation_status with this key to see what the earlier request did.',
-  });
-}
-
-function notFound(query: OperationQuery): ToolError {
-  const what = 'operation_id' in query ? `operation_id "${query.operation_id}"` : `operation_key "${query.operation_key}"`;
-  return new ToolError('OPERATION_NOT_FOUND', `No recorded patch operation has ${what}.`, {
-    details: { ...query },
-    hint: 'Only patches that passed validation are recorded, and old finished ones roll off. Check the id or key; a patch that was rejected can simply be sent again.',
-  });
 }

@@ -1,5 +1,6 @@
 import type { Journal, JournalLoadIssue, JournalRecord } from '../ports/journal';
-import { encodeJournalRecord } from '../ports/journal';
+import { sameLines } from '../../base/journalStore';
+import { SerialQueue } from '../../base/serialQueue';
 
 /**
  * One durable ledger file for every record kind: patch operations, approval holds and commands each see their own
@@ -11,7 +12,7 @@ import { encodeJournalRecord } from '../ports/journal';
  * section's append.
  */
 export class SharedJournal {
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   private issues: readonly JournalLoadIssue[] = [];
 
   constructor(private readonly inner: Journal) {}
@@ -53,13 +54,6 @@ export class SharedJournal {
   }
 
   private run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(fn, fn);
-    this.queue = next.catch(() => undefined);
-    return next;
+    return this.queue.run(fn);
   }
-}
-
-/** Whether two lists of records are the same lines, in the same order. */
-function sameLines(a: readonly JournalRecord[], b: readonly JournalRecord[]): boolean {
-  return a.length === b.length && a.every((r, i) => encodeJournalRecord(r) === encodeJournalRecord(b[i] as JournalRecord));
 }

@@ -48,7 +48,7 @@ export class SteeringStore {
 
   constructor(private readonly options: SteeringStoreOptions) {
     this.events = new Emitter<SteeringChange>((err) => options.logger.error('[steering] a change listener failed', describeErrorWithStack(err)));
-    this.journal = new SteeringJournal(options.journal, options.logger, () => ({ works: this.workMap, instructions: this.instructionMap }));
+    this.journal = new SteeringJournal(options.journal, options.logger);
   }
 
   /** Loads the journal (last line of each id wins), drops what is not kept and compacts. */
@@ -57,7 +57,10 @@ export class SteeringStore {
     for (const [id, w] of loaded.works) this.workMap.set(id, w);
     for (const [id, r] of loaded.instructions) {
       // A deleted draft is kept only for its idempotency key.
-      if (!this.workMap.has(r.work_id) || (r.deleted_at !== undefined && r.idempotency_key === undefined)) continue;
+      if (!this.workMap.has(r.work_id) || (r.deleted_at !== undefined && r.idempotency_key === undefined)) {
+        this.journal.forget('instruction', id);
+        continue;
+      }
       this.instructionMap.set(id, r);
       this.index(r);
       if (r.seq !== undefined && r.seq >= this.seq) this.seq = r.seq + 1;
@@ -160,10 +163,12 @@ export class SteeringStore {
     const finished = [...this.workMap.values()].filter((w) => w.status === 'finished' && !holdsWorktree(w)).sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
     for (const w of finished.slice(0, Math.max(0, finished.length - max))) {
       this.workMap.delete(w.id);
+      this.journal.forget('work', w.id);
       for (const id of this.byWork.get(w.id) ?? []) {
         const r = this.instructionMap.get(id);
         if (r?.idempotency_key !== undefined) this.keys.delete(keyOf(w.id, r.idempotency_key));
         this.instructionMap.delete(id);
+        this.journal.forget('instruction', id);
       }
       this.byWork.delete(w.id);
     }
