@@ -80,6 +80,18 @@ export function save(): void {
   vscode.setState(saved);
 }
 
+/** Drops the saved entries (note drafts, draft edits) whose item is no longer `live`, saving when any went. */
+export function keepOnly(entries: Record<string, string>, live: ReadonlySet<string>): void {
+  let dropped = false;
+  for (const id of Object.keys(entries)) {
+    if (!live.has(id)) {
+      delete entries[id];
+      dropped = true;
+    }
+  }
+  if (dropped) save();
+}
+
 export function send(message: PageMessage): void {
   vscode.postMessage(message);
 }

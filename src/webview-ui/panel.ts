@@ -15,7 +15,7 @@ import { buildComposer, renderComposer } from './composer';
 import { el } from './dom';
 import { renderHolds } from './holds';
 import { renderActivity, renderAgents, renderProcesses } from './lists';
-import { errors, inFlight, rerender, save, saved, send, setRenderer, show, showErrorIn } from './pageState';
+import { errors, inFlight, keepOnly, rerender, save, saved, send, setRenderer, show, showErrorIn } from './pageState';
 import { renderWorks } from './works';
 
 let restoredScroll = false;
@@ -58,15 +58,7 @@ function render(state: PanelState): void {
     const waiting = state.waitingInstructionCount ?? 0;
     steeringSection.count.textContent = open > 0 ? `(${open} open${waiting > 0 ? ` · ${waiting} waiting` : ''})` : '';
     // Edits of drafts that are gone or no longer drafts are dropped.
-    const drafts = new Set(works.flatMap((w) => w.instructions.filter((i) => i.editable).map((i) => i.id)));
-    let dropped = false;
-    for (const id of Object.keys(saved.editing)) {
-      if (!drafts.has(id)) {
-        delete saved.editing[id];
-        dropped = true;
-      }
-    }
-    if (dropped) save();
+    keepOnly(saved.editing, new Set(works.flatMap((w) => w.instructions.filter((i) => i.editable).map((i) => i.id))));
   }
   renderHolds(holdsSection.body, state.holds);
   holdsSection.count.textContent = state.pendingCount > 0 ? `(${state.pendingCount})` : '';
@@ -88,15 +80,7 @@ function render(state: PanelState): void {
   }
 
   // Drafts of holds that are gone are dropped.
-  const live = new Set(state.holds.map((h) => h.approvalId));
-  let changed = false;
-  for (const id of Object.keys(saved.drafts)) {
-    if (!live.has(id)) {
-      delete saved.drafts[id];
-      changed = true;
-    }
-  }
-  if (changed) save();
+  keepOnly(saved.drafts, new Set(state.holds.map((h) => h.approvalId)));
 
   if (!restoredScroll) {
     restoredScroll = true;
