@@ -95,7 +95,12 @@ export function keepWindowContinuity(o: ContinuityOptions): Disposable[] {
       return true;
     });
   const failed = (what: string) => (err: unknown) => log.error(`[window] ${what} failed`, describeErrorWithStack(err));
-  const liveness = new WindowLiveness({ roundTrip: () => vscode.commands.executeCommand('setContext', 'codespace.windowAnswers', true), intervalMs: WINDOW_ASK_INTERVAL_MS, timeoutMs: WINDOW_ASK_TIMEOUT_MS });
+  const liveness = new WindowLiveness({
+    roundTrip: () => vscode.commands.executeCommand('setContext', 'codespace.windowAnswers', true),
+    intervalMs: WINDOW_ASK_INTERVAL_MS,
+    timeoutMs: WINDOW_ASK_TIMEOUT_MS,
+    onListenerError: failed('a liveness listener'),
+  });
   // Asked by a bridge's ping, and by the process host when another extension host of this window wants it.
   // The process host's regular question (`heartbeat`) only reports: the liveness loop decides the endpoint's state.
   const windowAnswers = async (heartbeat = false): Promise<boolean> => (await liveness.check(PING_ANSWER_MS, !heartbeat)) === 'live';
