@@ -463,6 +463,7 @@ export class OperationRunner implements Activity, Disposable {
       title: prepared.title,
       at: this.timestamp(),
       ...(prepared.work_id !== undefined ? { work_id: prepared.work_id } : {}),
+      ...(prepared.intent.files !== undefined ? { reviewable: true as const } : {}),
     };
   }
 
