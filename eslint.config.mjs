@@ -83,8 +83,15 @@ export default tseslint.config(
   layer(['src/bridge/catalogueSource.ts'], [
     { group: ['**/vscode/**', '**/webview-ui/**', '**/extension'], message: 'The stdio bridge runs outside the editor: it imports core, node/discovery and the MCP SDK only.' },
   ], [vscodeBan]),
-  layer(['src/vscode/**/*.ts'], [
-    { group: ['**/mcp/**', '**/node/**', '**/webview-ui/**', '**/extension'], message: 'src/vscode imports core and shared only; extension.ts wires adapters together.' },
+  {
+    ...layer(['src/vscode/**/*.ts'], [
+      { group: ['**/mcp/**', '**/node/**', '**/webview-ui/**', '**/extension'], message: 'src/vscode imports core and shared only; extension.ts and src/vscode/activation wire adapters together.' },
+    ]),
+    ignores: ['src/vscode/activation/**'],
+  },
+  // The pieces of activation (extension.ts starts them): they wire the node and mcp adapters to the editor's side.
+  layer(['src/vscode/activation/**/*.ts'], [
+    { group: ['**/webview-ui/**', '**/extension'], message: 'Activation wires adapters together; it does not import the panel page or extension.ts.' },
   ]),
   layer(['src/webview-ui/**/*.ts'], [
     { group: ['**/core/**', '**/mcp/**', '**/node/**', '**/vscode/**', '**/extension'], message: 'The panel page runs in a browser: it imports only src/shared.' },

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import type { AgentRef, AgentVerifier } from '../core/identity';
+import { Emitter } from '../base/emitter';
 import type { RequestCheck } from './security';
 
 /**
@@ -63,7 +64,8 @@ export interface AgentActivity {
 /** The agents a window has seen: first and last request of each; listeners hear of connections, not of every request. */
 export class AgentActivityLog {
   private readonly seenAt = new Map<string, { name: string; first: number; last: number }>();
-  private readonly listeners = new Set<() => void>();
+  /** A listener's failure is its own (the panel re-reads the list on its next change). */
+  private readonly changes = new Emitter<void>();
 
   seen(agent: AgentRef): void {
     const now = Date.now();
@@ -87,17 +89,10 @@ export class AgentActivityLog {
   }
 
   onDidChange(listener: () => void): { dispose(): void } {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changes.on(listener);
   }
 
   changed(): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l();
-      } catch {
-        // A listener's failure is its own (the panel re-reads the list on its next change).
-      }
-    }
+    this.changes.emit();
   }
 }

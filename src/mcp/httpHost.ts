@@ -10,6 +10,7 @@ import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { McpHttpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { Disposable } from '../base/disposable';
+import { Emitter } from '../base/emitter';
 import type { Logger } from '../core/ports/logger';
 import type { ServerControl, ServerState as HostState } from '../core/ports/serverControl';
 import type { InboxOptions } from './inbox';
@@ -82,11 +83,13 @@ export class McpHttpHost implements ServerControl {
   private httpServer: http.Server | undefined;
   private readonly sessions = new Map<string, Session>();
   private _state: HostState = { kind: 'stopped' };
-  private readonly listeners = new Set<(s: HostState) => void>();
+  /** Tells every listener; one that throws is logged and does not keep the others (or start/stop) from going on. */
+  private readonly stateChanges: Emitter<HostState>;
   private readonly agentActivity = new AgentActivityLog();
   private modern: { readonly handler: McpHttpHandler; readonly node: NodeMcpRequestHandler; readonly watching: Disposable | undefined } | undefined;
 
   constructor(private readonly options: McpHttpHostOptions) {
+    this.stateChanges = new Emitter((err) => options.logger.error('[http] a server state listener failed', describeErrorWithStack(err)));
     this.outerChecks = [hostCheck(() => this.port ?? -1), originCheck()];
     this.tokenCheck = agentOrWindowCheck(options.agents, bearerCheck(options.token, 'codespace'));
   }
@@ -104,20 +107,12 @@ export class McpHttpHost implements ServerControl {
   }
 
   onDidChangeState(listener: (s: HostState) => void): { dispose(): void } {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.stateChanges.on(listener);
   }
 
-  /** Tells every listener; one that throws is logged and does not keep the others (or start/stop) from going on. */
   private setState(s: HostState): void {
     this._state = s;
-    for (const l of [...this.listeners]) {
-      try {
-        l(s);
-      } catch (err) {
-        this.options.logger.error('[http] a server state listener failed', describeErrorWithStack(err));
-      }
-    }
+    this.stateChanges.emit(s);
   }
 
   /** A declared body over the largest limit: refused before anything else, for /mcp and /inbox alike. */

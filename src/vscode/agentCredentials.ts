@@ -4,6 +4,8 @@ import { secretDigest } from '../core/expectedSecret';
 import type { AgentRef, AgentVerifier } from '../core/identity';
 import { agentIdOf } from '../core/identity';
 import type { VerifierStore } from './tokenStore';
+import { Emitter } from '../base/emitter';
+import { SerialQueue } from '../base/serialQueue';
 
 /** The global-state key of the agents' list: id, name, when issued, and each credential's SHA-256 (never the credential). */
 export const AGENTS_KEY = 'codespace.agents';
@@ -46,19 +48,23 @@ export class AgentCredentialError extends Error {}
  * stays the same agent, so what it made stays its own.
  */
 export class AgentCredentials implements AgentVerifier {
-  private readonly revokedListeners = new Set<(agent: AgentRef) => void>();
-  private readonly changeListeners = new Set<() => void>();
+  /** Every listener hears of it even if one throws (reported, not thrown: the revocation stands either way). */
+  private readonly revoked: Emitter<AgentRef>;
+  private readonly changed: Emitter<void>;
   /** Parsed list, kept until the stored value changes (the Memento hands back the same value until an update). */
   private cache: ParsedAgents | undefined;
   /** One issue or revoke at a time: each rewrites the whole list. */
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly serial = new SerialQueue();
 
   constructor(
     private readonly secrets: vscode.SecretStorage,
     private readonly state: VerifierStore,
-    private readonly onListenerError: (err: unknown) => void = () => undefined,
+    onListenerError: (err: unknown) => void = () => undefined,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.revoked = new Emitter(onListenerError);
+    this.changed = new Emitter(onListenerError);
+  }
 
   private parsed(): ParsedAgents {
     const raw = this.state.get<unknown>(AGENTS_KEY);
@@ -87,12 +93,6 @@ export class AgentCredentials implements AgentVerifier {
     return found ? { id: found.id, name: found.name } : undefined;
   }
 
-  private serial<T>(op: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(op, op);
-    this.chain = next.then(() => undefined, () => undefined);
-    return next;
-  }
-
   private async write(records: readonly AgentRecord[]): Promise<void> {
     await this.state.update(AGENTS_KEY, records.map((r) => ({ ...r })));
     this.cache = undefined;
@@ -105,7 +105,7 @@ export class AgentCredentials implements AgentVerifier {
   issue(name: string): Promise<{ agent: AgentRef; credential: string; replaced: boolean }> {
     const made = agentIdOf(name);
     if ('error' in made) return Promise.reject(new AgentCredentialError(made.error));
-    return this.serial(async () => {
+    return this.serial.run(async () => {
       const credential = `${AGENT_CREDENTIAL_PREFIX}${randomBytes(32).toString('base64url')}`;
       const agent: AgentRef = { id: made.id, name: name.trim() };
       const before = this.list();
@@ -114,8 +114,8 @@ export class AgentCredentials implements AgentVerifier {
       await this.secrets.store(AGENT_SECRET_PREFIX + agent.id, credential);
       // The verifier last: until it is written the new credential opens nothing, and from then on the old one neither.
       await this.write(old ? before.map((r) => (r.id === agent.id ? record : r)) : [...before, record]);
-      if (old) this.fireRevoked({ id: old.id, name: old.name });
-      this.fireChanged();
+      if (old) this.revoked.emit({ id: old.id, name: old.name });
+      this.changed.emit();
       return { agent, credential, replaced: old !== undefined };
     });
   }
@@ -125,45 +125,27 @@ export class AgentCredentials implements AgentVerifier {
    * listeners hear of it (the endpoint closes its sessions). Throws AgentCredentialError for an unknown id.
    */
   revoke(id: string): Promise<AgentRef> {
-    return this.serial(async () => {
+    return this.serial.run(async () => {
       const before = this.list();
       const record = before.find((r) => r.id === id);
       if (!record) throw new AgentCredentialError(`No agent ${JSON.stringify(id)} has a credential${before.length > 0 ? ` (agents: ${before.map((r) => r.id).join(', ')})` : ''}.`);
       await this.write(before.filter((r) => r.id !== id));
       await this.secrets.delete(AGENT_SECRET_PREFIX + id);
       const agent = { id: record.id, name: record.name };
-      this.fireRevoked(agent);
-      this.fireChanged();
+      this.revoked.emit(agent);
+      this.changed.emit();
       return agent;
     });
   }
 
   /** Hears of every agent whose credential stopped working (revoked, or replaced by a new one). */
   onDidRevoke(listener: (agent: AgentRef) => void): vscode.Disposable {
-    this.revokedListeners.add(listener);
-    return { dispose: () => this.revokedListeners.delete(listener) };
+    return this.revoked.on(listener);
   }
 
   /** Hears of every change of the list (issued, replaced, revoked). */
   onDidChange(listener: () => void): vscode.Disposable {
-    this.changeListeners.add(listener);
-    return { dispose: () => this.changeListeners.delete(listener) };
+    return this.changed.on(listener);
   }
 
-  /** Every listener hears of it even if one throws (reported, not thrown: the revocation stands either way). */
-  private fireRevoked(agent: AgentRef): void {
-    for (const l of [...this.revokedListeners]) this.guarded(() => l(agent));
-  }
-
-  private fireChanged(): void {
-    for (const l of [...this.changeListeners]) this.guarded(l);
-  }
-
-  private guarded(run: () => void): void {
-    try {
-      run();
-    } catch (err) {
-      this.onListenerError(err);
-    }
-  }
 }

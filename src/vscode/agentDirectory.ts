@@ -3,6 +3,7 @@ import type { AgentRef } from '../core/identity';
 import type { AgentCredentials } from './agentCredentials';
 import type { Logger } from '../core/ports/logger';
 import { describeErrorWithStack } from '../base/describeError';
+import { Emitter } from '../base/emitter';
 
 /** One connected (or issued) agent as the panel and the commands show it. */
 export interface AgentEntry {
@@ -30,13 +31,14 @@ export interface AgentConnections {
  */
 export class AgentDirectory implements vscode.Disposable {
   private host: AgentConnections | undefined;
-  private readonly listeners = new Set<() => void>();
+  private readonly changed: Emitter<void>;
   private readonly subs: { dispose(): void }[] = [];
 
   constructor(
     readonly credentials: AgentCredentials,
     private readonly log: Logger,
   ) {
+    this.changed = new Emitter((err) => log.error('[agents] a listener failed', describeErrorWithStack(err)));
     this.subs.push(credentials.onDidChange(() => this.fire()));
     this.subs.push(credentials.onDidRevoke((agent) => void this.closeOut(agent)));
   }
@@ -75,22 +77,15 @@ export class AgentDirectory implements vscode.Disposable {
   }
 
   onDidChange(listener: () => void): vscode.Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changed.on(listener);
   }
 
   private fire(): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l();
-      } catch (err) {
-        this.log.error('[agents] a listener failed', describeErrorWithStack(err));
-      }
-    }
+    this.changed.emit();
   }
 
   dispose(): void {
     for (const s of this.subs.splice(0)) s.dispose();
-    this.listeners.clear();
+    this.changed.dispose();
   }
 }

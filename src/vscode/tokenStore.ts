@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
 import { type ExpectedSecret, secretDigest } from '../core/expectedSecret';
+import { Emitter } from '../base/emitter';
 
 const KEY = 'codespace.mcpToken';
 /** What SecretStorage holds counts as a token only when it is this long (a rotation writes 43 characters). */
@@ -34,7 +35,8 @@ export const VERIFIER_SUFFIX = '.sha256';
  */
 export class TokenStore implements vscode.Disposable {
   private current: string | undefined;
-  private readonly listeners = new Set<(token: string, previous: string | undefined) => void>();
+  /** Every listener hears of the new token even if one throws: the failure is reported (onListenerError), not thrown. */
+  private readonly changed: Emitter<{ token: string; previous: string | undefined }>;
   /** The token this store is writing (rotate), so that the change event of its own write is not taken for another's. */
   private storing: string | undefined;
   private readonly watching: vscode.Disposable;
@@ -48,6 +50,7 @@ export class TokenStore implements vscode.Disposable {
     private readonly key: string = KEY,
     private readonly verifiers?: VerifierStore,
   ) {
+    this.changed = new Emitter(onListenerError);
     const hex = verifiers?.get<unknown>(key + VERIFIER_SUFFIX);
     this.stored = typeof hex === 'string' && /^[0-9a-f]{64}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
     this.watching = secrets.onDidChange((e) => {
@@ -57,7 +60,7 @@ export class TokenStore implements vscode.Disposable {
 
   dispose(): void {
     this.watching.dispose();
-    this.listeners.clear();
+    this.changed.dispose();
   }
 
   /** The secret changed in SecretStorage: another window rotated it (or this one, which is then nothing new). */
@@ -133,21 +136,11 @@ export class TokenStore implements vscode.Disposable {
 
   /** Hears of every new token: loaded (`previous` undefined), rotated here, or rotated in another window. */
   onDidChange(listener: (token: string, previous: string | undefined) => void): vscode.Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changed.on((e) => listener(e.token, e.previous));
   }
 
-  /**
-   * Every listener hears of the new token even if one throws, and the rotation goes on (the caller still has to
-   * close the sessions opened with the old token): the failure is reported, not thrown.
-   */
+  /** The rotation goes on whatever a listener does (the caller still has to close the sessions of the old token). */
   private fire(token: string, previous: string | undefined): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l(token, previous);
-      } catch (err) {
-        this.onListenerError(err);
-      }
-    }
+    this.changed.emit({ token, previous });
   }
 }

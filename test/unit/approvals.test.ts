@@ -275,6 +275,7 @@ describe('approval holds', function () {
     const committed = events.find((e) => e.type === 'operation.committed');
     assert.ok(committed && committed.type === 'operation.committed');
     assert.equal(committed.status, 'checked');
+    assert.equal(committed.operation.reviewable, true, "the patch's intent carries files: the editor offers its preview");
     const preview = w.assembled.runner.preview(committed.operation.run_id);
     assert.equal(new TextDecoder().decode(preview?.[0]?.proposed), 'alpha\nBETA\n');
   });

@@ -280,7 +280,7 @@ describe('checkpoints in the panel: Rewind to Here on a work\'s applied patch', 
   const at = '2026-12-01T12:00:00.000Z';
   const committed = (run_id: string, status: string, work_id: string | undefined, operation_id: string | undefined): RunnerEvent => ({
     type: 'operation.committed',
-    operation: { run_id, tool: 'apply_patch', workspace_id: 'ws', title: `apply_patch ${run_id}`, at, ...(work_id ? { work_id } : {}) },
+    operation: { run_id, tool: 'apply_patch', workspace_id: 'ws', title: `apply_patch ${run_id}`, at, reviewable: true, ...(work_id ? { work_id } : {}) },
     status,
     ...(operation_id ? { operation_id } : {}),
   });

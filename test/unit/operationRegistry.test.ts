@@ -20,6 +20,7 @@ import { toolCatalogue } from '../../src/core/tools/catalogue';
 import { ToolDispatcher } from '../../src/core/tools/dispatch';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import { defineOperationTool } from '../../src/core/tools/tool';
+import { hasReviewFiles } from '../../src/core/approvals/hold';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
@@ -133,6 +134,8 @@ describe('the operation registry: a holdable tool from one definition', () => {
     const committed = events.find((e) => e.type === 'operation.committed');
     assert.ok(committed?.type === 'operation.committed');
     assert.equal(committed.operation.tool, 'stamp_note');
+    assert.equal(committed.operation.reviewable, undefined, 'an intent without files has nothing to review in a diff');
+    assert.equal(hasReviewFiles(hold), false);
     assert.equal(committed.approval_id, approvalId);
     // The ledger keeps the outcome without the after-commit work's addition.
     assert.equal(assembled.approvals.stored(approvalId).state, 'consumed');

@@ -3,7 +3,15 @@ import type { RunnerEvent } from '../../src/core/runner/events';
 import { MAX_ACTIVITY_SHOWN, MAX_STALE_SHOWN, buildPanelState } from '../../src/vscode/panel/panelModel';
 import { commandHold, patchHold } from './helpers/panelPorts';
 
-const op = (run_id: string, tool: 'apply_patch' | 'exec_command', title: string, at = '2026-12-01T12:00:00.000Z') => ({ run_id, tool, workspace_id: 'ws', title, at });
+// As the runner summarises them: a patch's intent carries files, so its operation is reviewable.
+const op = (run_id: string, tool: 'apply_patch' | 'exec_command', title: string, at = '2026-12-01T12:00:00.000Z') => ({
+  run_id,
+  tool,
+  workspace_id: 'ws',
+  title,
+  at,
+  ...(tool === 'apply_patch' ? { reviewable: true as const } : {}),
+});
 
 describe('panel view model', () => {
   it('shows pending holds newest first, then stale ones with their reason and nothing to approve; decided holds not at all', () => {

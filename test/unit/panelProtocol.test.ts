@@ -271,7 +271,7 @@ describe('panel protocol: the host', () => {
   });
 
   it('opens a kept check_only preview by run id, and refuses other run ids', async () => {
-    const operation = { run_id: 'run-1', tool: 'apply_patch' as const, workspace_id: 'ws', title: 'apply_patch: 1 file', at: new Date().toISOString() };
+    const operation = { run_id: 'run-1', tool: 'apply_patch' as const, workspace_id: 'ws', title: 'apply_patch: 1 file', at: new Date().toISOString(), reviewable: true as const };
     activity.emit({ type: 'operation.committed', operation, status: 'checked' });
     activity.emit({ type: 'operation.committed', operation: { ...operation, run_id: 'run-2' }, status: 'applied' });
     activity.previews.add('run-1');

@@ -82,6 +82,14 @@ export interface HoldView {
 }
 
 /**
+ * Whether a hold has files to review in a diff: its operation's intent carried files (a patch's does; a command's
+ * carries a command). The shape decides, never the tool's name.
+ */
+export function hasReviewFiles<H extends HoldView>(hold: H | undefined): hold is H & { readonly files: readonly HoldFile[] } {
+  return hold !== undefined && hold.files !== undefined;
+}
+
+/**
  * One file of a held patch with content, for the diff editor: the bytes on disk now (left) against the
  * proposal (right). `reviewed` is what the reviewer made of the proposal, when it differs.
  */

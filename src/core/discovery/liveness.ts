@@ -1,4 +1,5 @@
 import type { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/emitter';
 
 /**
  * Whether the editor window of this extension host still answers. A local window's extension host ends with its
@@ -17,6 +18,8 @@ export interface WindowLivenessOptions {
   readonly intervalMs: number;
   /** How long a question may stay unanswered before the window counts as gone. */
   readonly timeoutMs: number;
+  /** Told of a listener that threw (the others still hear of the change). */
+  readonly onListenerError?: (err: unknown) => void;
 }
 
 /** The window's state, from round trips: one question at a time; `check` asks now with its own deadline. */
@@ -24,11 +27,12 @@ export class WindowLiveness implements Disposable {
   private state: WindowAnswer = 'live';
   private inFlight: Promise<void> | undefined;
   private askedAt = 0;
-  private readonly listeners = new Set<(state: WindowAnswer) => void>();
+  private readonly changes: Emitter<WindowAnswer>;
   private readonly timer: ReturnType<typeof setInterval>;
   private disposed = false;
 
   constructor(private readonly options: WindowLivenessOptions) {
+    this.changes = new Emitter(options.onListenerError);
     this.timer = setInterval(() => this.tick(), options.intervalMs);
     this.timer.unref?.();
   }
@@ -38,8 +42,7 @@ export class WindowLiveness implements Disposable {
   }
 
   onDidChange(listener: (state: WindowAnswer) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changes.on(listener);
   }
 
   /**
@@ -89,12 +92,12 @@ export class WindowLiveness implements Disposable {
   private set(state: WindowAnswer): void {
     if (this.disposed || this.state === state) return;
     this.state = state;
-    for (const l of [...this.listeners]) l(state);
+    this.changes.emit(state);
   }
 
   dispose(): void {
     this.disposed = true;
     clearInterval(this.timer);
-    this.listeners.clear();
+    this.changes.dispose();
   }
 }

@@ -1,4 +1,5 @@
 import type { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/emitter';
 
 export type Profile = 'read-only' | 'write' | 'exec';
 export type ApprovalsMode = 'off' | 'confirm';
@@ -24,7 +25,12 @@ export interface WorkspaceSource {
 
 /** A fixed set of folders; test double and the standalone/bench host. */
 export class InMemoryWorkspaceSource implements WorkspaceSource {
-  private listeners = new Set<() => void>();
+  /** Every listener hears of a change; one that throws does not stop the others and its error is rethrown later, not lost. */
+  private readonly changes = new Emitter<void>((err) =>
+    queueMicrotask(() => {
+      throw err;
+    }),
+  );
   constructor(private list: FolderInfo[], private trusted = true) {}
   folders(): readonly FolderInfo[] {
     return this.list;
@@ -35,10 +41,9 @@ export class InMemoryWorkspaceSource implements WorkspaceSource {
   set(list: FolderInfo[], trusted = this.trusted): void {
     this.list = list;
     this.trusted = trusted;
-    for (const l of [...this.listeners]) l();
+    this.changes.emit();
   }
   onDidChange(listener: () => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changes.on(listener);
   }
 }

@@ -14,6 +14,11 @@ export interface OperationSummary {
   readonly at: string;
   /** The work (steering) the call named, if any. */
   readonly work_id?: string;
+  /**
+   * Present when the operation's intent carries files a diff can show (a patch's does): its hold can be reviewed,
+   * and a check_only run of it is a preview. Set from the operation's own prepared intent, never from its name.
+   */
+  readonly reviewable?: true;
 }
 
 /**

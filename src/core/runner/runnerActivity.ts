@@ -86,6 +86,7 @@ export class RunnerActivity implements Activity, Disposable {
       title: prepared.title,
       at: this.timestamp(),
       ...(prepared.work_id !== undefined ? { work_id: prepared.work_id } : {}),
+      ...(prepared.intent.files !== undefined ? { reviewable: true as const } : {}),
     };
   }
 

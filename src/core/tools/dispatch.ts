@@ -8,6 +8,7 @@ import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { TOOL_GROUPS_SETTING } from './toolGroups';
 import { updateOf } from './diagnostics';
 import { kindFlags } from '../toolKinds';
+import { heldWork } from '../approvals/holdWork';
 import { callerOf } from '../identity';
 import type { AgentRef } from '../identity';
 import { describeErrorWithStack } from '../../base/describeError';
@@ -112,12 +113,10 @@ export class ToolDispatcher {
   private editedWork(kind: AnyTool['kind'], args: Record<string, unknown>): string | undefined {
     const flags = kindFlags(kind);
     if (typeof args.work_id === 'string' && flags.requires !== 'read') return args.work_id;
-    const request = args.request as { work_id?: unknown } | undefined;
-    if (kind === 'approval' && typeof request?.work_id === 'string') return request.work_id;
+    if (kind === 'approval') return heldWork(args.request);
     if (kind === 'resume' && typeof args.approval_id === 'string') {
       try {
-        const held = (this.services.approvals.stored(args.approval_id).request as { work_id?: unknown }).work_id;
-        return typeof held === 'string' ? held : undefined;
+        return heldWork(this.services.approvals.stored(args.approval_id).request);
       } catch {
         return undefined;
       }

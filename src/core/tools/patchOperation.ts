@@ -6,6 +6,7 @@ import { occupancyScope } from '../policy/workspaces';
 import { hashArguments } from '../ledger/canonicalJson';
 import type { z } from 'zod';
 import type { StoredHold } from '../approvals/approvalService';
+import { holdWorkspace } from '../approvals/holdWork';
 import { ToolError } from '../errors';
 import { unifiedDiff } from '../patch/diff';
 import type { OperationSpec, PreparedOperation } from '../runner/operationRunner';
@@ -109,7 +110,7 @@ export async function withPatchDiagnostics<R extends ApplyPatchResult>(services:
 
 /** A held patch planned again (after a reload): its proposal, or the hold turns stale when a bound file moved on. */
 async function replanHold(services: CoreServices, hold: StoredHold): Promise<ProposalFile[]> {
-  const prepared = await services.patches.prepare(services.workspaces.get(hold.workspace_id, (hold.request as { work_id?: string }).work_id), hold.request as unknown as ApplyPatchRequest);
+  const prepared = await services.patches.prepare(holdWorkspace(services.workspaces, hold), hold.request as unknown as ApplyPatchRequest);
   if ('replay' in prepared) return [];
   for (const f of hold.files ?? []) {
     const now = prepared.intent.planned.files.find((x) => x.path === f.path);

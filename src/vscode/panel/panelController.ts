@@ -2,6 +2,7 @@
 // Approvals and Steering ports and editor commands, and sends the page the authoritative state (debounced). panelView.ts
 // attaches it to a real webview; the unit tests attach it to a recording sink.
 import type { Approvals } from '../../core/approvals/hold';
+import { hasReviewFiles } from '../../core/approvals/hold';
 import type { Disposable } from '../../base/disposable';
 import type { Logger } from '../../core/ports/logger';
 import type { Activity } from '../../core/runner/events';
@@ -180,7 +181,7 @@ export class PanelController implements Disposable {
       case 'openReview': {
         const hold = this.deps.approvals.list().find((h) => h.approval_id === m.approvalId);
         if (!hold) return `no approval ${m.approvalId}`;
-        if (hold.tool !== 'apply_patch') return `approval ${m.approvalId} is a command: there is nothing to review in a diff`;
+        if (!hasReviewFiles(hold)) return `approval ${m.approvalId} is a command: there is nothing to review in a diff`;
         if (hold.state !== 'pending' && hold.state !== 'stale') return `approval ${m.approvalId} is ${hold.state}: there is nothing left to review`;
         await this.deps.executeCommand(COMMANDS.openReview, m.approvalId);
         return undefined;

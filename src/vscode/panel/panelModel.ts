@@ -1,6 +1,7 @@
 // The panel's view model, built from the core's ports only (Approvals: pending() and list(); Activity: recent()).
 // Pure and vscode-free, so the unit tests run it in plain Node.
 import type { HoldView } from '../../core/approvals/hold';
+import { hasReviewFiles } from '../../core/approvals/hold';
 import type { RunnerEvent } from '../../core/runner/events';
 import type { InstructionView, SteeringCounts, WorkView } from '../../core/steering/steering';
 import type { PanelActivity, PanelDelivery, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../../shared/panelProtocol';
@@ -86,7 +87,7 @@ function toPanelHold(hold: HoldView, state: 'pending' | 'stale', titles: Readonl
     sensitivePaths: [...hold.sensitive_paths],
     canApprove: pending,
     canDeny: pending,
-    canReview: hold.tool === 'apply_patch',
+    canReview: hasReviewFiles(hold),
   };
 }
 
@@ -121,7 +122,7 @@ function activityLine(event: RunnerEvent, key: string, titles: ReadonlyMap<strin
     case 'operation.stale':
       return { key, kind: 'stale', at: event.at, title: approvalTitle(event.approval_id), detail: `stale: ${event.reason}`, approvalId: event.approval_id };
     case 'operation.committed': {
-      const isPreview = event.operation.tool === 'apply_patch' && event.status === 'checked';
+      const isPreview = event.operation.reviewable === true && event.status === 'checked';
       return {
         key,
         kind: 'committed',
@@ -133,7 +134,7 @@ function activityLine(event: RunnerEvent, key: string, titles: ReadonlyMap<strin
         runId: event.operation.run_id,
         ...(event.approval_id ? { approvalId: event.approval_id } : {}),
         ...(isPreview && previewAvailable(event.operation.run_id) ? { previewRunId: event.operation.run_id } : {}),
-        ...(event.operation.tool === 'apply_patch' && event.status === 'applied' && event.operation.work_id !== undefined && event.operation_id !== undefined
+        ...(event.operation.reviewable === true && event.status === 'applied' && event.operation.work_id !== undefined && event.operation_id !== undefined
           ? { checkpoint: { workId: event.operation.work_id, operationId: event.operation_id } }
           : {}),
       };

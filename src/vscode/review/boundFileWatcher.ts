@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Approvals, HoldView } from '../../core/approvals/hold';
+import { hasReviewFiles } from '../../core/approvals/hold';
 import type { Logger } from '../../core/ports/logger';
 import { describeError } from '../../base/describeError';
 
@@ -38,7 +39,7 @@ export class BoundFileWatcher implements vscode.Disposable {
 
   /** Watches the files of a pending patch hold (again after a change of the hold: idempotent). */
   track(hold: HoldView): void {
-    if (hold.tool !== 'apply_patch' || hold.state !== 'pending') return this.untrack(hold.approval_id);
+    if (!hasReviewFiles(hold) || hold.state !== 'pending') return this.untrack(hold.approval_id);
     const root = this.workspaceRoot(hold.workspace_id, hold.approval_id);
     if (!root) {
       this.log.warn(`[review] workspace ${hold.workspace_id} of hold ${hold.approval_id} is not open; its files are not watched`);

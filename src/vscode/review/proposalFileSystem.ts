@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Approvals, HoldView, ProposalFile } from '../../core/approvals/hold';
+import { hasReviewFiles } from '../../core/approvals/hold';
 import { ToolError } from '../../core/errors';
 import type { Activity } from '../../core/runner/events';
 import type { ProposalRef } from './proposalUri';
@@ -73,7 +74,7 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
    * last content read stays readable for a minute.
    */
   holdChanged(hold: HoldView): void {
-    if (hold.tool !== 'apply_patch') return;
+    if (!hasReviewFiles(hold)) return;
     if (hold.state !== 'pending' && hold.state !== 'stale') {
       const last = this.proposals.get(hold.approval_id);
       setTimeout(() => {

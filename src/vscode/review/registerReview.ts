@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Approvals, HoldState, HoldView } from '../../core/approvals/hold';
+import { hasReviewFiles } from '../../core/approvals/hold';
 import type { Logger } from '../../core/ports/logger';
 import type { Activity } from '../../core/runner/events';
 import { COMMANDS } from '../commandIds';
@@ -54,10 +55,6 @@ function fileList(hold: HoldView): string {
   return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
 }
 
-function isPatchHold(hold: HoldView | undefined): hold is HoldView & { files: NonNullable<HoldView['files']> } {
-  return hold !== undefined && hold.tool === 'apply_patch' && hold.files !== undefined;
-}
-
 function staleText(hold: HoldView | undefined): string {
   const why = hold?.stale_reason ?? 'a file it changes was modified after the agent proposed it';
   return `CodeSpace: this patch cannot be approved, it is stale: ${why}. Deny it, or let the agent read the file again and send a new patch.`;
@@ -105,7 +102,7 @@ export function registerReview(deps: ReviewDeps): vscode.Disposable[] {
   };
 
   const pickPending = async (title: string): Promise<string | undefined> => {
-    const pending = approvals.pending().filter(isPatchHold);
+    const pending = approvals.pending().filter((h) => hasReviewFiles(h));
     if (pending.length === 0) {
       void vscode.window.showInformationMessage('CodeSpace: no patch is waiting for review.');
       return undefined;
@@ -124,7 +121,7 @@ export function registerReview(deps: ReviewDeps): vscode.Disposable[] {
     const id = await resolveTarget(arg, 'CodeSpace: review which patch?');
     if (!id) return undefined;
     const hold = approvals.get(id);
-    if (!isPatchHold(hold)) {
+    if (!hasReviewFiles(hold)) {
       void vscode.window.showErrorMessage(`CodeSpace: no patch hold ${id}.`);
       return undefined;
     }
@@ -161,7 +158,7 @@ export function registerReview(deps: ReviewDeps): vscode.Disposable[] {
     const id = await resolveTarget(arg, 'CodeSpace: approve which patch?');
     if (!id) return { ok: false, code: 'CANCELLED' };
     const hold = approvals.get(id);
-    if (!isPatchHold(hold)) {
+    if (!hasReviewFiles(hold)) {
       void vscode.window.showErrorMessage(`CodeSpace: no patch hold ${id}.`);
       return { ok: false, approval_id: id, code: 'NOT_FOUND' };
     }
@@ -194,7 +191,7 @@ export function registerReview(deps: ReviewDeps): vscode.Disposable[] {
     const id = await resolveTarget(arg, 'CodeSpace: deny which patch?');
     if (!id) return { ok: false, code: 'CANCELLED' };
     const hold = approvals.get(id);
-    if (!isPatchHold(hold)) {
+    if (!hasReviewFiles(hold)) {
       void vscode.window.showErrorMessage(`CodeSpace: no patch hold ${id}.`);
       return { ok: false, approval_id: id, code: 'NOT_FOUND' };
     }
@@ -251,7 +248,7 @@ export function registerReview(deps: ReviewDeps): vscode.Disposable[] {
   const checkedPreviews = (): { run_id: string; title: string; at: string }[] => {
     const out: { run_id: string; title: string; at: string }[] = [];
     for (const e of activity.recent()) {
-      if (e.type === 'operation.committed' && e.status === 'checked' && e.operation.tool === 'apply_patch') out.push({ run_id: e.operation.run_id, title: e.operation.title, at: e.operation.at });
+      if (e.type === 'operation.committed' && e.status === 'checked' && e.operation.reviewable === true) out.push({ run_id: e.operation.run_id, title: e.operation.title, at: e.operation.at });
     }
     return out.reverse();
   };
@@ -298,7 +295,7 @@ export function registerReview(deps: ReviewDeps): vscode.Disposable[] {
 
   const onHold = (hold: HoldView): void => {
     fs.holdChanged(hold);
-    if (!isPatchHold(hold)) return;
+    if (!hasReviewFiles(hold)) return;
     const id = hold.approval_id;
     const prev = states.get(id);
     states.set(id, hold.state);

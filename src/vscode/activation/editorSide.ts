@@ -1,0 +1,100 @@
+import type * as vscode from 'vscode';
+import type { Disposable } from '../../base/disposable';
+import { holdWorkspace } from '../../core/approvals/holdWork';
+import type { WorkspaceRegistry } from '../../core/policy/workspaces';
+import type { AssembledServices } from '../../node/assembleServices';
+import type { GitWorkBaseline } from '../../node/gitWorkBaseline';
+import { WorkDelivery, deliverReviewedWork } from '../../node/works/deliver';
+import type { FreezeGit } from '../../node/works/freezeGit';
+import type { AgentDirectory } from '../agentDirectory';
+import type { OutputLogger } from '../log';
+import type { PanelForTests } from '../panel/panelView';
+import { registerPanel } from '../panel/panelView';
+import { ProcessTerminals } from '../processTerminals';
+import { locateAfterWriteComment, registerAfterWriteReview } from '../review/afterWriteReview';
+import type { CheckpointsForTests } from '../review/checkpoints';
+import { registerCheckpointCommands } from '../review/checkpoints';
+import { registerFrozenReview } from '../review/frozenReview';
+import { pullRequestExtensionOpener } from '../review/pullRequestExtension';
+import { registerReview } from '../review/registerReview';
+import type { ReviewCommentsForTests } from '../review/reviewComments';
+import { registerReviewComments } from '../review/reviewComments';
+import type { WorkReviewForTests } from '../review/workReview';
+import { registerWorkReview } from '../review/workReview';
+import { registerShowProcessTerminal } from '../showProcessTerminal';
+import { registerDiscardWork } from '../steering/discardWork';
+import { registerOpenWorkWorktree } from '../steering/openWorkWorktree';
+import { registerSteering } from '../steering/registerSteering';
+
+export interface EditorSideOptions {
+  readonly core: AssembledServices;
+  readonly workspaces: WorkspaceRegistry;
+  readonly workTree: GitWorkBaseline;
+  readonly checkpoints: FreezeGit;
+  readonly agents: AgentDirectory;
+  readonly state: vscode.Memento;
+  readonly extensionUri: vscode.Uri;
+  readonly log: OutputLogger;
+}
+
+/** What the in-editor tests read of the editor's side (CodeSpaceApi). */
+export interface EditorSideForTests {
+  readonly panelForTests: PanelForTests;
+  readonly workReviewForTests: WorkReviewForTests;
+  readonly reviewCommentsForTests: ReviewCommentsForTests;
+  readonly checkpointsForTests: CheckpointsForTests;
+}
+
+/**
+ * The editor's view of what agents do: process terminals, the reviews (of holds, of works, after the write, of frozen
+ * works), the review comments, the steering commands, the checkpoints and the panel. Needs no token.
+ */
+export function registerEditorSide(o: EditorSideOptions, owned: Disposable[]): EditorSideForTests {
+  const { core, workspaces, log } = o;
+  const terminals = new ProcessTerminals(core.supervisor, log);
+  owned.push(terminals, registerShowProcessTerminal(terminals, core.supervisor));
+  const approvals = core.approvals;
+  const steering = core.steering;
+  const workspaceRoot = (id: string): string | undefined => workspaces.list().find((w) => w.id === id)?.root;
+  // A held patch of a work with worktrees binds the files of its worktree: those are the ones watched.
+  const holdRoot = (id: string, approvalId?: string): string | undefined => {
+    try {
+      return holdWorkspace(workspaces, { workspace_id: id, request: approvalId === undefined ? undefined : approvals.stored(approvalId).request }).root;
+    } catch {
+      return workspaceRoot(id);
+    }
+  };
+  owned.push(...registerReview({ approvals, activity: core.runner, log, workspaceRoot: holdRoot }));
+  const workReview = registerWorkReview({ steering, tree: o.workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
+  // The reviews after the write, and where each one's files are: its work's worktree of the folder, or the folder.
+  const afterWrite = {
+    reviews: core.services.afterWrite,
+    rootOf: (r: { workspace_id: string; work_id?: string }): string | undefined => {
+      try {
+        return workspaces.get(r.workspace_id, r.work_id).root;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+  const reviewComments = registerReviewComments({
+    approvals,
+    log,
+    state: o.state,
+    // A work review's files, and the files of a work's review after the write.
+    locateWork: (uri) => {
+      const at = workReview.locate(uri) ?? locateAfterWriteComment(afterWrite, uri);
+      return at ? { target: `work:${at.workId}`, path: at.path, side: at.side } : undefined;
+    },
+    sendToWork: async (workId, comments) => (await steering.queueReviewComments(workId, comments)).id,
+  });
+  owned.push(...reviewComments.disposables, ...registerAfterWriteReview({ ...afterWrite, steering, state: o.state, log }));
+  owned.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering), registerDiscardWork(steering, log));
+  const delivery = new WorkDelivery({ log, opener: pullRequestExtensionOpener() });
+  owned.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints: o.checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
+  const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
+  owned.push(...checkpointCommands.disposables);
+  const panel = registerPanel({ extensionUri: o.extensionUri, approvals, activity: core.runner, steering, reviewable: (w) => o.workTree.readable(w.baseline), agents: o.agents, log });
+  owned.push(panel);
+  return { panelForTests: panel.forTests, workReviewForTests: workReview.forTests, reviewCommentsForTests: reviewComments.forTests, checkpointsForTests: checkpointCommands.forTests };
+}
