@@ -43,9 +43,9 @@ import { pullRequestExtensionOpener } from './vscode/review/pullRequestExtension
 import { FreezeGit } from './node/works/freezeGit';
 import { WorkDelivery, deliverReviewedWork } from './node/works/deliver';
 import type { WorkReviewForTests } from './vscode/review/workReview';
-import { ProcessTerminals } from './vscode/processTerminals';
+import { ProcessTerminals } from './vscode/terminals/processTerminals';
 import { cacheSettings, settings } from './vscode/settings';
-import { registerShowProcessTerminal } from './vscode/showProcessTerminal';
+import { registerShowProcessTerminal } from './vscode/terminals/showProcessTerminal';
 import { registerSteering } from './vscode/steering/registerSteering';
 import { registerOpenWorkWorktree } from './vscode/steering/openWorkWorktree';
 import { registerDiscardWork } from './vscode/steering/discardWork';
