@@ -6,7 +6,7 @@ import { PACKAGE_REGISTRY_DOMAINS } from '../core/policy/networkDomains';
 import type { Profile } from '../core/ports/workspaceSource';
 import type { Limits } from '../core/policy/limits';
 import { DEFAULT_LIMITS } from '../core/policy/limits';
-import { DEFAULT_CLOSE_EXITED_AFTER_SECONDS, DEFAULT_MAX_LIVE_MIRRORS, terminalSlots } from './terminalSlots';
+import { DEFAULT_CLOSE_EXITED_AFTER_SECONDS, DEFAULT_MAX_LIVE_MIRRORS, terminalSlots } from './terminals/terminalSlots';
 
 export const SECTION = 'codespace';
 

@@ -1,6 +1,6 @@
 import type { Disposable } from '../../base/disposable';
 import type { ExitInfo } from '../ports/processBackend';
-import { Listeners } from './listeners';
+import { Emitter } from '../../base/emitter';
 
 /**
  * The two events of a `ProcessHandle`, shared by the backends. Output that arrives before anyone listens is
@@ -8,17 +8,17 @@ import { Listeners } from './listeners';
  * hears it exactly once.
  */
 export class HandleEvents {
-  private readonly data: Listeners<[Uint8Array]>;
-  private readonly exit: Listeners<[ExitInfo]>;
-  private readonly skip: Listeners<[number]>;
+  private readonly data: Emitter<Uint8Array>;
+  private readonly exit: Emitter<ExitInfo>;
+  private readonly skip: Emitter<number>;
   /** Output (bytes) and skips (a count) before the first data listener, in order. */
   private early: (Uint8Array | number)[] | undefined = [];
   private exitInfo: ExitInfo | undefined;
 
   constructor(onError: (err: unknown) => void = () => undefined) {
-    this.data = new Listeners(onError);
-    this.exit = new Listeners(onError);
-    this.skip = new Listeners(onError);
+    this.data = new Emitter(onError);
+    this.exit = new Emitter(onError);
+    this.skip = new Emitter(onError);
   }
 
   get exited(): boolean {
@@ -26,11 +26,11 @@ export class HandleEvents {
   }
 
   onData(listener: (bytes: Uint8Array) => void): Disposable {
-    const sub = this.data.add(listener);
+    const sub = this.data.on((bytes) => listener(bytes));
     const queued = this.early;
     this.early = undefined;
     for (const item of queued ?? []) {
-      if (typeof item === 'number') this.skip.fire(item);
+      if (typeof item === 'number') this.skip.emit(item);
       else listener(item);
     }
     return sub;
@@ -38,13 +38,13 @@ export class HandleEvents {
 
   /** Listeners must be added before the first data listener to hear skips queued before it. */
   onSkip(listener: (bytes: number) => void): Disposable {
-    return this.skip.add(listener);
+    return this.skip.on((bytes) => listener(bytes));
   }
 
   fireSkip(bytes: number): void {
     if (bytes <= 0) return;
     if (this.early) this.early.push(bytes);
-    else this.skip.fire(bytes);
+    else this.skip.emit(bytes);
   }
 
   onExit(listener: (info: ExitInfo) => void): Disposable {
@@ -52,20 +52,21 @@ export class HandleEvents {
       listener(this.exitInfo);
       return { dispose: () => undefined };
     }
-    return this.exit.add(listener);
+    return this.exit.on((info) => listener(info));
   }
 
   fireData(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
     // Kept for a later listener: a copy, since the backend may reuse the memory of `bytes` (ProcessHandle.onData).
     if (this.early) this.early.push(bytes.slice());
-    else this.data.fire(bytes);
+    else this.data.emit(bytes);
   }
 
   fireExit(info: ExitInfo): void {
     if (this.exitInfo !== undefined) return;
     this.exitInfo = info;
-    this.exit.fire(info);
-    this.exit.clear();
+    this.exit.emit(info);
+    // Heard once: later listeners get the remembered exit at once (onExit).
+    this.exit.dispose();
   }
 }

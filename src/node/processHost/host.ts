@@ -1,84 +1,29 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import type { Logger } from '../../core/ports/logger';
 import type { EndReason, ExitInfo, ProcessBackend, ProcessHandle } from '../../core/ports/processBackend';
 import { SpawnError } from '../../core/ports/processBackend';
 import { RingBuffer } from '../../core/process/ringBuffer';
-import { ChildProcessBackend } from '../childProcessBackend';
-import { NodePtyBackend } from '../nodePtyBackend';
-import type { NodePtyCandidate } from '../nodePtyLoader';
-import type { GitWrites } from '../sandbox/sandboxInventory';
-import { CommandSandbox } from '../sandbox/commandSandbox';
+import { SerialQueue } from '../../base/serialQueue';
+import type { CommandSandbox } from '../sandbox/commandSandbox';
 import { OrphanGuard } from './orphanGuard';
+import { recordEnds } from './hostEnds';
+import type { HostEntry } from './hostOutput';
+import { OutputSender, floodBytes } from './hostOutput';
+
+export { FLOOD_MIN_BYTES, FLOOD_PERIOD_MS, floodBytes } from './hostOutput';
 import type { ProcessIdentity } from '../survivors';
 import { isSameProcessAlive } from '../survivors';
-import type { Frame, HostEndsFile, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireExit, WireSpawn } from './protocol';
-import { FRAME_JSON, FrameReader, MAX_FRAME, MAX_HELLO_FRAME, encodeData, encodeMessage, sameSecret } from './protocol';
+import { HELLO_MS, editorOf, serveConnection } from './hostConnection';
+import type { ProcessHostOptions } from './hostOptions';
+import { localBackends } from './hostOptions';
+import type { FrameReader, HostedProcess, HostedRecord, IsolationSnapshot, Message, WireSpawn } from './protocol';
+import { encodeData, encodeMessage, sameSecret } from './protocol';
+
+export type { ProcessHostOptions } from './hostOptions';
 import { describeError } from '../../base/describeError';
 
-export interface ProcessHostOptions {
-  /** The Unix socket to listen on; its folder must exist with mode 0700 (checked by the launcher). */
-  readonly socket: string;
-  /** The secret a client proves on attach. Rotated on every attach (the welcome carries the next one). */
-  readonly secret: string;
-  /**
-   * How long the host keeps its processes with no extension attached (at start, and after a detach) before it
-   * ends them all and exits.
-   */
-  readonly graceMs: number;
-  /** How long a second client waits for the attached one to answer `askWindow` (default ASK_WINDOW_MS). */
-  readonly askWindowMs?: number;
-  /**
-   * How often the host looks at the processes it follows (default EDITOR_POLL_MS): the attached extension host's,
-   * and, while no live window is attached, the editor's.
-   */
-  readonly editorPollMs?: number;
-  /** How long a connection may take to prove the secret before it is dropped (default HELLO_MS). */
-  readonly helloMs?: number;
-  /** How often the attached extension is asked whether it still has its window (default HEARTBEAT_MS). */
-  readonly heartbeatMs?: number;
-  /** Where node-pty is looked for (nodePtyLoader.ts); default: the one this module resolves. */
-  readonly nodePty?: readonly NodePtyCandidate[];
-  /** The relay script a `domains` sandbox runs (default: netRelay.js beside this module). */
-  readonly relayScript?: string;
-  readonly logger: Logger;
-  /**
-   * Where the host records, as it exits, how each process it still holds ended (protocol.ts HostEndsFile), so the
-   * next extension host of the window can tell how they ended. Absent: nothing is recorded.
-   */
-  readonly endsFile?: string;
-  /** Called once the host has ended every process and closed its socket (the entry point exits then). */
-  readonly onClosed?: () => void;
-  /** Backends instead of node-pty and child_process (tests only); the sandbox is then not used. */
-  readonly backends?: { readonly tty: ProcessBackend; readonly pipes: ProcessBackend };
-}
 
-interface Entry {
-  readonly record: HostedRecord;
-  readonly handle: ProcessHandle;
-  readonly ring: RingBuffer;
-  requested?: EndReason;
-  exit?: WireExit;
-  /** When it ended (ms since the epoch). */
-  endedAt?: number;
-  inputClosed?: boolean;
-  /** The offset up to which the attached client has this process's output (sent, or told it was skipped). */
-  sent: number;
-  timer?: ReturnType<typeof setTimeout>;
-  /** Bytes of output the process may still send at once (see FLOOD_PERIOD_MS): negative after a send it had to make. */
-  credit: number;
-  /** When `credit` was last brought up to date (performance.now()). */
-  creditAt: number;
-  /** Over its rate: output waits in the ring until this timer sends the latest of it. */
-  paced?: ReturnType<typeof setTimeout>;
-}
-
-/**
- * How long a connection may take to prove the secret before it is dropped: the extension sends its hello as soon as
- * it is connected, so only a peer that sends nothing, or trickles, waits this long.
- */
-export const HELLO_MS = 5_000;
 /** How often the host looks at the processes it follows (see tick). */
 const EDITOR_POLL_MS = 1_000;
 /**
@@ -88,63 +33,11 @@ const EDITOR_POLL_MS = 1_000;
 export const HEARTBEAT_MS = 10_000;
 
 /**
- * The editor process a hello names, when it is one the host can watch: a live process, not the init process (an
- * extension host already orphaned has no editor to follow) and not the host itself.
- */
-function editorOf(value: unknown): ProcessIdentity | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { pid, start, boot } = value as Partial<ProcessIdentity>;
-  if (!Number.isSafeInteger(pid) || (pid as number) <= 1 || pid === process.pid) return undefined;
-  if (typeof start !== 'string' || start.length === 0 || start.length > 64 || typeof boot !== 'string' || boot.length > 64) return undefined;
-  const editor = { pid: pid as number, start, boot };
-  return isSameProcessAlive(editor) ? editor : undefined;
-}
-
-/**
  * How long a second client that proved the secret waits for the attached one to answer `askWindow`. The extension
  * asks its window with a 5 s deadline (extension.ts, PING_ANSWER_MS); the rest is room for a loaded machine. No
  * answer by then: the attached one keeps the host, and the other is refused as busy.
  */
 export const ASK_WINDOW_MS = 15_000;
-/**
- * Output queued on the client's socket past which the host stops sending and lets the rings absorb a flood: the
- * processes never wait for the window (no back-pressure on a dev server), and the host's memory stays bounded by
- * the rings plus this. When the socket drains, each process resumes from what its ring still holds, after a
- * `skip` for the bytes it no longer does, so the window's cursors stay exact and its reader is told what it lost.
- */
-const SEND_HIGH_WATER = 4 * 1024 * 1024;
-/**
- * A process's new output is gathered for FRAME_GATHER_MS and sent as one data frame, or at once when
- * FRAME_GATHER_BYTES are waiting (VS Code's own pty host batches terminal data for 5 ms the same way). A PTY hands
- * over at most 4 KiB per read, usually one read per turn of the event loop during a flood (the writer waits for each
- * to be taken): a frame per read, or per turn, cost both processes a system call and the window a round of listeners
- * for each 4 KiB. Gathered, 200 MiB through the host took the window 0.2–0.5 s of CPU instead of 1.0–1.3 s, and the
- * host 1.4–2.1 s instead of 2.0–2.9 s (plain-Node runs on a 2-core machine).
- */
-const FRAME_GATHER_MS = 5;
-const FRAME_GATHER_BYTES = 64 * 1024;
-/**
- * How much of a process's output is sent to the window at most: one ring's worth (its retained output, 256 KiB by
- * default; at least FLOOD_MIN_BYTES) per FLOOD_PERIOD_MS on average, and as much at once: a token bucket per
- * process. Output within that is sent as it comes, every byte: a reader reading once a period gets all of it, which
- * is what the ring promises anyway. A flood beyond it (`cat` of a large file, `yes`) waits in the host's ring, and when the process
- * has credit again the window gets what the ring then holds, the bytes it no longer holds announced as a `skip` (the
- * reader's `lost` range). Every byte the window takes costs the extension host, the agent reading it and the
- * terminal drawing it CPU on the cores the command runs on: with every byte of a 200 MiB flood sent, the command
- * ran at 0.55x bare node-pty's speed on a 2-core machine, against 1.07x with the host sending nothing
- * (docs/BENCHMARKS.md).
- */
-export const FLOOD_PERIOD_MS = 1000;
-/** The least a period allows, however small the ring (`codespace.exec.retainedOutputBytes` goes down to 4 KiB). */
-export const FLOOD_MIN_BYTES = 256 * 1024;
-/** The shortest wait of a paced process before its next send. */
-const FLOOD_PACE_MS = 100;
-
-/** The bytes of a process's output sent per FLOOD_PERIOD_MS at most, and at once, for a ring of `capacity` bytes. */
-export function floodBytes(capacity: number): number {
-  return Math.max(capacity, FLOOD_MIN_BYTES);
-}
-
 /**
  * A small process host: runs agents' commands (node-pty and pipes, in the command sandbox when the extension's
  * settings ask for it) outside the extension host, so they outlive a window reload or an extension-host crash.
@@ -158,7 +51,7 @@ export function floodBytes(capacity: number): number {
  * the window by more than that.
  */
 export class ProcessHost {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, HostEntry>();
   private readonly server: net.Server;
   private client: net.Socket | undefined;
   /** False once the attached extension said its window stopped answering (a `window` message). */
@@ -191,37 +84,21 @@ export class ProcessHost {
   /** The sandbox settings of the spawn in progress (spawns run one at a time, so it reads the right one). */
   private isolation: IsolationSnapshot | undefined;
   private readonly testHosts = new Map<string, { address: string; port: number }>();
-  private spawning: Promise<unknown> = Promise.resolve();
-  /** The client's socket is over SEND_HIGH_WATER: output waits in the rings until it drains. */
-  private congested = false;
-  /** Processes with output not yet sent, sent together after FRAME_GATHER_MS (or at FRAME_GATHER_BYTES). */
-  private readonly gathering = new Set<Entry>();
-  private gatherTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Spawns run one at a time: each reads the sandbox settings (`isolation`) of its own request. */
+  private readonly spawns = new SerialQueue();
+  private readonly output = new OutputSender(
+    () => this.client,
+    () => this.entries.values(),
+  );
   /** Ends the processes' groups if this host dies without ending them (SIGKILL, a crash). */
   private readonly guard: OrphanGuard;
 
   constructor(private readonly options: ProcessHostOptions) {
     this.secret = options.secret;
-    if (options.backends) {
-      this.tty = options.backends.tty;
-      this.pipes = options.backends.pipes;
-    } else {
-      const iso = (): IsolationSnapshot => this.isolation ?? { mode: 'off', network: 'block' };
-      this.sandbox = new CommandSandbox({
-        logger: options.logger,
-        mode: () => iso().mode,
-        network: () => iso().network,
-        gitWrites: () => (iso().gitWrites === 'commit' ? 'commit' : 'none') as GitWrites,
-        incompleteProtection: () => (iso().incompleteProtection === 'protectKnown' ? 'protectKnown' : 'refuse'),
-        maxProcesses: () => iso().maxProcesses ?? 0,
-        unixSockets: () => (iso().unixSockets === 'allow' ? 'allow' : 'block'),
-        allowedDomains: () => iso().allowedDomains ?? [],
-        testHosts: this.testHosts,
-        ...(options.relayScript ? { relayScript: options.relayScript } : {}),
-      });
-      this.tty = new NodePtyBackend({ sandbox: this.sandbox, logger: options.logger, ...(options.nodePty ? { candidates: options.nodePty } : {}) });
-      this.pipes = new ChildProcessBackend({ sandbox: this.sandbox });
-    }
+    const backends = localBackends(options, () => this.isolation, this.testHosts);
+    this.tty = backends.tty;
+    this.pipes = backends.pipes;
+    this.sandbox = backends.sandbox;
     this.guard = new OrphanGuard(options.logger);
     this.server = net.createServer((socket) => this.connected(socket));
     this.options.logger.info(`process host ${process.pid} started: grace ${options.graceMs} ms with no live window attached`);
@@ -267,7 +144,7 @@ export class ProcessHost {
       await Promise.all(
         [...this.entries.values()].map(async (e) => {
           if (e.timer) clearTimeout(e.timer);
-          this.unpace(e);
+          this.output.unpace(e);
           if (e.exit) return;
           e.requested ??= reason;
           try {
@@ -277,7 +154,7 @@ export class ProcessHost {
           }
         }),
       );
-      this.recordEnds();
+      if (this.options.endsFile !== undefined) recordEnds(this.options.endsFile, this.entries.values(), this.options.logger);
       this.server.close();
       await this.sandbox?.close();
       this.guard.close();
@@ -291,38 +168,6 @@ export class ProcessHost {
       this.options.onClosed?.();
     })();
     return this.closing;
-  }
-
-  /**
-   * Writes how every process the host still holds ended (mode 0600, through a rename: a reader sees all of it or
-   * nothing). A process whose exit report has not come yet reads as ended now, with its output marked incomplete.
-   */
-  private recordEnds(): void {
-    const file = this.options.endsFile;
-    if (file === undefined || this.entries.size === 0) return;
-    const ends: HostEndsFile = {
-      v: 1,
-      host_pid: process.pid,
-      ends: [...this.entries.values()].map((e) => ({
-        process_id: e.record.process_id,
-        exit: e.exit ?? { outputComplete: false },
-        ...(e.requested ? { requested: e.requested } : {}),
-        ended_at: new Date(e.endedAt ?? Date.now()).toISOString(),
-      })),
-    };
-    const tmp = `${file}.${process.pid}.tmp`;
-    try {
-      fs.writeFileSync(tmp, JSON.stringify(ends), { mode: 0o600 });
-      fs.renameSync(tmp, file);
-      this.options.logger.info(`recorded how ${ends.ends.length} process(es) ended`);
-    } catch (err) {
-      this.options.logger.warn(`could not record how the processes ended: ${String(err)}`);
-      try {
-        fs.rmSync(tmp, { force: true });
-      } catch {
-        // nothing to remove
-      }
-    }
   }
 
   /** The grace ends `graceMs` after `lostSince`: then every process ends and the host exits. */
@@ -422,61 +267,16 @@ export class ProcessHost {
   }
 
   private connected(socket: net.Socket): void {
-    // Before the secret: one small frame (a hello); anything larger or malformed drops the connection before its
-    // bytes are kept. The existing limit applies once the secret is proved.
-    const reader = new FrameReader(MAX_HELLO_FRAME);
-    this.readers.add(reader);
-    let authed = false;
-    let refused = false;
-    const helloTimer = setTimeout(() => {
-      this.options.logger.warn('dropping a connection that did not prove the secret in time');
-      socket.destroy();
-    }, this.options.helloMs ?? HELLO_MS);
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk: Buffer) => {
-      let frames: Frame[];
-      try {
-        frames = reader.push(chunk);
-      } catch (err) {
-        this.options.logger.warn(`dropping a connection: ${String(err)}`);
-        socket.destroy();
-        return;
-      }
-      for (const frame of frames) {
-        if (socket.destroyed) return;
-        if (frame.kind !== FRAME_JSON) {
-          socket.destroy();
-          return;
-        }
-        if (!authed) {
-          // One hello per connection: after a refusal (sent, then the socket ended) anything more drops it at once,
-          // and the hello deadline still closes one that holds it open.
-          if (refused) {
-            socket.destroy();
-            return;
-          }
-          authed = this.hello(socket, frame.message);
-          if (!authed) {
-            refused = true;
-            return;
-          }
-          clearTimeout(helloTimer);
-          reader.limit = MAX_FRAME;
-          continue;
-        }
-        // A connection that was superseded is no longer the client: nothing it sends is acted on.
-        if (socket !== this.client) {
-          socket.destroy();
-          return;
-        }
-        this.handle(socket, frame.message);
-      }
-    });
-    socket.on('close', () => {
-      clearTimeout(helloTimer);
-      this.readers.delete(reader);
-      if (this.contender?.socket === socket) this.settleContender('busy');
-      this.detached(socket);
+    serveConnection(socket, this.readers, {
+      helloMs: this.options.helloMs ?? HELLO_MS,
+      logger: this.options.logger,
+      hello: (m) => this.hello(socket, m),
+      isClient: () => socket === this.client,
+      handle: (m) => this.handle(socket, m),
+      closed: () => {
+        if (this.contender?.socket === socket) this.settleContender('busy');
+        this.detached(socket);
+      },
     });
   }
 
@@ -561,7 +361,7 @@ export class ProcessHost {
     socket.write(encodeMessage({ t: 'welcome', secret: this.secret, pid: process.pid, processes }));
     // The retained output of each, then the exits already known, in this order on the one stream: the client
     // rebuilds each ring from the same absolute offset and sees an exit only after all of its output.
-    this.congested = false;
+    this.output.attached();
     for (const e of this.entries.values()) {
       const kept = e.ring.slice(e.ring.retainedFrom, e.ring.end).bytes;
       if (kept.length > 0) socket.write(encodeData(e.record.process_id, kept));
@@ -573,84 +373,6 @@ export class ProcessHost {
     this.options.logger.info(`extension attached (extension host pid ${this.extensionHosts.get(socket)?.pid ?? '?'}); ${processes.length} process(es) handed over`);
     // Only a live window ends the grace: the new client is asked at once (a lingering one that reconnects says lost).
     if (this.lostSince !== undefined) this.ask(socket);
-  }
-
-  /** New output of a process: to the client once gathered (FRAME_GATHER_MS), unless the client is behind (then the ring keeps it). */
-  private forward(entry: Entry): void {
-    const client = this.client;
-    if (!client || client.destroyed || this.congested) return;
-    if (client.writableLength > SEND_HIGH_WATER) {
-      this.congested = true;
-      client.once('drain', () => {
-        if (this.client !== client) return;
-        this.congested = false;
-        for (const e of this.entries.values()) this.catchUp(e);
-      });
-      return;
-    }
-    if (entry.paced) return;
-    if (this.overRate(entry)) {
-      this.pace(entry);
-      return;
-    }
-    if (entry.ring.end - entry.sent >= Math.min(FRAME_GATHER_BYTES, entry.ring.capacity)) {
-      this.gathering.delete(entry);
-      this.catchUp(entry);
-      return;
-    }
-    this.gathering.add(entry);
-    this.gatherTimer ??= setTimeout(() => this.sendGathered(), FRAME_GATHER_MS);
-  }
-
-  /** Brings the process's credit up to date: a period's worth more per FLOOD_PERIOD_MS, a period's worth at most. */
-  private refill(entry: Entry): void {
-    const now = performance.now();
-    const period = floodBytes(entry.ring.capacity);
-    entry.credit = Math.min(period, entry.credit + ((now - entry.creditAt) * period) / FLOOD_PERIOD_MS);
-    entry.creditAt = now;
-  }
-
-  /** True when the process has no credit left: it sent more than FLOOD_PERIOD_MS allows. */
-  private overRate(entry: Entry): boolean {
-    this.refill(entry);
-    return entry.credit <= 0;
-  }
-
-  /** Holds a process's output in its ring until it has credit again, then sends the latest of it. */
-  private pace(entry: Entry): void {
-    this.gathering.delete(entry);
-    const wait = Math.max(FLOOD_PACE_MS, Math.ceil((-entry.credit * FLOOD_PERIOD_MS) / floodBytes(entry.ring.capacity)));
-    entry.paced = setTimeout(() => {
-      entry.paced = undefined;
-      this.refill(entry);
-      if (!this.congested) this.catchUp(entry);
-    }, wait);
-  }
-
-  private unpace(entry: Entry): void {
-    if (entry.paced) clearTimeout(entry.paced);
-    entry.paced = undefined;
-  }
-
-  /** Sends each process's gathered output as one frame (catchUp: from where the client is, out of the ring). */
-  private sendGathered(): void {
-    this.gatherTimer = undefined;
-    const due = [...this.gathering];
-    this.gathering.clear();
-    if (this.congested) return;
-    for (const e of due) this.catchUp(e);
-  }
-
-  /** Sends what the client has not had of a process's output: a skip for what the ring no longer holds, then the rest. */
-  private catchUp(entry: Entry): void {
-    const client = this.client;
-    if (!client || client.destroyed || entry.sent >= entry.ring.end) return;
-    const from = Math.max(entry.sent, entry.ring.retainedFrom);
-    if (from > entry.sent) client.write(encodeMessage({ t: 'skip', id: entry.record.process_id, bytes: from - entry.sent }));
-    const rest = entry.ring.slice(from, entry.ring.end).bytes;
-    if (rest.length > 0) client.write(encodeData(entry.record.process_id, rest));
-    entry.sent = entry.ring.end;
-    entry.credit -= rest.length;
   }
 
   private send(message: Message): void {
@@ -749,23 +471,18 @@ export class ProcessHost {
         return;
       }
       this.guard.add(handle.pid);
-      const entry: Entry = { record, handle, ring: new RingBuffer(record.capacity), sent: 0, credit: floodBytes(record.capacity), creditAt: performance.now() };
+      const entry: HostEntry = { record, handle, ring: new RingBuffer(record.capacity), sent: 0, credit: floodBytes(record.capacity), creditAt: performance.now() };
       this.entries.set(record.process_id, entry);
       // Told before any output, so the client has the handle when the first data frame arrives.
       this.send({ t: 'spawned', req, pid: handle.pid });
-      handle.onData((bytes) => {
-        // What is gathered goes out before this write could push it out of the ring (a paced process is not gathering).
-        if (entry.ring.end - entry.sent + bytes.length > entry.ring.capacity && this.gathering.delete(entry) && !this.congested) this.catchUp(entry);
-        entry.ring.write(bytes);
-        this.forward(entry);
-      });
+      handle.onData((bytes) => this.output.received(entry, bytes));
       handle.onExit((info: ExitInfo) => {
         if (entry.timer) clearTimeout(entry.timer);
-        this.unpace(entry);
+        this.output.unpace(entry);
         this.guard.release(handle.pid);
         entry.endedAt = Date.now();
         // All of its output reaches the client before its exit, congested or not (a ring's worth at most).
-        this.catchUp(entry);
+        this.output.catchUp(entry);
         entry.exit = { ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}), ...(info.signal !== undefined ? { signal: info.signal } : {}), ...(info.outputComplete === false ? { outputComplete: false } : {}) };
         this.send({ t: 'exit', id: record.process_id, exit: entry.exit, ...(entry.requested ? { requested: entry.requested } : {}) });
       });
@@ -777,8 +494,6 @@ export class ProcessHost {
         }, Math.max(0, record.deadline - Date.now()));
       }
     };
-    const next = this.spawning.then(run, run);
-    this.spawning = next.catch(() => undefined);
-    return next;
+    return this.spawns.run(run);
   }
 }

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +22,9 @@ import type { UnixSocketMode } from './seccomp';
 import { mergeHidden, runtimeSocketEntries } from './runtimeSockets';
 import { SECCOMP_FD, seccompLaunch, seccompUnavailable, unixSocketFilter } from './seccomp';
 import { describeError } from '../../base/describeError';
+import { explainProbeFailure, firstExisting, run } from './probeRun';
+
+export { explainProbeFailure } from './probeRun';
 
 export type IsolationMode = 'auto' | 'required' | 'off';
 /** `domains`: no network but the network proxy, which admits the allowed domains only (networkProxy.ts). */
@@ -85,7 +87,6 @@ const SH = '/bin/sh';
 const BWRAP_LOCATIONS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
 const ENV_LOCATIONS = ['/usr/bin/env', '/bin/env'];
 const MKFIFO_LOCATIONS = ['/usr/bin/mkfifo', '/bin/mkfifo'];
-const PROBE_TIMEOUT_MS = 10_000;
 
 /**
  * Outside the sandbox, in the folder the backend opened and verified: keep it open as fd 3 for the check inside;
@@ -110,32 +111,6 @@ export const INNER_CHECK =
   'exec -a "${argv[0]}" "${argv[@]:1}"';
 const BASH_LOCATIONS = ['/bin/bash', '/usr/bin/bash'];
 const TTY_SIGNALS = '--default-signal=INT,QUIT,TSTP';
-
-function firstExisting(candidates: readonly string[]): string | undefined {
-  for (const c of candidates) {
-    try {
-      fs.accessSync(c, fs.constants.X_OK);
-      return c;
-    } catch {
-      // next
-    }
-  }
-  return undefined;
-}
-
-/** Turns bwrap's complaint into a reason a developer can act on. */
-export function explainProbeFailure(stderr: string, code: number | null, signal: string | null): string {
-  const line = stderr.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? (signal ? `killed by ${signal}` : `exit code ${String(code)}`);
-  if (/user namespace|uid map|setting up uid|No permissions to creat|Operation not permitted|Permission denied|Creating new namespace failed/i.test(line)) {
-    return (
-      `bwrap cannot create an unprivileged user namespace here (${line}). Allow them: on Ubuntu 23.10 and later AppArmor restricts them ` +
-      '(install an AppArmor profile for /usr/bin/bwrap, or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`); on Debian and others ' +
-      '`sysctl kernel.unprivileged_userns_clone=1` and a non-zero `user.max_user_namespaces`; in a container, allow user namespaces in its seccomp/security profile.'
-    );
-  }
-  if (/default-signal/.test(line)) return `env(1) does not know --default-signal (coreutils 8.31 or later is needed for terminal commands in the sandbox): ${line}`;
-  return `bwrap failed its start-up check: ${line}`;
-}
 
 /**
  * The bubblewrap command sandbox: decides, per command, from the settings and a probe, whether and how the
@@ -486,21 +461,4 @@ export function processCountPerNamespace(release = os.release()): boolean {
   if (!m) return false;
   const [major, minor] = [Number(m[1]), Number(m[2])];
   return major > 5 || (major === 5 && minor >= 14);
-}
-
-function run(launch: SandboxedLaunch, cwd: string, env: Record<string, string>): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(launch.file, launch.args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4096)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      resolve({ code: null, signal: null, stderr: err.message });
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stderr });
-    });
-  });
 }

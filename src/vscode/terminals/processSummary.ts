@@ -1,4 +1,4 @@
-import type { ProcessStatus } from '../core/process/supervisor';
+import type { ProcessStatus } from '../../core/process/processTypes';
 
 /** `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 07 min`. */
 export function formatDuration(ms: number): string {

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import type { ProcessSupervisor } from '../core/process/supervisor';
-import { COMMANDS } from './commandIds';
+import type { ProcessSupervisor } from '../../core/process/supervisor';
+import { COMMANDS } from '../commandIds';
 import type { ProcessTerminals } from './processTerminals';
 import { processSummary } from './processSummary';
 
