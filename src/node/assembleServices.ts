@@ -17,6 +17,9 @@ import type { WorkTreeRepo } from '../core/ports/workTree';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/tools/dispatch';
 import { toolCatalogue } from '../core/tools/catalogue';
+import { steeringHook } from '../core/tools/steeringHook';
+import { diagnosticsHook } from '../core/tools/diagnostics';
+import { afterWriteHook } from '../core/tools/afterWriteHook';
 import { ToolGroups } from '../core/tools/toolGroups';
 import { ExecLog } from '../core/ledger/execLog';
 import { LINE_TYPES } from '../core/ledger/schemas';
@@ -333,6 +336,10 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   else o.logger.warn(`[search] content search unavailable: ${engine.reason ?? 'no ripgrep'}`);
   steps.mark('services');
   const dispatcher = new ToolDispatcher(toolCatalogue(), services, o.logger);
+  // What every answer carries besides its result, in this order: coordination, diagnostics_update, review_update.
+  dispatcher.addHook(steeringHook(steering, approvals));
+  dispatcher.addHook(diagnosticsHook(diagnosticsFeed));
+  dispatcher.addHook(afterWriteHook(afterWrite, steering));
   steps.mark('tools');
   return {
     services,

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
-import type { FileReport, FollowedFile } from '../language/diagnosticsFeed';
+import type { DiagnosticsFeed, FileReport, FollowedFile } from '../language/diagnosticsFeed';
 import { MAX_FOLLOWED_FILES, MAX_FOLLOWED_FILE_BYTES } from '../language/diagnosticsFeed';
 import type { DiagnosticSeverity, EditorDiagnostic, FileDiagnostics } from '../ports/languageFeatures';
 import { checkPath, realRootOf } from '../policy/paths';
@@ -9,6 +9,7 @@ import type { Workspace } from '../policy/workspaces';
 import { LANGUAGE_LIMITS, LocationMapper, featuresOf, rangeSchema } from './language';
 import { defineTool } from './tool';
 import type { CoreServices } from './tool';
+import type { CallHook } from './callHooks';
 import { describeErrorWithStack } from '../../base/describeError';
 
 const SEVERITIES = ['error', 'warning', 'information', 'hint'] as const;
@@ -221,3 +222,16 @@ export const diagnosticsTool = defineTool({
     return { diagnostics: report.items, counts: report.counts, truncated: report.truncated, settled };
   },
 });
+
+/**
+ * Every answer to a session carries `diagnostics_update`: what the language servers reported, since its last answer,
+ * about files it edited (taken once: delivered now).
+ */
+export function diagnosticsHook(feed: Pick<DiagnosticsFeed, 'take'>): CallHook {
+  return {
+    after(call) {
+      const reports = feed.take(call.session);
+      return reports.length > 0 ? { diagnostics_update: updateOf(reports) } : undefined;
+    },
+  };
+}
