@@ -218,7 +218,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const workReview = registerWorkReview({ steering, tree: workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
   // The reviews after the write, and where each one's files are: its work's worktree of the folder, or the folder.
   const afterWrite = {
-    reviews: core.services.afterWrite,
+    reviews: core.afterWrite,
     rootOf: (r: { workspace_id: string; work_id?: string }): string | undefined => {
       try {
         return workspaces.get(r.workspace_id, r.work_id).root;
@@ -249,7 +249,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   );
   context.subscriptions.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering), registerDiscardWork(steering, log));
   const delivery = new WorkDelivery({ log, opener: pullRequestExtensionOpener() });
-  context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
+  context.subscriptions.push(...registerFrozenReview({ steering, freezer: core.freezer, checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
   context.subscriptions.push(...checkpointCommands.disposables);
   const panel = registerPanel({ extensionUri: context.extensionUri, approvals, activity, steering, reviewable: (w) => workTree.readable(w.baseline), agents: agentDirectory, log });
@@ -289,7 +289,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   }
 
   const host = new McpHttpHost({
-    ...bothEras({ dispatcher: core.dispatcher, version }),
+    ...bothEras({ ...core.serving, version }),
     token: () => tokens.expected(),
     agents: agentCredentials,
     logger: log,
@@ -342,11 +342,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (settings.affects(e, 'exec.isolation') || settings.affects(e, 'exec.network') || settings.affects(e, 'exec.unixSockets') || settings.affects(e, 'exec.allowedDomains') || settings.affects(e, 'exec.allowPackageRegistries')) {
         // Probe now for the new settings, so the log and workspace_info say at once what the next command gets.
-        core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
+        core.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
       }
       if (settings.affects(e, 'discovery.tokenFile')) discovery.refresh();
       // Connected sessions hear notifications/tools/list_changed when the served tools change.
-      if (settings.affects(e, 'tools.disabledGroups')) core.services.toolGroups.refresh();
+      if (settings.affects(e, 'tools.disabledGroups')) core.toolGroups.refresh();
       if (settings.affects(e, 'server.port')) {
         vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describe(err)));
       }
@@ -433,7 +433,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   if (verified) await tokensOrUndo();
   // The sandbox probe starts a process: after the endpoint listens, so the first request does not wait for it (the log
   // and workspace_info still say what holds, and a first command probes at once if this has not finished).
-  core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
+  core.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describe(err)));
   return {
     endpointUrl: () => endpointUrl(host),
     panelForTests: panel.forTests,

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
-import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from './tool';
-import { EXTRA_CONTENT, operationsOf } from './tool';
+import type { AnyTool, ExtraContent, ProgressReporter } from './tool';
+import { EXTRA_CONTENT } from './tool';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { TOOL_GROUPS_SETTING } from './toolGroups';
+import type { ToolGroups } from './toolGroups';
 import type { CallHook } from './callHooks';
 import type { Disposable } from '../../base/disposable';
 import { callerOf } from '../identity';
@@ -39,16 +40,15 @@ export class ToolDispatcher {
   constructor(
     /**
      * Every tool of the catalogue, served or not. Any result may also carry `coordination: { work_id,
-     * queued_instructions }` (see call()); output schemas leave room for it.
+     * queued_instructions }` from the steering hook (see call()); output schemas leave room for such notes.
      */
     readonly tools: readonly AnyTool[],
-    readonly services: CoreServices,
+    /** Which groups the operator serves: tools/list leaves the others out, and a call to one of them is refused. */
+    readonly toolGroups: Pick<ToolGroups, 'state' | 'disabledGroupOf' | 'onDidChange'>,
     private readonly logger: Logger,
   ) {
     // Both schemas are built once per tool: checking a result is then one parse (measured on `read` in bench).
     for (const tool of this.tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict(), output: z.object(tool.output) });
-    // The runner's registry is the catalogue's operations: calls route to them by name and holds of them resume.
-    services.runner.register(operationsOf(this.tools, services));
   }
 
   names(): string[] {
@@ -57,7 +57,7 @@ export class ToolDispatcher {
 
   /** The tools served now: the catalogue less the groups the operator turned off (tools/list). */
   served(): AnyTool[] {
-    const off = new Set(this.services.toolGroups.state().tools);
+    const off = new Set(this.toolGroups.state().tools);
     return this.tools.filter((t) => !off.has(t.name));
   }
 
@@ -112,7 +112,7 @@ export class ToolDispatcher {
       const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
       return { kind: 'unknown_tool', message: `Unknown tool ${shown}. Known tools: ${this.served().map((t) => t.name).join(', ')}.` };
     }
-    const group = this.services.toolGroups.disabledGroupOf(name);
+    const group = this.toolGroups.disabledGroupOf(name);
     if (group !== undefined) {
       return {
         kind: 'error',
@@ -135,7 +135,6 @@ export class ToolDispatcher {
     const started = Date.now();
     try {
       const value = (await entry.tool.handler(parsed.data, {
-        services: this.services,
         signal,
         ...callerOf(context),
         ...(context.progress ? { progress: context.progress } : {}),
