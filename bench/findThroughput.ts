@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findTool } from '../src/core/tools/find';
-import { WORKSPACE_ID, connectHttpClient, startBenchHost } from './host';
+import { WORKSPACE_ID, benchTool, connectHttpClient, startBenchHost } from './host';
 import type { BenchGroup, Contender, GroupResult } from './lib';
 import { Resources, interleave, ratio, summarize } from './lib';
 
@@ -148,7 +148,7 @@ export const findThroughput: BenchGroup = async (log) => {
       { name: NAMES.ours, run: callOurs },
       { name: NAMES.rg, run: () => runRg(TREE_DIR) },
       { name: NAMES.walk, run: () => h.services.fs.find(TREE_DIR, '**/*.ts', { maxResults: MAX_RESULTS, useExcludes: true }) },
-      { name: NAMES.handler, run: () => findTool.handler({ workspace_id: WORKSPACE_ID, pattern: '**/*.ts', max_results: MAX_RESULTS }, { services: h.services, signal }) },
+      { name: NAMES.handler, run: () => benchTool(h.services, findTool).handler({ workspace_id: WORKSPACE_ID, pattern: '**/*.ts', max_results: MAX_RESULTS }, { signal }) },
     ];
     const samples = await interleave(contenders, {
       rounds: ROUNDS,

@@ -11,7 +11,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { silentLogger } from '../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../src/core/policy/workspaces';
-import type { CoreServices } from '../src/core/tools/tool';
+import type { AnyTool, ToolContract } from '../src/core/tools/tool';
+import type { WorkspaceFs } from '../src/core/ports/workspaceFs';
 import type { Limits } from '../src/core/policy/limits';
 import { DEFAULT_LIMITS } from '../src/core/policy/limits';
 import { McpHttpHost } from '../src/mcp/httpHost';
@@ -28,19 +29,30 @@ export interface BenchHost {
   readonly port: number;
   readonly token: string;
   readonly url: URL;
-  readonly services: CoreServices;
+  readonly services: BenchServices;
   /** The host's node:http server, for counting connections and requests (diagnostics only). */
   readonly httpServer: http.Server | undefined;
   stop(): Promise<void>;
 }
 
+/** The assembled services, with the file system they were given. */
+export type BenchServices = AssembledServices & { readonly fs: WorkspaceFs };
+
+/** The tool `contract` as the assembly created it. */
+export function benchTool(services: Pick<AssembledServices, 'tools'>, contract: Pick<ToolContract, 'name'>): AnyTool {
+  const tool = services.tools.find((t) => t.name === contract.name);
+  if (!tool) throw new Error(`no tool ${contract.name}`);
+  return tool;
+}
+
 /** The services the extension assembles, serving `root` read-only as workspace "bench" (state in a temp folder). */
-export async function benchServices(root: string, limits: Partial<Limits> = {}): Promise<AssembledServices> {
+export async function benchServices(root: string, limits: Partial<Limits> = {}): Promise<BenchServices> {
   const effective: Limits = { ...DEFAULT_LIMITS, ...limits };
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), 'codespace-bench-storage-'));
+  const benchFs = new NodeWorkspaceFs();
   const assembled = await assembleServices({
     workspaces: new WorkspaceRegistry(new InMemoryWorkspaceSource([{ root, name: path.basename(root), preferredId: WORKSPACE_ID, profile: 'read-only' }])),
-    fs: new NodeWorkspaceFs(),
+    fs: benchFs,
     logger: silentLogger,
     limits: () => effective,
     storageDir: storage,
@@ -52,6 +64,7 @@ export async function benchServices(root: string, limits: Partial<Limits> = {}):
   });
   return {
     ...assembled,
+    fs: benchFs,
     shutdown: async () => {
       await assembled.shutdown();
       fs.rmSync(storage, { recursive: true, force: true });
@@ -63,9 +76,9 @@ export async function benchServices(root: string, limits: Partial<Limits> = {}):
 export async function startBenchHost(root: string, limits: Partial<Limits> = {}): Promise<BenchHost> {
   const token = 'B'.repeat(43);
   const assembled = await benchServices(root, limits);
-  const services = assembled.services;
+  const services = assembled;
   const host = new McpHttpHost({
-    createServer: () => createToolServer({ dispatcher: assembled.dispatcher, version: '0.0.0-bench' }),
+    createServer: () => createToolServer({ ...assembled.serving, version: '0.0.0-bench' }),
     token: () => token,
     logger: silentLogger,
   });

@@ -20,7 +20,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { readTool } from '../src/core/tools/read';
-import { WORKSPACE_ID, connectHttpClient, startBenchHost } from './host';
+import { WORKSPACE_ID, benchTool, connectHttpClient, startBenchHost } from './host';
 import type { BenchGroup, Contender, GroupResult, Row } from './lib';
 import { Resources, interleave, ratio, summarize } from './lib';
 
@@ -210,7 +210,7 @@ export const readLatency: BenchGroup = async (log) => {
 
     // In-process handler.
     const signal = new AbortController().signal;
-    const handlerCall = () => readTool.handler({ workspace_id: WORKSPACE_ID, path: FILE_NAME }, { services: h.services, signal });
+    const handlerCall = () => benchTool(h.services, readTool).handler({ workspace_id: WORKSPACE_ID, path: FILE_NAME }, { signal });
 
     // Sanity: every contender returns the file.
     const oursFirst = await client.callTool({ name: 'read', arguments: { workspace_id: WORKSPACE_ID, path: FILE_NAME } });

@@ -22,9 +22,9 @@ import express from 'express';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDispatcher } from '../src/core/tools/dispatch';
 import { JsonSessionTransport } from '../src/mcp/jsonSessionTransport';
 import { createToolServer } from '../src/mcp/toolServer';
+import type { ServedCore } from '../src/mcp/toolServer';
 import { WORKSPACE_ID, benchServices, connectHttpClient } from './host';
 import type { BenchGroup, Contender, Row } from './lib';
 import { Resources, interleave, ratio, summarize } from './lib';
@@ -67,7 +67,7 @@ function applyUpstreamFix(t: StreamableHTTPServerTransport): void {
 }
 
 /** Sessions of one transport kind behind a bare express app: no guards, so only the transport differs. */
-async function startEndpoint(mode: Mode, dispatcher: ToolDispatcher): Promise<{ url: URL; close(): Promise<void> }> {
+async function startEndpoint(mode: Mode, served: ServedCore): Promise<{ url: URL; close(): Promise<void> }> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -78,7 +78,7 @@ async function startEndpoint(mode: Mode, dispatcher: ToolDispatcher): Promise<{ 
       const sid = req.headers['mcp-session-id'];
       const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
       if (existing) return existing.handle(req, res);
-      const server = createToolServer({ dispatcher, version: '0.0.0-bench' });
+      const server = createToolServer({ ...served, version: '0.0.0-bench' });
       if (mode === 'ours') {
         const t: JsonSessionTransport = new JsonSessionTransport({
           sessionIdGenerator: () => randomUUID(),
@@ -140,7 +140,7 @@ export const sessionTransport: BenchGroup = async (log) => {
     const modes = Object.keys(NAMES) as Mode[];
     const endpoints = new Map<Mode, URL>();
     for (const mode of modes) {
-      const e = await startEndpoint(mode, assembled.dispatcher);
+      const e = await startEndpoint(mode, assembled.serving);
       res.add(() => e.close());
       endpoints.set(mode, e.url);
     }

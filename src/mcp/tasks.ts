@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { HoldView } from '../core/approvals/hold';
+import type { ApprovalService } from '../core/approvals/approvalService';
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/tools/dispatch';
 import type { ExtraContent } from '../core/tools/tool';
@@ -46,12 +47,14 @@ function taskError(message: string): Error & { code: number } {
 export class HeldOperationTasks {
   constructor(
     private readonly dispatcher: ToolDispatcher,
+    /** The approvals ledger: the task store. */
+    private readonly holds: Pick<ApprovalService, 'get' | 'withdraw'>,
     private readonly errorResult: (body: ToolErrorBody) => CallToolResult,
     private readonly successResult: (value: Record<string, unknown>, extra?: readonly ExtraContent[]) => CallToolResult,
   ) {}
 
   private hold(taskId: string): HoldView {
-    const hold = this.dispatcher.services.approvals.get(taskId);
+    const hold = this.holds.get(taskId);
     if (!hold) throw taskError(`No task has id ${JSON.stringify(taskId.slice(0, 100))} (finished tasks roll off after a while).`);
     return hold;
   }
@@ -103,7 +106,7 @@ export class HeldOperationTasks {
   async cancel(taskId: string): Promise<Record<string, never>> {
     const hold = this.hold(taskId);
     if (hold.state !== 'pending') return {};
-    await this.dispatcher.services.approvals.withdraw(taskId, 'Withdrawn by the agent (tasks/cancel) before review; nothing ran.').catch((err: unknown) => {
+    await this.holds.withdraw(taskId, 'Withdrawn by the agent (tasks/cancel) before review; nothing ran.').catch((err: unknown) => {
       // Decided between the look and the withdrawal: acknowledged, as above.
       if (this.hold(taskId).state === 'pending') throw err;
     });

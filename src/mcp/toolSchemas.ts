@@ -2,7 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import { kindFlags } from '../core/toolKinds';
-import type { AnyTool } from '../core/tools/tool';
+import type { ToolContract } from '../core/tools/tool';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -45,7 +45,7 @@ export function outputJsonSchema(shape: z.ZodRawShape): NonNullable<Tool['output
   return { type: 'object', properties };
 }
 
-const listed = new WeakMap<AnyTool, Tool>();
+const listed = new WeakMap<ToolContract, Tool>();
 
 /**
  * A tool's tools/list entry (computed once per tool): schemas, and the annotations of the kind table. No
@@ -60,7 +60,7 @@ export function toolAnnotations(flags: { readOnly: boolean; destructive: boolean
   return flags.readOnly ? { readOnlyHint: true } : { readOnlyHint: false, destructiveHint: flags.destructive, idempotentHint: flags.idempotent };
 }
 
-export function listedTool(tool: AnyTool): Tool {
+export function listedTool(tool: ToolContract): Tool {
   let entry = listed.get(tool);
   if (!entry) {
     const flags = kindFlags(tool.kind);

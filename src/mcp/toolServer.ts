@@ -6,6 +6,9 @@ import { McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import type { Disposable } from '../base/disposable';
 import type { ToolErrorBody } from '../core/errors';
 import type { ToolDispatcher } from '../core/tools/dispatch';
+import type { ApprovalService } from '../core/approvals/approvalService';
+import type { Logger } from '../core/ports/logger';
+import type { SteeringService } from '../core/steering/steeringService';
 import type { ExtraContent } from '../core/tools/tool';
 import type { ModernServing } from './httpHost';
 import { completeWorkspaceId } from './completions';
@@ -21,6 +24,18 @@ import { INSTRUCTIONS, SERVER_NAME, serverInfo } from './serverIdentity';
 import { describeError } from '../base/describeError';
 
 export { SERVER_NAME };
+
+/**
+ * What the server serves, passed explicitly: tools/call and tools/list (the dispatcher, with the tool groups it
+ * serves), the works (steering resources, and the end of a closed session's coordination), the holds (held calls as
+ * tasks), and where it logs.
+ */
+export interface ServedCore {
+  readonly dispatcher: ToolDispatcher;
+  readonly steering: SteeringService;
+  readonly holds: Pick<ApprovalService, 'get' | 'withdraw'>;
+  readonly logger: Logger;
+}
 
 /** Compact JSON: the text block repeats structuredContent for text-only clients, so keep it small. */
 function text(value: unknown): string {
@@ -52,13 +67,14 @@ export function errorResult(body: ToolErrorBody): CallToolResult {
  * answers before us) is a protocol error. The dispatcher checks every result against the tool's output schema
  * before it leaves (src/core/tools/dispatch.ts), so that holds in both eras.
  */
-export function defineServer(surface: McpSurface, dispatcher: ToolDispatcher): void {
+export function defineServer(surface: McpSurface, served: ServedCore): void {
+  const { dispatcher } = served;
   // Our own handlers, not McpServer.registerTool: the SDK would serve its own, larger conversion of the schemas.
   surface.handle('tools/list', () => ({ tools: dispatcher.served().map(listedTool) }));
   // Workspace files (a read-only template) and the steering queues (subscribable, listed per open work).
   registerWorkspaceResources(surface, dispatcher);
-  registerSteeringResources(surface, dispatcher.services.steering, (prefix) => completeWorkspaceId(dispatcher, prefix));
-  const tasks = new HeldOperationTasks(dispatcher, errorResult, successResult);
+  registerSteeringResources(surface, served.steering, (prefix) => completeWorkspaceId(dispatcher, prefix));
+  const tasks = new HeldOperationTasks(dispatcher, served.holds, errorResult, successResult);
   surface.serveTasks?.({ get: (taskId, ctx) => tasks.get(taskId, ctx.signal) as never, cancel: (taskId) => tasks.cancel(taskId) });
   surface.handle('tools/call', async (params, ctx) => {
     const progress = progressReporter(params._meta?.progressToken as string | number | undefined, ctx.notify);
@@ -87,9 +103,9 @@ function successResult(value: Record<string, unknown>, extra?: readonly ExtraCon
 }
 
 /** Tells `sink` what changes the served lists or the steering queues: the tool set and the open works. */
-export function watchChanges(dispatcher: ToolDispatcher, sink: ChangeSink, wanted?: (uri: string) => boolean): Disposable {
-  const tools = dispatcher.services.toolGroups.onDidChange(() => sink.toolsChanged());
-  const steering = watchSteering(dispatcher.services.steering, sink, wanted);
+export function watchChanges(served: Pick<ServedCore, 'dispatcher' | 'steering'>, sink: ChangeSink, wanted?: (uri: string) => boolean): Disposable {
+  const tools = served.dispatcher.toolGroups.onDidChange(() => sink.toolsChanged());
+  const steering = watchSteering(served.steering, sink, wanted);
   return {
     dispose: () => {
       tools.dispose();
@@ -102,16 +118,15 @@ export function watchChanges(dispatcher: ToolDispatcher, sink: ChangeSink, wante
  * Builds the 2025-era server of one session (v1 SDK): the shared definition, plus what a session has on its own:
  * resources/subscribe, change notifications on its stream, and the end of its coordination when it closes.
  */
-export function createToolServer(options: { dispatcher: ToolDispatcher; version: string }): McpServer {
-  const { dispatcher } = options;
-  const { logger, steering } = dispatcher.services;
+export function createToolServer(options: ServedCore & { version: string }): McpServer {
+  const { logger, steering } = options;
   const server = new McpServer(serverInfo(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true } } });
   const surface = legacySurface(server);
-  defineServer(surface, dispatcher);
+  defineServer(surface, options);
   const wanted = registerSteeringSubscriptions(surface, steering);
   const failed = (what: string) => (err: unknown) => logger.debug(`[mcp] ${what} not sent: ${describeError(err)}`);
   const listening = watchChanges(
-    dispatcher,
+    options,
     {
       toolsChanged: () => {
         if (server.isConnected()) server.server.sendToolListChanged().catch(failed('tools/list_changed'));
@@ -143,16 +158,16 @@ export function createToolServer(options: { dispatcher: ToolDispatcher; version:
  * Builds the 2026-era server that `createMcpHandler` makes for one request (v2 SDK): the same definition, no
  * session. Change notifications are published once through the handler (see McpHttpHost), not per instance.
  */
-export function createModernToolServer(options: { dispatcher: ToolDispatcher; version: string }): ModernMcpServer {
+export function createModernToolServer(options: ServedCore & { version: string }): ModernMcpServer {
   const server = new ModernMcpServer(serverInfo(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } } });
-  defineServer(modernSurface(server), options.dispatcher);
+  defineServer(modernSurface(server), options);
   return server;
 }
 
 /** What McpHttpHost serves for both eras, from one dispatcher: its `createServer` and `modern` options. */
-export function bothEras(options: { dispatcher: ToolDispatcher; version: string }): { createServer: () => McpServer; modern: ModernServing } {
+export function bothEras(options: ServedCore & { version: string }): { createServer: () => McpServer; modern: ModernServing } {
   return {
     createServer: () => createToolServer(options),
-    modern: { createServer: () => createModernToolServer(options), watch: (sink) => watchChanges(options.dispatcher, sink) },
+    modern: { createServer: () => createModernToolServer(options), watch: (sink) => watchChanges(options, sink) },
   };
 }

@@ -7,7 +7,10 @@ import type { WorkspaceFs } from '../core/ports/workspaceFs';
 import type { WorkspaceRegistry } from '../core/policy/workspaces';
 import { SecretRedactor } from '../core/secretRedactor';
 import { ProcessSupervisor } from '../core/process/supervisor';
-import type { CoreServices } from '../core/tools/tool';
+import type { AnyTool } from '../core/tools/tool';
+import { operationsOf } from '../core/tools/tool';
+import type { ProcessCapabilities } from '../core/process/supervisor';
+import type { CommandIsolation } from '../core/ports/commandIsolation';
 import type { Limits } from '../core/policy/limits';
 import { ApprovalService, DEFAULT_APPROVAL_POLICY } from '../core/approvals/approvalService';
 import type { ApprovalPolicy } from '../core/approvals/approvalService';
@@ -16,7 +19,17 @@ import { AfterWriteReviews } from '../core/review/afterWriteReviews';
 import type { WorkTreeRepo } from '../core/ports/workTree';
 import { OperationRunner } from '../core/runner/operationRunner';
 import { ToolDispatcher } from '../core/tools/dispatch';
-import { toolCatalogue } from '../core/tools/catalogue';
+import { assembleCatalogue } from '../core/tools/catalogue';
+import { workspaceInfoTool } from '../core/tools/workspaceInfo';
+import { fileTools } from '../core/tools/fileTools';
+import { patchTools } from '../core/tools/patchTools';
+import { approvalTools } from '../core/tools/approvalTools';
+import { processTools } from '../core/tools/processTools';
+import { steeringTools } from '../core/tools/steeringTools';
+import { editorTools } from '../core/tools/editorTools';
+import { steeringHook } from '../core/tools/steeringHook';
+import { diagnosticsHook } from '../core/tools/diagnostics';
+import { afterWriteHook } from '../core/tools/afterWriteHook';
 import { ToolGroups } from '../core/tools/toolGroups';
 import { ExecLog } from '../core/ledger/execLog';
 import { LINE_TYPES } from '../core/ledger/schemas';
@@ -126,8 +139,28 @@ export interface AssembleOptions {
 }
 
 export interface AssembledServices {
-  readonly services: CoreServices;
+  /** The workspaces it serves (a work_id resolves to the work's worktree once the works are open). */
+  readonly workspaces: WorkspaceRegistry;
   readonly supervisor: ProcessSupervisor;
+  /** The catalogue's tools, created by their modules, in tools/list order. */
+  readonly tools: readonly AnyTool[];
+  /**
+   * A dispatcher over the catalogue and `extra` tools (a test's own), with the hooks and the operations registered as
+   * the served one has them.
+   */
+  dispatcherWith(extra: readonly AnyTool[]): ToolDispatcher;
+  /** What the MCP server takes (src/mcp/toolServer.ts ServedCore): the dispatcher, the works, the holds, the log. */
+  readonly serving: { readonly dispatcher: ToolDispatcher; readonly steering: SteeringService; readonly holds: ApprovalService; readonly logger: Logger };
+  /** The review after the write (`codespace.review.mode` `after`). */
+  readonly afterWrite: AfterWriteReviews;
+  /** Freezing, bound reviews and reviewed commits of works. */
+  readonly freezer: WorkFreezer;
+  /** Whether commands run in a sandbox, and with what network. */
+  readonly isolation: CommandIsolation;
+  /** Which tool groups the operator serves (`codespace.tools.disabledGroups`): refresh() when the setting changes. */
+  readonly toolGroups: ToolGroups;
+  /** The ledger's durable record of every command started. */
+  readonly execLog: ExecLog;
   /** The process host's side in this extension host, when processes run there. */
   readonly processHost?: ProcessHostBackends;
   readonly approvals: ApprovalService;
@@ -305,38 +338,48 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
         }
       : {}),
   });
-  const services: CoreServices = {
-    workspaces: o.workspaces,
-    fs: o.fs,
-    logger: o.logger,
-    limits: o.limits,
-    patches,
-    processes: supervisor,
-    exec: { env: o.env, envChanges: o.envChanges ?? (() => ({})), timeoutMs: o.timeoutMs },
-    processCapabilities: () => supervisor.capabilities(),
-    isolation: sandbox ?? NO_ISOLATION,
-    approvals,
-    execLog,
-    runner,
-    steering,
-    freezer,
-    search: o.contentSearch ?? NO_CONTENT_SEARCH,
-    language: o.language,
-    diagnosticsSettleMs,
-    diagnosticsFeed,
-    afterWrite,
-    redactor,
-    toolGroups: new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', describeErrorWithStack(err))),
-  };
-  const engine = services.search.engine();
+  const isolation = sandbox ?? NO_ISOLATION;
+  const search = o.contentSearch ?? NO_CONTENT_SEARCH;
+  const toolGroups = new ToolGroups(o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', describeErrorWithStack(err)));
+  const engine = search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
   else o.logger.warn(`[search] content search unavailable: ${engine.reason ?? 'no ripgrep'}`);
   steps.mark('services');
-  const dispatcher = new ToolDispatcher(toolCatalogue(), services, o.logger);
+  // Each module creates its tools with exactly what they use; the catalogue orders them.
+  const { workspaces, fs, logger, limits } = o;
+  const processCapabilities = (): ProcessCapabilities => supervisor.capabilities();
+  const tools = assembleCatalogue([
+    workspaceInfoTool.create({ workspaces, toolGroups, limits, processCapabilities, approvals, isolation }),
+    ...fileTools({ workspaces, fs, limits, search, redactor }),
+    ...patchTools({ workspaces, fs, logger, patches, approvals, afterWrite, language: o.language, diagnosticsFeed, runner }),
+    ...approvalTools({ runner, approvals }),
+    ...processTools({ workspaces, fs, processes: supervisor, execLog, exec: { env: o.env, envChanges: o.envChanges ?? (() => ({})), timeoutMs: o.timeoutMs }, processCapabilities, runner }),
+    ...steeringTools({ steering, freezer }),
+    ...editorTools({ workspaces, fs, logger, language: o.language, diagnosticsFeed, diagnosticsSettleMs, runner }),
+  ]);
+  const dispatcherWith = (extra: readonly AnyTool[]): ToolDispatcher => {
+    const dispatcher = new ToolDispatcher([...tools, ...extra], toolGroups, o.logger);
+    // The runner's registry is the served tools' operations: calls route to them by name and holds of them resume.
+    runner.register(operationsOf(dispatcher.tools));
+    // What every answer carries besides its result, in this order: coordination, diagnostics_update, review_update.
+    dispatcher.addHook(steeringHook(steering, approvals));
+    dispatcher.addHook(diagnosticsHook(diagnosticsFeed));
+    dispatcher.addHook(afterWriteHook(afterWrite, steering));
+    return dispatcher;
+  };
+  const dispatcher = dispatcherWith([]);
   steps.mark('tools');
   return {
-    services,
+    workspaces,
     supervisor,
+    tools,
+    dispatcherWith,
+    serving: { dispatcher, steering, holds: approvals, logger: o.logger },
+    afterWrite,
+    freezer,
+    isolation,
+    toolGroups,
+    execLog,
     ...(host ? { processHost: host } : {}),
     ledger,
     patches,
@@ -370,7 +413,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
       await steering.flush();
       steering.dispose();
       runner.dispose();
-      services.toolGroups.dispose();
+      toolGroups.dispose();
       approvals.dispose();
       ledger.dispose();
       await shared.close();

@@ -114,7 +114,7 @@ describe('review after the write', function () {
     it('a patch applies at once and joins the review; undoing one hunk writes through the ledger and the agent is told once', async () => {
       const applied = await call('s1', 'apply_patch', agentPatch());
       assert.equal(applied.status, 'applied');
-      const reviews = w.assembled.services.afterWrite;
+      const reviews = w.assembled.afterWrite;
       const id = reviewIdOf(WS_ID, undefined);
       const files = await reviews.files(id);
       assert.deepEqual(files.map((f) => [f.path, f.hunks.length]), [['a.txt', 2], ['c.txt', 1]]);
@@ -152,7 +152,7 @@ describe('review after the write', function () {
 
     it('undoes an added file by deleting it; keep and mark reviewed take hunks and files out of the review', async () => {
       await w.apply(agentPatch());
-      const reviews = w.assembled.services.afterWrite;
+      const reviews = w.assembled.afterWrite;
       const id = reviewIdOf(WS_ID, undefined);
       const { notice } = await reviews.undo(id, 'c.txt', 0);
       await assert.rejects(fsp.stat(w.abs('c.txt')));
@@ -193,7 +193,7 @@ describe('review after the write', function () {
         expected_versions: { 'gone.txt': sha256(CRLF), 'from.txt': sha256('moved\n'), 'crlf.txt': sha256(CRLF) },
         operation_key: 'kinds-1',
       });
-      const reviews = w.assembled.services.afterWrite;
+      const reviews = w.assembled.afterWrite;
       const id = reviewIdOf(WS_ID, undefined);
       assert.deepEqual((await reviews.files(id)).map((f) => [f.path, f.current === null, f.hunks.length]), [['crlf.txt', false, 1], ['from.txt', true, 1], ['gone.txt', true, 1], ['to.txt', false, 1]]);
       // The deleted file, from its only side with lines (the old one), and from the empty new side.
@@ -214,7 +214,7 @@ describe('review after the write', function () {
 
     it('refuses an undo when the file changed since in a way the hunk no longer applies, and writes nothing', async () => {
       await w.apply(agentPatch());
-      const reviews = w.assembled.services.afterWrite;
+      const reviews = w.assembled.afterWrite;
       const id = reviewIdOf(WS_ID, undefined);
       await assert.rejects(reviews.undo(id, 'a.txt', 3), (e: unknown) => ToolError.is(e, 'INVALID_ARGUMENTS') && /Line 4 of a\.txt is in no change/.test(e.message));
       // A race: the patch engine binds the version it reads; a change under the lock is refused by it, not guessed at.
@@ -238,7 +238,7 @@ describe('review after the write', function () {
       const opened = await call('s1', 'work_open', { workspace_id: WS_ID, title: 'rename things' });
       const workId = opened.work_id as string;
       await call('s1', 'apply_patch', { ...agentPatch(), work_id: workId });
-      const reviews = w.assembled.services.afterWrite;
+      const reviews = w.assembled.afterWrite;
       assert.deepEqual(reviews.list().map((r) => [r.id, r.work_id]), [[`work:${workId}`, workId]]);
       const { notice } = await reviews.undo(`work:${workId}`, 'a.txt', 1);
       assert.equal(notice.work_id, workId);
@@ -269,17 +269,17 @@ describe('review after the write', function () {
       const edited = BASE.replace('ten\n', 'ten (by hand)\n');
       await fsp.writeFile(w.abs('a.txt'), edited);
       await call('s1', 'apply_patch', { ...agentPatch(), expected_versions: { 'a.txt': sha256(edited) }, work_id: workId });
-      const file = await w.assembled.services.afterWrite.file(`work:${workId}`, 'a.txt');
+      const file = await w.assembled.afterWrite.file(`work:${workId}`, 'a.txt');
       assert.equal(file.base, BASE);
       assert.deepEqual(file.hunks.map((h) => h.added), ['TWO\n', 'SEVEN\nseven and a half\n', 'ten (by hand)\n']);
-      const added = await w.assembled.services.afterWrite.file(`work:${workId}`, 'c.txt');
+      const added = await w.assembled.afterWrite.file(`work:${workId}`, 'c.txt');
       assert.equal(added.base, null, 'not in the baseline: added by the work');
     });
 
     it('review before the write: nothing is followed', async () => {
       mode = 'before';
       await w.call('apply_patch', agentPatch());
-      assert.deepEqual(w.assembled.services.afterWrite.list(), []);
+      assert.deepEqual(w.assembled.afterWrite.list(), []);
     });
   });
 });

@@ -184,7 +184,7 @@ describe('checkpoints: rewind a work to one of its operations, and redo', functi
   it('refuses when the work wrote again while the rewind waited for its turn of the folder (the plan is stale)', async () => {
     await open();
     await threeOperations();
-    const ws = assembled.services.workspaces.get('proj', workId);
+    const ws = assembled.workspaces.get('proj', workId);
     const release = await assembled.patches.lock(occupancyScope(ws));
     // The agent's patch waits first, then the rewind (planned from three operations) behind it.
     // (apply takes its place in the folder's queue as it is called, so the order is certain.)

@@ -101,8 +101,8 @@ describe('confined file access on a busy thread pool', () => {
   it('validates and plans a one-file patch without a worker (then writes it: only the ledger fsyncs wait)', async () => {
     const world = await openPatchWorld({ 'src/a.ts': 'export const a = 1;\n' });
     try {
-      const { patches, services } = world.assembled;
-      const ws = services.workspaces.get(WS_ID);
+      const { patches, workspaces } = world.assembled;
+      const ws = workspaces.get(WS_ID);
       const prepared = await completesWithoutThreadPool(() =>
         patches.prepare(ws, {
           workspace_id: WS_ID,

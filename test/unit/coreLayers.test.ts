@@ -35,12 +35,12 @@ describe('lint layers inside src/core', function () {
 
   it('refuses an upward import from the lowest layers: a port or a base file importing a service or a tool', async () => {
     assert.equal((await importErrors('src/core/ports/planted.ts', "import { ToolError } from '../errors';\nimport type { Limits } from '../policy/limits';\nexport type X = [ToolError, Limits];\n")).length, 1);
-    assert.equal((await importErrors('src/core/planted.ts', "import type { CoreServices } from './tools/tool';\nexport type X = CoreServices;\n")).length, 1);
+    assert.equal((await importErrors('src/core/planted.ts', "import type { ToolContext } from './tools/tool';\nexport type X = ToolContext;\n")).length, 1);
     assert.equal((await importErrors('src/core/util/planted.ts', "import type { Logger } from '../ports/logger';\nexport type X = Logger;\n")).length, 1);
   });
 
   it('refuses the runner importing a tool, and a service importing another service of its layer', async () => {
-    assert.equal((await importErrors('src/core/runner/planted.ts', "import type { CoreServices } from '../tools/tool';\nexport type X = CoreServices;\n")).length, 1);
+    assert.equal((await importErrors('src/core/runner/planted.ts', "import type { ToolContext } from '../tools/tool';\nexport type X = ToolContext;\n")).length, 1);
     assert.equal((await importErrors('src/core/approvals/planted.ts', "import { unifiedDiff } from '../patch/diff';\nexport const x = unifiedDiff;\n")).length, 1);
     assert.equal((await importErrors('src/core/process/planted.ts', "import type { SteeringService } from '../steering/steeringService';\nexport type X = SteeringService;\n")).length, 1);
   });

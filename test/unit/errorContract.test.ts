@@ -2,7 +2,6 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, InvalidArgumentsError } from '../../src/core/errors';
-import { toolCatalogue } from '../../src/core/tools/catalogue';
 import { defineTool } from '../../src/core/tools/tool';
 import type { RunningHost } from './helpers/httpFixture';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
@@ -17,7 +16,7 @@ const refuser = defineTool({
   kind: 'inspect',
   input: { named: z.boolean() },
   output: { never: z.string() },
-  handler: ({ named }) => {
+  create: () => ({ named }) => {
     if (named) throw new InvalidArgumentsError('limit: expected at most 10, got 11', { field: 'limit', hint: 'Ask for fewer.', details: { max: 10 } });
     throw new InvalidArgumentsError('Pass exactly one of a or b.');
   },
@@ -30,7 +29,7 @@ describe('error contract (MCP 2025-11-25, SEP-1303): bad arguments are tool erro
 
   before(async () => {
     base = await makeTree({ 'proj/a.txt': 'a\n' }, 'codespace-errors-');
-    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }], { tools: [...toolCatalogue(), refuser] });
+    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }], { tools: [refuser.create(undefined)] });
   });
   after(async () => {
     await h.close();

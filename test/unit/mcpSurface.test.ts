@@ -5,8 +5,6 @@ import * as path from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ToolDispatcher } from '../../src/core/tools/dispatch';
-import { toolCatalogue } from '../../src/core/tools/catalogue';
 import { pathArgument, workspaceIdArgument } from '../../src/mcp/completions';
 import { createToolServer } from '../../src/mcp/toolServer';
 import { WORKSPACE_FILE_TEMPLATE } from '../../src/mcp/workspaceResources';
@@ -130,8 +128,8 @@ describe('MCP surface: workspace files as resources, completion', () => {
   });
 
   it('prompt arguments built with workspaceIdArgument / pathArgument complete the same way', async () => {
-    const dispatcher = new ToolDispatcher(toolCatalogue(), h.services, h.services.logger);
-    const server = createToolServer({ dispatcher, version: '0' });
+    const dispatcher = h.services.dispatcherWith([]);
+    const server = createToolServer({ ...h.services.serving, dispatcher, version: '0' });
     server.registerPrompt('test_prompt', { argsSchema: { workspace_id: workspaceIdArgument(dispatcher), path: pathArgument(dispatcher) } }, () => ({ messages: [] }));
     const [a, b] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'prompt-test', version: '1' });

@@ -12,11 +12,12 @@ import { z } from 'zod';
 import { ToolError } from '../../src/core/errors';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import type { AnyTool, CoreServices } from '../../src/core/tools/tool';
+import type { ToolContract } from '../../src/core/tools/tool';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { assembleServices } from '../../src/node/assembleServices';
-import { unitAssembleOptions } from './helpers/assembleOptions';
+import type { AssembledServices } from '../../src/node/assembleServices';
+import { createdTool, unitAssembleOptions } from './helpers/assembleOptions';
 import type { NodePtyCandidate } from '../../src/node/nodePtyLoader';
 
 const realPtyDir = path.dirname(require.resolve('node-pty/package.json'));
@@ -149,8 +150,8 @@ describe('node-pty loader', () => {
         }),
       );
     }
-    async function call(tool: AnyTool, args: Record<string, unknown>, services: CoreServices): Promise<Record<string, unknown>> {
-      const result = (await tool.handler(z.object(tool.input).strict().parse(args), { services, signal: new AbortController().signal })) as Record<string, unknown>;
+    async function call(tool: ToolContract, args: Record<string, unknown>, assembled: AssembledServices): Promise<Record<string, unknown>> {
+      const result = (await createdTool(assembled, tool).handler(z.object(tool.input).strict().parse(args), { signal: new AbortController().signal })) as Record<string, unknown>;
       z.object(tool.output).strict().parse(result);
       return result;
     }
@@ -162,7 +163,7 @@ describe('node-pty loader', () => {
       fs.symlinkSync(realPtyDir, path.join(appRoot, 'node_modules', 'node-pty'));
       const a = await assemble(nodePtyCandidates({ appRoot, extensionRoot: path.join(tmp, 'none') }));
       try {
-        const p = ptyOf(await call(workspaceInfoTool, { workspace_id: 'proj' }, a.services));
+        const p = ptyOf(await call(workspaceInfoTool, { workspace_id: 'proj' }, a));
         assert.deepEqual(p.pty, { available: true, source: 'vscode', version: realVersion });
         assert.equal(p.capabilities.pty, true);
       } finally {
@@ -173,14 +174,14 @@ describe('node-pty loader', () => {
     it('workspace_info says why no copy loaded, a tty command is refused and pipes still run', async () => {
       const a = await assemble([{ source: 'vscode', dir: path.join(tmp, 'nothing') }]);
       try {
-        const p = ptyOf(await call(workspaceInfoTool, { workspace_id: 'proj' }, a.services));
+        const p = ptyOf(await call(workspaceInfoTool, { workspace_id: 'proj' }, a));
         const pty = p.pty as { available: boolean; source: string; reason: string };
         assert.equal(pty.available, false);
         assert.equal(pty.source, 'none');
         assert.match(pty.reason, /nothing: no node-pty package there/);
         assert.equal(p.capabilities.pty, false);
-        await assert.rejects(call(execCommandTool, { workspace_id: 'proj', command: ['true'], tty: true }, a.services), (e: unknown) => ToolError.is(e, 'EXEC_DISABLED'));
-        const started = await call(execCommandTool, { workspace_id: 'proj', command: ['true'] }, a.services);
+        await assert.rejects(call(execCommandTool, { workspace_id: 'proj', command: ['true'], tty: true }, a), (e: unknown) => ToolError.is(e, 'EXEC_DISABLED'));
+        const started = await call(execCommandTool, { workspace_id: 'proj', command: ['true'] }, a);
         assert.equal(started.dispatch_status, 'confirmed');
       } finally {
         await a.shutdown();

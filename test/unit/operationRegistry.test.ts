@@ -12,12 +12,10 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { ApprovalPolicy } from '../../src/core/approvals/approvalService';
 import { hashArguments } from '../../src/core/ledger/canonicalJson';
-import { silentLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
 import type { RunnerEvent } from '../../src/core/runner/events';
-import { toolCatalogue } from '../../src/core/tools/catalogue';
-import { ToolDispatcher } from '../../src/core/tools/dispatch';
+import type { ToolDispatcher } from '../../src/core/tools/dispatch';
 import type { ToolOutcome } from '../../src/core/tools/dispatch';
 import { defineOperationTool } from '../../src/core/tools/tool';
 import { hasReviewFiles } from '../../src/core/approvals/hold';
@@ -37,14 +35,14 @@ const stampNoteTool = defineOperationTool({
   kind: 'patch',
   input: { workspace_id: z.string().min(1), label: z.string().regex(/^[a-z]+$/), text: z.string() },
   output: { written: z.string(), followed: z.boolean().optional() },
-  operation: (services) => ({
+  operation: (deps: { workspaces: WorkspaceRegistry }) => ({
     tool: 'stamp_note',
     hold: {
       reason: (_intent, policy) => (policy.commands === 'confirm' ? 'confirm' : undefined),
       description: { reviews: 'every stamp', nothing: 'stamped' },
     },
     async prepare(args) {
-      const ws = services.workspaces.get(args.workspace_id);
+      const ws = deps.workspaces.get(args.workspace_id);
       return {
         workspace: ws,
         title: `stamp_note: ${args.label}`,
@@ -81,7 +79,7 @@ describe('the operation registry: a holdable tool from one definition', () => {
       }),
     );
     // The only change a new tool needs: its line in the catalogue.
-    dispatcher = new ToolDispatcher([...toolCatalogue(), stampNoteTool], assembled.services, silentLogger);
+    dispatcher = assembled.dispatcherWith([stampNoteTool.create({ workspaces: assembled.workspaces, runner: assembled.runner })]);
   }
   const call = (name: string, args: Record<string, unknown>): Promise<ToolOutcome> => dispatcher.call(name, args, new AbortController().signal, { session: 'S1' });
   async function result(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {

@@ -18,8 +18,6 @@ import { z } from 'zod';
 import { InMemoryLogger } from '../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { toolCatalogue } from '../../src/core/tools/catalogue';
-import { ToolDispatcher } from '../../src/core/tools/dispatch';
 import { defineTool } from '../../src/core/tools/tool';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
@@ -35,7 +33,7 @@ const wrongTypeTool = defineTool({
   kind: 'inspect',
   input: {},
   output: { count: z.number() },
-  handler: () => Promise.resolve({ count: 'three' } as unknown as { count: number }),
+  create: () => () => Promise.resolve({ count: 'three' } as unknown as { count: number }),
 });
 
 /** Wrong deep inside an array: only the tool's full schema (not the compact listed one) sees it. */
@@ -46,7 +44,7 @@ const wrongItemTool = defineTool({
   kind: 'inspect',
   input: {},
   output: { items: z.array(z.object({ path: z.string(), line: z.number().int() })) },
-  handler: () => Promise.resolve({ items: [{ path: 'a.ts', line: 1 }, { path: 'b.ts', line: 'two' }] } as unknown as { items: { path: string; line: number }[] }),
+  create: () => () => Promise.resolve({ items: [{ path: 'a.ts', line: 1 }, { path: 'b.ts', line: 'two' }] } as unknown as { items: { path: string; line: number }[] }),
 });
 
 for (const era of ['2025-11-25', '2026-07-28'] as const)
@@ -68,9 +66,9 @@ describe(`output validation (tools/call checks every result against its output s
         logger,
       }),
     );
-    const dispatcher = new ToolDispatcher([...toolCatalogue(), wrongTypeTool, wrongItemTool], assembled.services, logger);
+    const dispatcher = assembled.dispatcherWith([wrongTypeTool.create(undefined), wrongItemTool.create(undefined)]);
     if (era === '2026-07-28') {
-      const handler = createMcpHandler(() => createModernToolServer({ dispatcher, version: '0.0.0-test' }), { legacy: 'reject' });
+      const handler = createMcpHandler(() => createModernToolServer({ ...assembled.serving, dispatcher, version: '0.0.0-test' }), { legacy: 'reject' });
       const modern = new ClientV2({ name: 'unit-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
       await modern.connect(new StreamableHTTPClientTransport(new URL('http://in-process.invalid/mcp'), { fetch: (url, init) => handler.fetch(new Request(url, init)) }));
       assert.equal(modern.getProtocolEra(), 'modern');
@@ -80,7 +78,7 @@ describe(`output validation (tools/call checks every result against its output s
         await handler.close();
       };
     } else {
-      const server = createToolServer({ dispatcher, version: '0.0.0-test' });
+      const server = createToolServer({ ...assembled.serving, dispatcher, version: '0.0.0-test' });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       const legacy = new Client({ name: 'unit-test', version: '1.0.0' });
       await server.connect(serverSide);

@@ -280,7 +280,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('a reload: the same process_id reads on from the same cursor without a gap; input, status, occupancy and terminate still work', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const pipes = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env })).process_id;
     const tty = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, tty: true, occupancy: 'shared' })).process_id;
     assert.equal(first.w.supervisor.capabilities().lifetime, 'process-host');
@@ -304,7 +304,7 @@ describe('process host: processes outlive the extension host', function () {
     assertConsecutive(ticks(b.text + b2.text));
 
     // Occupancy holds: the pipes ticker still occupies the workspace.
-    const ws2 = second.w.services.workspaces.get(second.workspaceId);
+    const ws2 = second.w.workspaces.get(second.workspaceId);
     await assert.rejects(sup.exec(ws2, ['true'], { cwd: root, root, env }), (err: unknown) => ToolError.is(err, 'WORKSPACE_BUSY'));
     // write_stdin reaches the same process.
     await sup.write(pipes, 'hello again\n');
@@ -375,7 +375,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('with no extension back within the grace period the host ends every process and exits', async () => {
     const first = await open(1500);
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, tty: true })).process_id;
     const pid = first.w.supervisor.info(id).pid;
     const hostPid = first.w.processHost?.hostPid as number;
@@ -420,7 +420,7 @@ describe('process host: processes outlive the extension host', function () {
     assert.equal(status.termination, 'window_closed');
     assert.equal(status.exit_code, undefined);
     assert.ok(typeof status.ended_at === 'string' && Date.parse(status.ended_at) >= Date.parse(status.started_at as string));
-    const logged = second.w.services.execLog.byProcessId(id);
+    const logged = second.w.execLog.byProcessId(id);
     assert.equal(logged?.state, 'exited');
     assert.equal(logged?.termination, 'window_closed');
     assert.deepEqual(endsFiles(), [], 'folded into the command log, the record is removed');
@@ -478,7 +478,7 @@ describe('process host: processes outlive the extension host', function () {
     fs.writeFileSync(odd, JSON.stringify({ v: 1, host_pid: 1, ends: [{ process_id: 'p_odd', exit: { exitCode: 'zero' }, ended_at: 'never' }, 42] }), { mode: 0o600 });
     const first = await open();
     assert.deepEqual(endsFiles(), []);
-    assert.equal(first.w.services.execLog.byProcessId('p_gone_long_ago'), undefined, 'an end of a command the log does not know adds nothing');
+    assert.equal(first.w.execLog.byProcessId('p_gone_long_ago'), undefined, 'an end of a command the log does not know adds nothing');
     // The window works as usual.
     const ran = await call(first.w, 'exec_command', { workspace_id: first.workspaceId, command: ['sh', '-c', 'exit 4'], occupancy: 'shared' });
     await waitFor('the command to end', async () => (await call(first.w, 'process_status', { process_id: ran.process_id })).state === 'exited');
@@ -487,7 +487,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('a timeout the host enforced while no window was attached reads timeout after re-attach, and an exit on its own reads exited', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const timed = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, timeoutMs: 1500, occupancy: 'shared' })).process_id;
     const brief = (await first.w.supervisor.exec(ws, [process.execPath, '-e', 'setTimeout(()=>process.exit(3),1000)'], { cwd: root, root, env, occupancy: 'shared' })).process_id;
     const timedPid = first.w.supervisor.info(timed).pid;
@@ -508,7 +508,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('the host keeps why a process was asked to end: a timeout sent by the extension reads timeout on the next attach', async () => {
     const first = await open();
-    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    await first.w.supervisor.exec(first.w.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
     await first.w.shutdown();
     windows.splice(windows.indexOf(first.w), 1);
     // Attach as the window would and start a process that shrugs off SIGTERM, so it is still running (in the
@@ -545,7 +545,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('a host killed with SIGKILL leaves nothing running: silent pipe children, what they started in their group, and a terminal that ignores SIGHUP', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const sup = first.w.supervisor;
     // Silent (no output to fail on) and with a child of their own in the same process group.
     const silent = (await sup.exec(ws, ['sh', '-c', 'sleep 3001 & sleep 3002'], { cwd: root, root, env, occupancy: 'shared' })).process_id;
@@ -568,7 +568,7 @@ describe('process host: processes outlive the extension host', function () {
   it('a window that falls behind a flood: the host keeps its memory bounded and the reader is told exactly which bytes it lost', async () => {
     const total = 128 * 1024 * 1024;
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const sup = first.w.supervisor;
     await sup.exec(ws, ['true'], { cwd: root, root, env, occupancy: 'shared' });
     const hostPid = first.w.processHost?.hostPid as number;
@@ -620,7 +620,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('a command that ends at once (its exit in the same read as the spawn answer) starts and reports its exit', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) ids.push((await first.w.supervisor.exec(ws, ['sh', '-c', `exit ${i % 3}`], { cwd: root, root, env, occupancy: 'shared' })).process_id);
     await waitFor('every exit', () => ids.every((id) => first.w.supervisor.status(id).state === 'exited'));
@@ -629,7 +629,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('a deadline the host reaches before the extension\'s own timer reads timeout, not the exit code of a process that ended on SIGTERM', async () => {
     const first = await open();
-    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    await first.w.supervisor.exec(first.w.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
     await first.w.shutdown();
     windows.splice(windows.indexOf(first.w), 1);
     const connection = await attachPatiently(record().socket, record().secret, silentLogger);
@@ -650,7 +650,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('shutdown (the window closed for good) ends every process and the host at once', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env })).process_id;
     const pid = first.w.supervisor.info(id).pid;
     const hostPid = first.w.processHost?.hostPid as number;
@@ -661,7 +661,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('only the extension that attached last can attach: a stale secret, a wrong one and a second client are refused', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' });
     const stale = record();
     // While attached: even the right secret is refused (no two windows share a host).
@@ -684,7 +684,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('an extension host that lost its window hands the host over to the newer one of the window, which keeps every process; the old one cannot take it back', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
     const head = await readUntil(first.w.supervisor, id, 0, (t) => ticks(t).length >= 3);
     const hostPid = first.w.processHost?.hostPid as number;
@@ -710,7 +710,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('an extension host whose window is gone but has not noticed yet: asked by the host, it checks and hands the host over to the newer one during its start', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     const id = (await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
     const head = await readUntil(first.w.supervisor, id, 0, (t) => ticks(t).length >= 3);
     const hostPid = first.w.processHost?.hostPid as number;
@@ -737,7 +737,7 @@ describe('process host: processes outlive the extension host', function () {
     const second = path.join(tmp, 'workspaceStorage', '3f2a9c-1', 'codespace.codespace-vscode');
     const one = await assembleWindow(first, root, socketRoot, GRACE_MS);
     windows.push(one.assembled);
-    const id = (await one.assembled.supervisor.exec(one.assembled.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const id = (await one.assembled.supervisor.exec(one.assembled.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
     const head = await readUntil(one.assembled.supervisor, id, 0, (t) => ticks(t).length >= 3);
     const hostPid = one.assembled.processHost?.hostPid as number;
     one.assembled.processHost?.windowLive(false);
@@ -755,7 +755,7 @@ describe('process host: processes outlive the extension host', function () {
     const given = path.join(tmp, 'workspaceStorage', '7c1d0e', 'codespace.codespace-vscode');
     const one = await assembleWindow(path.join(given, 'window-1'), root, socketRoot, GRACE_MS, given);
     windows.push(one.assembled);
-    const id = (await one.assembled.supervisor.exec(one.assembled.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const id = (await one.assembled.supervisor.exec(one.assembled.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
     const head = await readUntil(one.assembled.supervisor, id, 0, (t) => ticks(t).length >= 3);
     const hostPid = one.assembled.processHost?.hostPid as number;
     assert.ok(fs.readdirSync(given).some((n) => /^process-host-\d+\.json$/.test(n)), "the record is in VS Code's folder");
@@ -769,7 +769,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('a superseded connection is not heard any more: its shutdown ends nothing', async () => {
     const first = await open();
-    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    await first.w.supervisor.exec(first.w.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
     const hostPid = first.w.processHost?.hostPid as number;
     await first.w.shutdown();
     windows.splice(windows.indexOf(first.w), 1);
@@ -820,11 +820,11 @@ describe('process host: processes outlive the extension host', function () {
 
   it('two windows on one folder: each keeps its own host, and each re-attaches to its own after a reload', async () => {
     const one = await open();
-    const a = (await one.w.supervisor.exec(one.w.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const a = (await one.w.supervisor.exec(one.w.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
     // The second window on the same folder shares the storage folder; the first one's window answers, so it is refused there.
     const two = await open();
     assert.equal(two.w.supervisor.list().length, 0);
-    const b = (await two.w.supervisor.exec(two.w.services.workspaces.get(two.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
+    const b = (await two.w.supervisor.exec(two.w.workspaces.get(two.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' })).process_id;
     assert.notEqual(one.w.processHost?.hostPid, two.w.processHost?.hostPid);
     assert.equal(recordFiles().length, 2, 'one record per host');
     const oneHost = one.w.processHost?.hostPid;
@@ -839,7 +839,7 @@ describe('process host: processes outlive the extension host', function () {
 
   it('another user cannot reach the socket', async () => {
     const first = await open();
-    const ws = first.w.services.workspaces.get(first.workspaceId);
+    const ws = first.w.workspaces.get(first.workspaceId);
     await first.w.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'shared' });
     const { socket } = record();
     const dir = path.dirname(socket);
@@ -866,8 +866,8 @@ describe('process host: processes outlive the extension host', function () {
     fs.mkdirSync(otherRoot);
     const { assembled: two, workspaceId: twoWs } = await assembleWindow(otherStorage, otherRoot, socketRoot, GRACE_MS);
     windows.push(two);
-    await one.w.supervisor.exec(one.w.services.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env });
-    await two.supervisor.exec(two.services.workspaces.get(twoWs), TICKER, { cwd: otherRoot, root: otherRoot, env });
+    await one.w.supervisor.exec(one.w.workspaces.get(one.workspaceId), TICKER, { cwd: root, root, env });
+    await two.supervisor.exec(two.workspaces.get(twoWs), TICKER, { cwd: otherRoot, root: otherRoot, env });
     assert.notEqual(one.w.processHost?.hostPid, two.processHost?.hostPid);
     await one.w.shutdown();
     windows.splice(windows.indexOf(one.w), 1);
@@ -885,17 +885,17 @@ describe('process host: processes outlive the extension host', function () {
     windows.splice(windows.indexOf(first.w), 1);
 
     const second = await open();
-    assert.equal(second.w.services.execLog.byProcessId(id)?.state, 'running');
+    assert.equal(second.w.execLog.byProcessId(id)?.state, 'running');
     assert.equal((await call(second.w, 'process_status', { process_id: id })).state, 'running');
     const ended = await call(second.w, 'terminate_process', { process_id: id });
     assert.equal(ended.termination, 'terminated');
-    await waitFor('the command log to record the end', () => second.w.services.execLog.byProcessId(id)?.state === 'exited');
-    assert.equal(second.w.services.execLog.byProcessId(id)?.termination, 'terminated');
+    await waitFor('the command log to record the end', () => second.w.execLog.byProcessId(id)?.state === 'exited');
+    assert.equal(second.w.execLog.byProcessId(id)?.termination, 'terminated');
   });
 
   it('a connection that does not prove the secret is dropped, and one that speaks garbage too', async () => {
     const first = await open();
-    await first.w.supervisor.exec(first.w.services.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
+    await first.w.supervisor.exec(first.w.workspaces.get(first.workspaceId), TICKER, { cwd: root, root, env, occupancy: 'shared' });
     const { socket } = record();
     const answer = await new Promise<string>((resolve) => {
       const s = net.connect(socket, () => s.write(Buffer.from([0, 0, 0, 9, 7, 1, 2, 3, 4, 5, 6, 7, 8])));

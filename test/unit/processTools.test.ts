@@ -9,15 +9,15 @@ import type { Profile } from '../../src/core/ports/workspaceSource';
 import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
 import type { AssembledServices } from '../../src/node/assembleServices';
 import { assembleServices } from '../../src/node/assembleServices';
-import { unitAssembleOptions } from './helpers/assembleOptions';
+import { createdTool, unitAssembleOptions } from './helpers/assembleOptions';
 import type { ProcessSupervisor } from '../../src/core/process/supervisor';
 import { execCommandTool } from '../../src/core/tools/execCommand';
 import { processResizeTool } from '../../src/core/tools/processResize';
 import { processStatusTool } from '../../src/core/tools/processStatus';
-import { processTools } from '../../src/core/tools/processTools';
+import { PROCESS_TOOLS } from '../../src/core/tools/processTools';
 import { readProcessTool } from '../../src/core/tools/readProcess';
 import { terminateProcessTool } from '../../src/core/tools/terminateProcess';
-import type { AnyTool, CoreServices, ToolContext } from '../../src/core/tools/tool';
+import type { ToolContext, ToolContract } from '../../src/core/tools/tool';
 import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
 import { writeStdinTool } from '../../src/core/tools/writeStdin';
 import { ChildProcessBackend } from '../../src/node/childProcessBackend';
@@ -32,7 +32,7 @@ describe('process tools', function () {
   let outside: string;
   let source: InMemoryWorkspaceSource;
   let supervisor: ProcessSupervisor;
-  let services: CoreServices;
+  let services: AssembledServices;
   let assembled: AssembledServices;
   let envSetting: Record<string, string>;
 
@@ -56,7 +56,7 @@ describe('process tools', function () {
         backends: { tty: () => pty, pipes: () => pipes },
       }),
     );
-    services = assembled.services;
+    services = assembled;
     supervisor = assembled.supervisor;
   });
 
@@ -65,12 +65,12 @@ describe('process tools', function () {
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  const ctx = (s: CoreServices = services): ToolContext => ({ services: s, signal: new AbortController().signal });
+  const ctx = (): ToolContext => ({ signal: new AbortController().signal });
 
   /** Parses the arguments with the tool's own schema (as the MCP host does), runs it, checks the result schema. */
-  async function call(tool: AnyTool, args: Record<string, unknown>, s: CoreServices = services): Promise<Record<string, unknown>> {
+  async function call(tool: ToolContract, args: Record<string, unknown>, s: AssembledServices = services): Promise<Record<string, unknown>> {
     const parsed = z.object(tool.input).strict().parse(args);
-    const result = (await tool.handler(parsed, ctx(s))) as Record<string, unknown>;
+    const result = (await createdTool(s, tool).handler(parsed, ctx())) as Record<string, unknown>;
     z.object(tool.output).strict().parse(result);
     return result;
   }
@@ -91,7 +91,7 @@ describe('process tools', function () {
 
   it('exports the six process tools with the contract names and kinds', () => {
     assert.deepEqual(
-      processTools.map((t) => [t.name, t.kind]),
+      PROCESS_TOOLS.map((t) => [t.name, t.kind]),
       [
         ['exec_command', 'exec'],
         ['read_process', 'processRead'],
@@ -151,9 +151,9 @@ describe('process tools', function () {
       }),
     );
     try {
-      await rejectsWith(call(execCommandTool, { workspace_id: 'proj', command: ['true'] }, broken.services), 'EXEC_DISABLED');
+      await rejectsWith(call(execCommandTool, { workspace_id: 'proj', command: ['true'] }, broken), 'EXEC_DISABLED');
       assert.deepEqual(broken.supervisor.list(), []);
-      const info = await call(workspaceInfoTool, { workspace_id: 'proj' }, broken.services);
+      const info = await call(workspaceInfoTool, { workspace_id: 'proj' }, broken);
       assert.equal((info.execution as { process: { available: boolean } }).process.available, false);
     } finally {
       await broken.shutdown();

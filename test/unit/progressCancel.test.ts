@@ -4,9 +4,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { ToolDispatcher } from '../../src/core/tools/dispatch';
 import type { RunnerEvent } from '../../src/core/runner/events';
-import { toolCatalogue } from '../../src/core/tools/catalogue';
 import { PROGRESS_MIN_INTERVAL_MS, progressReporter } from '../../src/mcp/progress';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, ok, removeTree } from './helpers/workspaceFixture';
@@ -83,7 +81,7 @@ describe('progress notifications and cancellation of long tools', () => {
   it('a cancelled find stops walking: CANCELLED, with no result', async () => {
     const ac = new AbortController();
     let progressed = 0;
-    const dispatcher = new ToolDispatcher(toolCatalogue(), h.services, h.services.logger);
+    const dispatcher = h.services.dispatcherWith([]);
     const r = await dispatcher.call('find', { workspace_id: 'proj', pattern: '**/*.ts' }, ac.signal, {
       progress: () => {
         progressed++;
@@ -98,7 +96,7 @@ describe('progress notifications and cancellation of long tools', () => {
   it('a cancelled read of a file stops before decoding it', async () => {
     const ac = new AbortController();
     ac.abort();
-    const dispatcher = new ToolDispatcher(toolCatalogue(), h.services, h.services.logger);
+    const dispatcher = h.services.dispatcherWith([]);
     const r = await dispatcher.call('read', { workspace_id: 'proj', path: 'a.txt' }, ac.signal);
     assert.equal(r.kind === 'error' ? r.body.code : r.kind, 'CANCELLED');
   });

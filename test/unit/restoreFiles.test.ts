@@ -95,7 +95,7 @@ describe('restoring files: content, mode and the folders a change made', functio
     });
 
     it('a change of mode alone is a checkpoint of its own: rewound and redone', async () => {
-      const ws = w.assembled.services.workspaces.get(WS_ID, workId);
+      const ws = w.assembled.workspaces.get(WS_ID, workId);
       const plain = await bytes('plain.txt');
       assert.equal(await modeOf('plain.txt'), 0o644);
       const result = await w.assembled.patches.restoreFiles(ws, { workspace_id: WS_ID, operation_key: 'chmod', work_id: workId, files: [{ path: 'plain.txt', expected: sha256(plain), content: plain, mode: 0o755 }] });
@@ -143,7 +143,7 @@ describe('restoring files: content, mode and the folders a change made', functio
       const script = await bytes('run.sh');
       const r = await call('apply_patch', { workspace_id: WS_ID, patch: v4a('*** Delete File: run.sh'), expected_versions: { 'run.sh': sha256(script) }, operation_key: 'del' });
       assert.equal(r.status, 'applied');
-      const { result } = await w.assembled.services.afterWrite.undo(reviewIdOf(WS_ID, undefined), 'run.sh', 0);
+      const { result } = await w.assembled.afterWrite.undo(reviewIdOf(WS_ID, undefined), 'run.sh', 0);
       assert.equal(result.status, 'applied');
       assert.deepEqual(await bytes('run.sh'), script);
       assert.equal(await modeOf('run.sh'), 0o755);
@@ -153,7 +153,7 @@ describe('restoring files: content, mode and the folders a change made', functio
       await fsp.mkdir(w.abs('was'));
       const r = await call('apply_patch', { workspace_id: WS_ID, patch: v4a('*** Add File: made/deep/f.txt', '+f', '*** Add File: was/g.txt', '+g'), expected_versions: {}, operation_key: 'add' });
       assert.equal(r.status, 'applied');
-      const reviews = w.assembled.services.afterWrite;
+      const reviews = w.assembled.afterWrite;
       await reviews.undo(reviewIdOf(WS_ID, undefined), 'made/deep/f.txt', 0);
       await reviews.undo(reviewIdOf(WS_ID, undefined), 'was/g.txt', 0);
       assert.equal(await exists('made'), false);

@@ -1,5 +1,6 @@
 import { describeError } from '../../base/describeError';
 import type { HoldFile } from './hold';
+import { heldWork } from './holdWork';
 
 /** The version of a file now; `workId`: the work the held request names (its worktree, when it has one). */
 export type DiskProbe = (workspaceId: string, relPath: string, workId?: string) => Promise<string | undefined | 'directory'>;
@@ -12,8 +13,7 @@ export async function staleReason(
   h: { readonly workspace_id: string; readonly files?: readonly HoldFile[]; readonly request: Readonly<Record<string, unknown>> },
   probe: DiskProbe,
 ): Promise<string | undefined> {
-  const named = (h.request as { work_id?: unknown }).work_id;
-  const workId = typeof named === 'string' ? named : undefined;
+  const workId = heldWork(h.request);
   for (const f of h.files ?? []) {
     let now: string | undefined | 'directory';
     try {

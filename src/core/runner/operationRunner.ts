@@ -15,6 +15,7 @@ import { RunnerActivity } from './runnerActivity';
 import type { ProcessEvents } from './runnerActivity';
 import { RETRYABLE, STALE, approvalRequired, bindingDrift, changesRequested, checkOccupancy, storedOutcome, withNote } from './runnerPolicy';
 import type { Occupant } from './runnerPolicy';
+import { heldWork } from '../approvals/holdWork';
 
 // The operation's contract lives in operationSpec.ts; callers import it from here.
 export type { AfterCommitContext, HoldDescription, IntentValue, OperationSpec, PreparedOperation, PrepareOutcome, RegisteredOperation, Review, RunContext } from './operationSpec';
@@ -95,7 +96,7 @@ export class OperationRunner implements Activity, Disposable {
   async run(tool: string, args: object, signal: AbortSignal, context: RunContext = {}): Promise<unknown> {
     const { kind, spec } = this.entry(tool);
     const request = args as Record<string, unknown>;
-    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id), workOf(request));
+    const ws = this.options.workspaces.get(spec.workspaceOf ? spec.workspaceOf(request) : String(request.workspace_id), heldWork(request));
     const result = await this.runPrepared(kind, spec, ws, request, signal, context);
     return this.afterCommit(spec, result, ws.id, context.session, ws.work_id);
   }
@@ -141,7 +142,7 @@ export class OperationRunner implements Activity, Disposable {
     const { kind, spec } = this.entry(tool);
     if (!spec.hold) throw new ToolError('INVALID_ARGUMENTS', `${tool} cannot be held.`, { details: { field: 'tool' } });
     const flags = kindFlags(kind);
-    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id), workOf(args));
+    const ws = this.options.workspaces.get(String((args as { workspace_id?: unknown }).workspace_id), heldWork(args));
     // A hold never raises a permission: read-only stays read-only.
     this.options.workspaces.require(ws, flags.requires);
     const prepared = await spec.prepare(args as Record<string, unknown>, signal);
@@ -183,7 +184,7 @@ export class OperationRunner implements Activity, Disposable {
     const entry = this.entry(started.tool);
     let prepared: PrepareOutcome<unknown> | undefined;
     try {
-      const ws = this.options.workspaces.get(started.workspace_id, workOf(started.request));
+      const ws = this.options.workspaces.get(started.workspace_id, heldWork(started.request));
       this.options.workspaces.require(ws, kindFlags(entry.kind).requires);
       try {
         prepared = await entry.spec.prepare(started.request, signal);
@@ -255,7 +256,7 @@ export class OperationRunner implements Activity, Disposable {
   /** The work whose worktree a stored request ran in, if any (a work gone since: none). */
   private worktreeWork(workspaceId: string, request: object): string | undefined {
     try {
-      return this.options.workspaces.get(workspaceId, workOf(request)).work_id;
+      return this.options.workspaces.get(workspaceId, heldWork(request)).work_id;
     } catch {
       return undefined;
     }
@@ -278,8 +279,3 @@ export class OperationRunner implements Activity, Disposable {
   }
 }
 
-/** The work a request names (work_id), whose worktree the workspace resolves to (WorkspaceRegistry.get). */
-function workOf(request: object): string | undefined {
-  const id = (request as { work_id?: unknown }).work_id;
-  return typeof id === 'string' ? id : undefined;
-}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { patchOperation } from './patchOperation';
 import { diagnosticsReportSchema } from './diagnostics';
 import { defineOperationTool } from './tool';
+import type { PatchToolDeps } from './patchTools';
 
 const fileResult = z.object({
   path: z.string(),
@@ -46,5 +47,5 @@ export const applyPatchTool = defineOperationTool({
       .optional()
       .describe('After an applied patch, in the editor, when a language server reports on the files it wrote: answered at once, never waited for.'),
   },
-  operation: (services) => patchOperation(services),
+  operation: (deps: PatchToolDeps) => patchOperation(deps),
 });

@@ -6,7 +6,15 @@ import { callerOf } from '../identity';
 import { holdViewSchema, reviewCommentSchema } from '../ledger/schemas';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { MAX_RESUME_WAIT_MS } from '../runner/operationRunner';
-import type { RegisteredOperation } from '../runner/operationRunner';
+import type { OperationRunner, RegisteredOperation } from '../runner/operationRunner';
+import type { ApprovalService } from '../approvals/approvalService';
+
+/** What the approval tools use. */
+export interface ApprovalToolDeps {
+  /** Holds open through the runner (its registered operations), and resume through it. */
+  readonly runner: Pick<OperationRunner, 'holdable' | 'createHold' | 'resume'>;
+  readonly approvals: Pick<ApprovalService, 'resolve'>;
+}
 import { applyPatchTool } from './applyPatch';
 import { execCommandTool } from './execCommand';
 import type { AnyTool } from './tool';
@@ -55,9 +63,9 @@ export const approvalCreateTool = defineTool({
     request: z.record(z.string(), z.unknown()),
   },
   output: holdShape,
-  async handler(args, { services, signal, session, agent }) {
+  create: (deps: Pick<ApprovalToolDeps, 'runner'>) => async (args, { signal, session, agent }) => {
     // The holdable tools are the registered operations that declare a hold (src/core/tools/catalogue.ts).
-    const holdable = services.runner.holdable();
+    const holdable = deps.runner.holdable();
     const tool = args.tool ?? toolOfRequest(args.request, holdable);
     const op = holdable.find((o) => o.spec.tool === tool);
     if (!op) {
@@ -73,7 +81,7 @@ export const approvalCreateTool = defineTool({
       const body = invalidArgumentsBody(tool, parsed.error, input, request);
       throw new InvalidArgumentsError(`request: ${body.message}`, { field: `request.${String(body.details?.field ?? '')}`, ...(body.hint !== undefined ? { hint: body.hint } : {}) });
     }
-    return shown(await services.runner.createHold(tool, parsed.data, signal, callerOf({ session, agent })));
+    return shown(await deps.runner.createHold(tool, parsed.data, signal, callerOf({ session, agent })));
   },
 });
 
@@ -90,8 +98,8 @@ export const approvalResolveTool = defineTool({
     note: z.string().max(MAX_NOTE_CHARS).optional(),
   },
   output: holdShape,
-  async handler(args, { services, session, agent }) {
-    return shown(await services.approvals.resolve(args.approval_id, args.decision, { by: 'agent', caller: callerOf({ session, agent }), ...(args.note !== undefined ? { note: args.note } : {}) }));
+  create: (deps: Pick<ApprovalToolDeps, 'approvals'>) => async (args, { session, agent }) => {
+    return shown(await deps.approvals.resolve(args.approval_id, args.decision, { by: 'agent', caller: callerOf({ session, agent }), ...(args.note !== undefined ? { note: args.note } : {}) }));
   },
 });
 
@@ -120,10 +128,16 @@ export const operationResumeTool = defineTool({
     process_id: z.string().optional(),
     dispatch_status: execCommandTool.output.dispatch_status.optional(),
   },
-  async handler(args, { services, signal, session }) {
+  create: (deps: Pick<ApprovalToolDeps, 'runner'>) => async (args, { signal, session }) => {
     // The held operation's after-commit work runs as for a direct call (a patch's diagnostics: never stored).
-    return (await services.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal, session !== undefined ? { session } : {})) as never;
+    return (await deps.runner.resume(args.approval_id, args.wait_ms ?? MAX_RESUME_WAIT_MS, signal, session !== undefined ? { session } : {})) as never;
   },
 });
 
-export const approvalTools: AnyTool[] = [approvalCreateTool, approvalResolveTool, operationResumeTool];
+/** The holds an agent opens or decides itself (the group "approvals"), in the order tools/list shows them. */
+export const APPROVAL_TOOLS = [approvalCreateTool, approvalResolveTool] as const;
+
+/** The approval tools and operation_resume (which finishes every held request, whatever group is off). */
+export function approvalTools(deps: ApprovalToolDeps): AnyTool[] {
+  return [approvalCreateTool.create(deps), approvalResolveTool.create(deps), operationResumeTool.create(deps)];
+}

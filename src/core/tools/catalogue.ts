@@ -1,42 +1,40 @@
-import { applyPatchTool } from './applyPatch';
-import { approvalCreateTool, approvalResolveTool, operationResumeTool } from './approvalTools';
-import { findTool } from './find';
-import { operationStatusTool } from './operationStatus';
-import { processTools } from './processTools';
-import { readTool } from './read';
-import { searchTool } from './search';
-import { steeringTools } from './steeringTools';
-import type { AnyTool } from './tool';
+import { APPROVAL_TOOLS, operationResumeTool } from './approvalTools';
+import { EDITOR_TOOLS } from './editorTools';
+import { FILE_TOOLS } from './fileTools';
+import { PATCH_TOOLS } from './patchTools';
+import { PROCESS_TOOLS } from './processTools';
+import { STEERING_TOOLS } from './steeringTools';
+import type { AnyTool, AnyToolFactory, ToolContract } from './tool';
 import { workspaceInfoTool } from './workspaceInfo';
-import { editorTools } from './editorTools';
 
 /**
  * The groups an operator can turn off (`codespace.tools.disabledGroups`), each with its tools. The tools of no group
  * are always served: workspace_info says what is off, and operation_resume finishes every held request (a held
- * apply_patch, rename_symbol or exec_command needs it whatever else is served).
+ * apply_patch, rename_symbol or exec_command needs it whatever else is served). Static data: what each module
+ * serves, without anything it runs with (the stdio bridge ships the catalogue computed from it at build time).
  */
 export const TOOL_GROUPS = {
   /** find, read, search. */
-  files: [findTool, readTool, searchTool],
+  files: FILE_TOOLS,
   /** apply_patch and its record. */
-  patch: [applyPatchTool, operationStatusTool],
+  patch: PATCH_TOOLS,
   /** Holds the agent opens or decides itself. */
-  approvals: [approvalCreateTool, approvalResolveTool],
+  approvals: APPROVAL_TOOLS,
   /** exec_command and the tools that act on its processes. */
-  process: processTools,
+  process: PROCESS_TOOLS,
   /** Works and the developer's instructions. */
-  steering: steeringTools,
+  steering: STEERING_TOOLS,
   /** The editor's language features and what the developer looks at. */
-  editor: editorTools,
-} as const satisfies Record<string, readonly AnyTool[]>;
+  editor: EDITOR_TOOLS,
+} as const satisfies Record<string, readonly AnyToolFactory[]>;
 
 export type ToolGroup = keyof typeof TOOL_GROUPS;
 
 export const TOOL_GROUP_NAMES = Object.keys(TOOL_GROUPS) as ToolGroup[];
 
 /** Every tool the server offers, in the order tools/list shows them, with its group (none: always served). */
-function entries(): { tool: AnyTool; group?: ToolGroup }[] {
-  const of = (group: ToolGroup): { tool: AnyTool; group: ToolGroup }[] => TOOL_GROUPS[group].map((tool) => ({ tool, group }));
+function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
+  const of = (group: ToolGroup): { tool: AnyToolFactory; group: ToolGroup }[] => TOOL_GROUPS[group].map((tool) => ({ tool, group }));
   return [
     { tool: workspaceInfoTool },
     ...of('files'),
@@ -49,8 +47,8 @@ function entries(): { tool: AnyTool; group?: ToolGroup }[] {
   ];
 }
 
-/** Every tool the server offers, in the order tools/list shows them. */
-export function toolCatalogue(): AnyTool[] {
+/** Every tool the server offers, in the order tools/list shows them: the contracts, creatable with their dependencies. */
+export function toolCatalogue(): AnyToolFactory[] {
   return entries().map((e) => e.tool);
 }
 
@@ -59,4 +57,25 @@ const GROUP_OF = new Map(entries().flatMap((e) => (e.group ? [[e.tool.name, e.gr
 /** The group a tool of the catalogue belongs to; undefined for a tool that is always served. */
 export function toolGroupOf(name: string): ToolGroup | undefined {
   return GROUP_OF.get(name);
+}
+
+/**
+ * The catalogue's tools as the modules created them (each module's `tools(deps)`), in the catalogue's order; tools of
+ * no catalogue entry (a test's own) follow in the order given. Fails when a catalogue tool is missing or created
+ * twice, or when a created tool's contract is not its catalogue entry's: what is served is exactly what is listed.
+ */
+export function assembleCatalogue(created: readonly AnyTool[]): AnyTool[] {
+  const byName = new Map<string, AnyTool>();
+  for (const tool of created) {
+    if (byName.has(tool.name)) throw new Error(`The tool ${tool.name} was created twice.`);
+    byName.set(tool.name, tool);
+  }
+  const listed = toolCatalogue().map((entry: ToolContract) => {
+    const tool = byName.get(entry.name);
+    if (!tool) throw new Error(`No module created the tool ${entry.name} of the catalogue.`);
+    if (tool.input !== entry.input || tool.output !== entry.output || tool.kind !== entry.kind) throw new Error(`The tool ${entry.name} was created with another contract than the catalogue's.`);
+    return tool;
+  });
+  const names = new Set(listed.map((t) => t.name));
+  return [...listed, ...created.filter((t) => !names.has(t.name))];
 }

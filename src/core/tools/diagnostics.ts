@@ -1,14 +1,15 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
-import type { FileReport, FollowedFile } from '../language/diagnosticsFeed';
+import type { DiagnosticsFeed, FileReport, FollowedFile } from '../language/diagnosticsFeed';
 import { MAX_FOLLOWED_FILES, MAX_FOLLOWED_FILE_BYTES } from '../language/diagnosticsFeed';
 import type { DiagnosticSeverity, EditorDiagnostic, FileDiagnostics } from '../ports/languageFeatures';
 import { checkPath, realRootOf } from '../policy/paths';
 import type { Workspace } from '../policy/workspaces';
 import { LANGUAGE_LIMITS, LocationMapper, featuresOf, rangeSchema } from './language';
 import { defineTool } from './tool';
-import type { CoreServices } from './tool';
+import type { EditorToolDeps } from './editorTools';
+import type { CallHook } from './callHooks';
 import { describeErrorWithStack } from '../../base/describeError';
 
 const SEVERITIES = ['error', 'warning', 'information', 'hint'] as const;
@@ -78,8 +79,8 @@ function itemsOf(found: readonly { rel: string; diagnostics: readonly EditorDiag
  * The diagnostics of one workspace, as agents see them: only files inside it (by real path too), most severe first,
  * then by path and position; at most `maxDiagnostics`, messages bounded. Counts cover everything found.
  */
-export async function workspaceDiagnostics(services: CoreServices, ws: Workspace, found: readonly FileDiagnostics[]): Promise<Omit<DiagnosticsReport, 'pending'>> {
-  const mapper = new LocationMapper(services);
+export async function workspaceDiagnostics(deps: Pick<EditorToolDeps, 'workspaces' | 'fs'>, ws: Workspace, found: readonly FileDiagnostics[]): Promise<Omit<DiagnosticsReport, 'pending'>> {
+  const mapper = new LocationMapper(deps);
   const inside: { rel: string; diagnostics: readonly EditorDiagnostic[] }[] = [];
   for (const file of found) {
     if (file.diagnostics.length === 0) continue;
@@ -124,29 +125,32 @@ export interface WrittenFile {
  * (a file type no server reports on, following off, no editor). Never fails the patch, which is already written and
  * recorded.
  */
-export async function patchDiagnostics(services: CoreServices, workspaceId: string, written: readonly WrittenFile[], session?: string): Promise<DiagnosticsReport | undefined> {
-  if (!services.language || written.length === 0) return undefined;
+/** What following the diagnostics of a patch's files uses (apply_patch's after-commit work). */
+export type PatchDiagnosticsDeps = Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs' | 'diagnosticsFeed' | 'logger'>;
+
+export async function patchDiagnostics(deps: PatchDiagnosticsDeps, workspaceId: string, written: readonly WrittenFile[], session?: string): Promise<DiagnosticsReport | undefined> {
+  if (!deps.language || written.length === 0) return undefined;
   try {
-    const ws = services.workspaces.get(workspaceId);
+    const ws = deps.workspaces.get(workspaceId);
     const files: FollowedFile[] = [];
     /** Files a server reports on that are too large to follow. */
     let large = 0;
     for (const f of written.slice(0, MAX_SETTLE_FILES)) {
       if (f.version === undefined) continue;
       const abs = path.join(ws.root, ...f.path.split('/'));
-      if (!services.diagnosticsFeed.follows(abs)) continue;
-      if (((await services.fs.stat(abs).catch(() => undefined))?.size ?? 0) > MAX_FOLLOWED_FILE_BYTES) large++;
+      if (!deps.diagnosticsFeed.follows(abs)) continue;
+      if (((await deps.fs.stat(abs).catch(() => undefined))?.size ?? 0) > MAX_FOLLOWED_FILE_BYTES) large++;
       else files.push({ workspace_id: ws.id, path: f.path, abs, version: f.version });
     }
-    const followed = services.diagnosticsFeed.follow(session, files);
+    const followed = deps.diagnosticsFeed.follow(session, files);
     const unchecked = large + Math.max(0, written.length - MAX_SETTLE_FILES);
     const extra = unchecked > 0 ? { unchecked } : {};
     if (followed.length === 0) return large > 0 ? { pending: false, ...itemsOf([]), ...extra } : undefined;
-    const known = await services.language.diagnostics(followed.map((f) => f.abs));
+    const known = await deps.language.diagnostics(followed.map((f) => f.abs));
     const report = itemsOf(followed.map((f) => ({ rel: f.path, diagnostics: known.find((k) => k.path === f.abs)?.diagnostics ?? [] })));
     return { pending: true, ...report, ...extra };
   } catch (err) {
-    services.logger.error('[diagnostics] collecting diagnostics after a patch failed', describeErrorWithStack(err));
+    deps.logger.error('[diagnostics] collecting diagnostics after a patch failed', describeErrorWithStack(err));
     return undefined;
   }
 }
@@ -175,23 +179,23 @@ export const diagnosticsTool = defineTool({
     truncated: z.boolean(),
     settled: z.boolean(),
   },
-  async handler(args, { services, signal, session }) {
-    const features = featuresOf(services);
-    const ws = services.workspaces.get(args.workspace_id);
+  create: (deps: Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs' | 'diagnosticsFeed' | 'diagnosticsSettleMs'>) => async (args, { signal, session }) => {
+    const features = featuresOf(deps);
+    const ws = deps.workspaces.get(args.workspace_id);
     if (args.paths === undefined) {
       if (args.wait_ms !== undefined) throw new InvalidArgumentsError('wait_ms needs paths: the whole-workspace view never waits.', { field: 'wait_ms' });
-      const all = await workspaceDiagnostics(services, ws, await features.diagnostics());
+      const all = await workspaceDiagnostics(deps, ws, await features.diagnostics());
       return { diagnostics: all.items, counts: all.counts, truncated: all.truncated, settled: true };
     }
     if (args.paths.length === 0) throw new InvalidArgumentsError('paths is empty; omit it for the whole workspace.', { field: 'paths' });
-    const realRoot = await realRootOf(services.fs, ws.root);
+    const realRoot = await realRootOf(deps.fs, ws.root);
     const abs: string[] = [];
     // Each path gets the check every path-taking tool makes (a refusal names the path in details.path), before the
     // editor opens it: a FIFO handed to the editor would block its file service (microsoft/vscode#148034).
-    for (const p of args.paths) abs.push((await checkPath(services.fs, ws.root, p, 'file', { realRoot })).abs);
-    const deadline = Date.now() + (args.wait_ms ?? Math.max(services.diagnosticsSettleMs(), 0));
+    for (const p of args.paths) abs.push((await checkPath(deps.fs, ws.root, p, 'file', { realRoot })).abs);
+    const deadline = Date.now() + (args.wait_ms ?? Math.max(deps.diagnosticsSettleMs(), 0));
     // Files an edit handed to the feed: their report for the version the edit wrote (waiting for it, bounded).
-    const fed = await services.diagnosticsFeed.await(session, abs, deadline - Date.now(), signal);
+    const fed = await deps.diagnosticsFeed.await(session, abs, deadline - Date.now(), signal);
     let settled = true;
     const files: FileDiagnostics[] = [];
     const current: string[] = [];
@@ -217,7 +221,20 @@ export const diagnosticsTool = defineTool({
       settled &&= checked.settled;
       files.push(...checked.files);
     }
-    const report = await workspaceDiagnostics(services, ws, files);
+    const report = await workspaceDiagnostics(deps, ws, files);
     return { diagnostics: report.items, counts: report.counts, truncated: report.truncated, settled };
   },
 });
+
+/**
+ * Every answer to a session carries `diagnostics_update`: what the language servers reported, since its last answer,
+ * about files it edited (taken once: delivered now).
+ */
+export function diagnosticsHook(feed: Pick<DiagnosticsFeed, 'take'>): CallHook {
+  return {
+    after(call) {
+      const reports = feed.take(call.session);
+      return reports.length > 0 ? { diagnostics_update: updateOf(reports) } : undefined;
+    },
+  };
+}

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import type { ToolErrorBody } from '../errors';
 import type { Logger } from '../ports/logger';
-import type { AnyTool, CoreServices, ExtraContent, ProgressReporter } from './tool';
-import { EXTRA_CONTENT, operationsOf } from './tool';
+import type { AnyTool, ExtraContent, ProgressReporter } from './tool';
+import { EXTRA_CONTENT } from './tool';
 import { invalidArgumentsBody } from '../runner/argumentErrors';
 import { TOOL_GROUPS_SETTING } from './toolGroups';
-import { updateOf } from './diagnostics';
-import { kindFlags } from '../toolKinds';
-import { heldWork } from '../approvals/holdWork';
+import type { ToolGroups } from './toolGroups';
+import type { CallHook } from './callHooks';
+import type { Disposable } from '../../base/disposable';
 import { callerOf } from '../identity';
 import type { AgentRef } from '../identity';
 import { describeErrorWithStack } from '../../base/describeError';
@@ -35,20 +35,20 @@ export type ToolOutcome =
  * Nothing but the body (no stack trace) ever leaves; unexpected failures are logged.
  */
 export class ToolDispatcher {
+  private readonly hooks: CallHook[] = [];
   private readonly byName = new Map<string, { tool: AnyTool; input: z.ZodObject<z.ZodRawShape>; output: z.ZodObject<z.ZodRawShape> }>();
   constructor(
     /**
      * Every tool of the catalogue, served or not. Any result may also carry `coordination: { work_id,
-     * queued_instructions }` (see call()); output schemas leave room for it.
+     * queued_instructions }` from the steering hook (see call()); output schemas leave room for such notes.
      */
     readonly tools: readonly AnyTool[],
-    readonly services: CoreServices,
+    /** Which groups the operator serves: tools/list leaves the others out, and a call to one of them is refused. */
+    readonly toolGroups: Pick<ToolGroups, 'state' | 'disabledGroupOf' | 'onDidChange'>,
     private readonly logger: Logger,
   ) {
     // Both schemas are built once per tool: checking a result is then one parse (measured on `read` in bench).
     for (const tool of this.tools) this.byName.set(tool.name, { tool, input: z.object(tool.input).strict(), output: z.object(tool.output) });
-    // The runner's registry is the catalogue's operations: calls route to them by name and holds of them resume.
-    services.runner.register(operationsOf(this.tools, services));
   }
 
   names(): string[] {
@@ -57,32 +57,32 @@ export class ToolDispatcher {
 
   /** The tools served now: the catalogue less the groups the operator turned off (tools/list). */
   served(): AnyTool[] {
-    const off = new Set(this.services.toolGroups.state().tools);
+    const off = new Set(this.toolGroups.state().tools);
     return this.tools.filter((t) => !off.has(t.name));
   }
 
+  /** Adds a hook around every call (callHooks.ts); its notes follow those of the hooks added before it. */
+  addHook(hook: CallHook): Disposable {
+    this.hooks.push(hook);
+    return {
+      dispose: () => {
+        const at = this.hooks.indexOf(hook);
+        if (at >= 0) this.hooks.splice(at, 1);
+      },
+    };
+  }
+
   /**
-   * Runs one call. A session that names an open work (`work_id`) takes it on; every answer to a session with an
-   * open work then carries `coordination` (results at the top level, errors in `details`), so the agent learns
-   * at its next call, whatever the tool, that the developer has queued an instruction. In the same way an answer
-   * carries `diagnostics_update`: what the language servers reported, since the last answer, about files this
-   * session edited, and `review_update`: the hunks of what it (or its work) wrote that the reviewer undid.
+   * Runs one call, then asks every hook for its notes on the answer: the works' coordination, the language servers'
+   * reports, what the reviewer undid (the pieces that add them register their hooks, see callHooks.ts).
    */
   async call(name: string, args: unknown, signal: AbortSignal, context: CallContext = {}): Promise<ToolOutcome> {
     const outcome = await this.run(name, args, signal, context);
     if (outcome.kind === 'unknown_tool') return outcome;
-    const named = (args as { work_id?: unknown } | null | undefined)?.work_id;
-    if (typeof named === 'string') this.services.steering.adopt(context.session, named);
-    const coordination = this.services.steering.coordination(context.session, typeof named === 'string' ? named : undefined);
-    // What the language servers reported since about files this session edited (taken once: delivered now).
-    const reports = this.services.diagnosticsFeed.take(context.session);
-    // What the reviewer undid, after the write, of what this session (or its work) wrote (taken once: delivered now).
-    const undone = this.services.afterWrite.take(context.session, coordination?.work_id ?? (typeof named === 'string' ? named : undefined));
-    const notes = {
-      ...(coordination ? { coordination } : {}),
-      ...(reports.length > 0 ? { diagnostics_update: updateOf(reports) } : {}),
-      ...(undone.length > 0 ? { review_update: undone } : {}),
-    };
+    const kind = (this.byName.get(name) as { tool: AnyTool }).tool.kind;
+    const call = { tool: name, kind, args, ...callerOf(context) };
+    let notes: Record<string, unknown> = {};
+    for (const hook of [...this.hooks]) notes = { ...notes, ...hook.after?.(call) };
     if (Object.keys(notes).length === 0) return outcome;
     if (outcome.kind === 'result') return { kind: 'result', value: { ...outcome.value, ...notes } };
     return { kind: 'error', body: { ...outcome.body, details: { ...outcome.body.details, ...notes } } };
@@ -106,31 +106,13 @@ export class ToolDispatcher {
     };
   }
 
-  /**
-   * The work a call writes in or runs a command in: its own work_id (a tool that writes or runs), the work_id of the
-   * request it holds (approval_create), or of the hold it resumes (operation_resume).
-   */
-  private editedWork(kind: AnyTool['kind'], args: Record<string, unknown>): string | undefined {
-    const flags = kindFlags(kind);
-    if (typeof args.work_id === 'string' && flags.requires !== 'read') return args.work_id;
-    if (kind === 'approval') return heldWork(args.request);
-    if (kind === 'resume' && typeof args.approval_id === 'string') {
-      try {
-        return heldWork(this.services.approvals.stored(args.approval_id).request);
-      } catch {
-        return undefined;
-      }
-    }
-    return undefined;
-  }
-
   private async run(name: string, args: unknown, signal: AbortSignal, context: CallContext): Promise<ToolOutcome> {
     const entry = this.byName.get(name);
     if (!entry) {
       const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
       return { kind: 'unknown_tool', message: `Unknown tool ${shown}. Known tools: ${this.served().map((t) => t.name).join(', ')}.` };
     }
-    const group = this.services.toolGroups.disabledGroupOf(name);
+    const group = this.toolGroups.disabledGroupOf(name);
     if (group !== undefined) {
       return {
         kind: 'error',
@@ -148,13 +130,11 @@ export class ToolDispatcher {
       this.logger.debug(`[tools] ${name} refused: INVALID_ARGUMENTS (${String(body.details?.field)})`);
       return { kind: 'error', body };
     }
-    // A session that writes or runs a command in a work is one of its authors: it cannot review it (work_review).
-    const edited = this.editedWork(entry.tool.kind, parsed.data as Record<string, unknown>);
-    if (edited !== undefined) this.services.steering.noteEditor(edited, callerOf(context));
+    const call = { tool: name, kind: entry.tool.kind, args: parsed.data as Record<string, unknown>, ...callerOf(context) };
+    for (const hook of [...this.hooks]) hook.before?.(call);
     const started = Date.now();
     try {
       const value = (await entry.tool.handler(parsed.data, {
-        services: this.services,
         signal,
         ...callerOf(context),
         ...(context.progress ? { progress: context.progress } : {}),

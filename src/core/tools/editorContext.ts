@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LANGUAGE_LIMITS, LocationMapper, boundedText, featuresOf, rangeSchema } from './language';
 import { defineTool } from './tool';
+import type { EditorToolDeps } from './editorTools';
 
 const fileRef = z.object({
   outside: z.boolean().describe('true: a file outside every workspace folder (or not a file); no path or content is given.'),
@@ -27,10 +28,10 @@ export const editorContextTool = defineTool({
     visible: z.array(fileRef.extend({ selections: z.array(rangeSchema).optional() })),
     dirty: z.array(fileRef),
   },
-  async handler(_args, { services }) {
-    const features = featuresOf(services);
+  create: (deps: Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs'>) => async () => {
+    const features = featuresOf(deps);
     const state = features.editorState();
-    const mapper = new LocationMapper(services);
+    const mapper = new LocationMapper(deps);
     const ref = async (abs: string | undefined): Promise<z.infer<typeof fileRef>> => {
       const where = await mapper.confinePath(abs);
       return where ? { outside: false, workspace_id: where.ws.id, path: where.rel } : { outside: true };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../errors';
 import { checkPath } from '../policy/paths';
-import type { CoreServices } from './tool';
+import type { ProcessToolDeps } from './processTools';
 import { hashArguments } from '../ledger/canonicalJson';
 import { defineOperationTool } from './tool';
 import { holdReason } from '../approvals/holdPolicy';
@@ -24,9 +24,9 @@ function checkCwdLength(cwd: string, root: string): void {
 }
 
 /** The cwd through the one path check (a folder this time); refusals also name it in `details.cwd`. */
-async function checkCwd(services: CoreServices, root: string, cwd: string): Promise<{ abs: string; rel: string }> {
+async function checkCwd(deps: Pick<ProcessToolDeps, 'fs'>, root: string, cwd: string): Promise<{ abs: string; rel: string }> {
   try {
-    return await checkPath(services.fs, root, cwd, 'folder', { allowRoot: true });
+    return await checkPath(deps.fs, root, cwd, 'folder', { allowRoot: true });
   } catch (err) {
     if (!ToolError.is(err) || err.details === undefined) throw err;
     throw new ToolError(err.code, `cwd: ${err.message}`, { hint: err.hint ?? 'Pass an existing folder relative to the workspace root, or omit cwd to run in the root.', details: { ...err.details, cwd: err.details.path } });
@@ -58,7 +58,7 @@ export const execCommandTool = defineOperationTool({
     process_id: z.string(),
     dispatch_status: z.enum(['confirmed', 'unknown']),
   },
-  operation: (services) => ({
+  operation: (deps: Pick<ProcessToolDeps, 'workspaces' | 'fs' | 'processes' | 'processCapabilities' | 'exec'>) => ({
     tool: 'exec_command',
     // Held by codespace.approvals.commands: every command, or none.
     hold: {
@@ -66,14 +66,14 @@ export const execCommandTool = defineOperationTool({
       description: { reviews: 'every command', nothing: 'started' },
     },
     async prepare(args) {
-      const ws = services.workspaces.get(args.workspace_id, args.work_id);
-      if (!services.processCapabilities().available) {
+      const ws = deps.workspaces.get(args.workspace_id, args.work_id);
+      if (!deps.processCapabilities().available) {
         throw new ToolError('EXEC_DISABLED', 'This CodeSpace server cannot run processes: no process backend could be loaded.', {
           hint: 'Call workspace_info: execution.process.available says whether commands can run here.',
         });
       }
       checkCwdLength(args.cwd ?? '', ws.root);
-      const { abs, rel } = await checkCwd(services, ws.root, args.cwd ?? '');
+      const { abs, rel } = await checkCwd(deps, ws.root, args.cwd ?? '');
       const tty = args.tty ?? false;
       const occupancy = args.occupancy ?? 'exclusive';
       const shown = args.command.join(' ');
@@ -82,20 +82,20 @@ export const execCommandTool = defineOperationTool({
         title: `exec_command: ${shown.length > 80 ? `${shown.slice(0, 79)}…` : shown}`,
         intent: {
           request_hash: hashArguments({ tool: 'exec_command', ...args }),
-          command: { argv: [...args.command], cwd: rel, tty, occupancy, env_changes: services.exec.envChanges() },
+          command: { argv: [...args.command], cwd: rel, tty, occupancy, env_changes: deps.exec.envChanges() },
           sensitive_paths: [],
         },
         holdable: true,
         occupies: occupancy === 'exclusive',
         ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
         commit: () =>
-          services.processes.exec(ws, args.command, {
+          deps.processes.exec(ws, args.command, {
             cwd: abs,
             root: ws.root,
             tty,
             occupancy,
-            env: services.exec.env(),
-            timeoutMs: services.exec.timeoutMs(),
+            env: deps.exec.env(),
+            timeoutMs: deps.exec.timeoutMs(),
           }),
         release: () => undefined,
       };

@@ -5,6 +5,7 @@ import { GLOB_LIMITS, checkGlob } from '../policy/glob';
 import { isInside, isNameable, leftOutNamesNote } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
+import type { FileToolDeps } from './fileTools';
 
 /** Checks the pattern (InvalidArgumentsError naming the problem or limit) and returns it with star runs collapsed. */
 function checkPattern(pattern: string): string {
@@ -39,15 +40,15 @@ export const findTool = defineTool({
     truncated: z.boolean(),
     notes: z.array(z.string()).optional(),
   },
-  async handler(args, { services, signal, progress }) {
+  create: (deps: Pick<FileToolDeps, 'workspaces' | 'fs' | 'limits'>) => async (args, { signal, progress }) => {
     const pattern = checkPattern(args.pattern);
-    const ws = services.workspaces.get(args.workspace_id, args.work_id);
-    const cap = services.limits().findResults;
+    const ws = deps.workspaces.get(args.workspace_id, args.work_id);
+    const cap = deps.limits().findResults;
     const max = Math.min(args.max_results ?? cap, cap);
     // The first notification goes when the walk starts, as search and apply_patch do: a client that asked for
     // progress gets one however fast the walk turns out (later ones follow only when it takes a while).
     progress?.(0, undefined, 'reading folders');
-    const found = await services.fs.find(ws.root, pattern, {
+    const found = await deps.fs.find(ws.root, pattern, {
       maxResults: max,
       useExcludes: true,
       signal,
@@ -55,12 +56,12 @@ export const findTool = defineTool({
     });
     // Symlinks inside the root may point outside: keep only results whose real location is inside. When the
     // adapter says which results involve a link, only those need resolving.
-    const realRoot = await services.fs.realpath(ws.root);
+    const realRoot = await deps.fs.realpath(ws.root);
     const suspects = found.symlinks ?? found.paths;
     const outside = new Set<string>();
     await mapLimit(suspects, 32, async (rel) => {
       try {
-        const real = await services.fs.realpath(path.join(ws.root, ...rel.split('/')));
+        const real = await deps.fs.realpath(path.join(ws.root, ...rel.split('/')));
         if (!isInside(realRoot, real)) outside.add(rel);
       } catch {
         outside.add(rel);

@@ -6,7 +6,7 @@ import { confine, failureCode, isInside, readCheckedFile } from '../policy/paths
 import type { Workspace } from '../policy/workspaces';
 import { decodeText, hasBom } from '../patch/textFile';
 import { contentVersion } from '../patch/version';
-import type { CoreServices } from './tool';
+import type { EditorToolDeps } from './editorTools';
 
 /**
  * Shared by the editor tools (diagnostics, symbols, navigation, editor_context, rename_symbol): the bounds, the
@@ -50,13 +50,13 @@ export const locationSchema = z.object({
 export type LocationView = z.infer<typeof locationSchema>;
 
 /** The port, or UNAVAILABLE in a host without an editor. */
-export function featuresOf(services: CoreServices): LanguageFeatures {
-  if (!services.language) {
+export function featuresOf(deps: Pick<EditorToolDeps, 'language'>): LanguageFeatures {
+  if (!deps.language) {
     throw new ToolError('UNAVAILABLE', 'Language features need the VS Code editor; this host has none.', {
       hint: 'Use find, read and exec_command (for example the project\'s type checker) instead.',
     });
   }
-  return services.language;
+  return deps.language;
 }
 
 /** A workspace file read from disk through the confined file system, with its lines. */
@@ -77,8 +77,8 @@ export function splitLines(text: string): string[] {
 }
 
 /** Reads a workspace file the way `read` does (confined, verified descriptor); not text is NOT_TEXT. */
-export async function readWorkspaceFile(services: CoreServices, ws: Workspace, input: string, field = 'path'): Promise<CheckedFile> {
-  const { rel, abs, bytes } = await readCheckedFile(services.fs, ws.root, input, { maxBytes: MAX_LANGUAGE_FILE_BYTES, limit: 'max_language_file_bytes' });
+export async function readWorkspaceFile(deps: Pick<EditorToolDeps, 'fs'>, ws: Workspace, input: string, field = 'path'): Promise<CheckedFile> {
+  const { rel, abs, bytes } = await readCheckedFile(deps.fs, ws.root, input, { maxBytes: MAX_LANGUAGE_FILE_BYTES, limit: 'max_language_file_bytes' });
   const text = decodeText(hasBom(bytes) ? bytes.subarray(3) : bytes);
   if (text === undefined) {
     throw new ToolError('NOT_TEXT', `${rel} is not UTF-8 text.`, { details: { path: rel, field } });
@@ -121,12 +121,12 @@ export class LocationMapper {
   private readonly realRoots = new Map<string, Promise<string | undefined>>();
   outside = 0;
 
-  constructor(private readonly services: CoreServices) {}
+  constructor(private readonly deps: Pick<EditorToolDeps, 'workspaces' | 'fs'>) {}
 
   /** The workspace folder (deepest root) holding `abs`, textually; undefined when none does. */
   workspaceOf(abs: string): { ws: Workspace; rel: string } | undefined {
     let best: Workspace | undefined;
-    for (const ws of this.services.workspaces.list()) {
+    for (const ws of this.deps.workspaces.list()) {
       if (isInside(ws.root, abs) && (!best || ws.root.length > best.root.length)) best = ws;
     }
     if (!best) return undefined;
@@ -137,7 +137,7 @@ export class LocationMapper {
   private realRoot(ws: Workspace): Promise<string | undefined> {
     let p = this.realRoots.get(ws.id);
     if (!p) {
-      p = this.services.fs.realpath(ws.root).then(
+      p = this.deps.fs.realpath(ws.root).then(
         (r) => r,
         () => undefined,
       );
@@ -154,7 +154,7 @@ export class LocationMapper {
         const realRoot = await this.realRoot(ws);
         if (realRoot === undefined) return 'outside';
         try {
-          const { bytes } = await this.services.fs.readFile(abs, { within: realRoot, maxBytes: LANGUAGE_LIMITS.maxContextFileBytes });
+          const { bytes } = await this.deps.fs.readFile(abs, { within: realRoot, maxBytes: LANGUAGE_LIMITS.maxContextFileBytes });
           const text = decodeText(hasBom(bytes) ? bytes.subarray(3) : bytes);
           return text === undefined ? undefined : splitLines(text);
         } catch (err) {
@@ -175,7 +175,7 @@ export class LocationMapper {
     const realRoot = await this.realRoot(where.ws);
     if (realRoot === undefined) return undefined;
     try {
-      await confine(this.services.fs, where.ws.root, where.rel, { realRoot });
+      await confine(this.deps.fs, where.ws.root, where.rel, { realRoot });
       return where;
     } catch {
       return undefined;

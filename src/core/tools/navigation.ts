@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { LANGUAGE_LIMITS, LocationMapper, boundedText, checkPosition, featuresOf, locationSchema, positionInput, rangeSchema, readWorkspaceFile, sortLocations } from './language';
 import { defineTool } from './tool';
-import type { CoreServices } from './tool';
+import type { EditorToolDeps } from './editorTools';
+
+/** What the navigation tools use. */
+type NavigationDeps = Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs'>;
 
 const target = {
   workspace_id: z.string().min(1),
@@ -17,15 +20,15 @@ const locationsOutput = {
 
 /** Definition and references share one path: check the position, ask the editor, confine and bound what it says. */
 async function locationsAt(
-  services: CoreServices,
+  deps: NavigationDeps,
   args: { workspace_id: string; path: string; line: number; character: number },
   which: 'definition' | 'references',
 ): Promise<{ locations: z.infer<typeof locationSchema>[]; outside: number; truncated: boolean }> {
-  const features = featuresOf(services);
-  const ws = services.workspaces.get(args.workspace_id);
-  const file = await readWorkspaceFile(services, ws, args.path);
+  const features = featuresOf(deps);
+  const ws = deps.workspaces.get(args.workspace_id);
+  const file = await readWorkspaceFile(deps, ws, args.path);
   const pos = checkPosition(file, args.line, args.character);
-  const mapper = new LocationMapper(services);
+  const mapper = new LocationMapper(deps);
   const { locations, truncated } = await mapper.mapAll(sortLocations(await features[which](file.abs, pos)), LANGUAGE_LIMITS.maxLocations);
   return { locations, outside: mapper.outside, truncated };
 }
@@ -38,7 +41,7 @@ export const definitionTool = defineTool({
   kind: 'inspect',
   input: target,
   output: locationsOutput,
-  handler: (args, { services }) => locationsAt(services, args, 'definition'),
+  create: (deps: NavigationDeps) => (args) => locationsAt(deps, args, 'definition'),
 });
 
 export const referencesTool = defineTool({
@@ -49,7 +52,7 @@ export const referencesTool = defineTool({
   kind: 'inspect',
   input: target,
   output: locationsOutput,
-  handler: (args, { services }) => locationsAt(services, args, 'references'),
+  create: (deps: NavigationDeps) => (args) => locationsAt(deps, args, 'references'),
 });
 
 export const hoverTool = defineTool({
@@ -64,10 +67,10 @@ export const hoverTool = defineTool({
     range: rangeSchema.optional(),
     truncated: z.boolean(),
   },
-  async handler(args, { services }) {
-    const features = featuresOf(services);
-    const ws = services.workspaces.get(args.workspace_id);
-    const file = await readWorkspaceFile(services, ws, args.path);
+  create: (deps: NavigationDeps) => async (args) => {
+    const features = featuresOf(deps);
+    const ws = deps.workspaces.get(args.workspace_id);
+    const file = await readWorkspaceFile(deps, ws, args.path);
     const pos = checkPosition(file, args.line, args.character);
     const hovers = await features.hover(file.abs, pos);
     const parts = hovers.flatMap((h) => h.contents).filter((c) => c.trim() !== '');

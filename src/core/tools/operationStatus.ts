@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
 import { defineTool } from './tool';
+import type { PatchToolDeps } from './patchTools';
 
 const hash = z.string().nullable();
 
@@ -33,12 +34,12 @@ export const operationStatusTool = defineTool({
       evidence: z.array(z.object({ path: z.string(), expected_before: hash, expected_after: hash, found: hash })).optional(),
     })),
   },
-  async handler(args, { services }) {
+  create: (deps: Pick<PatchToolDeps, 'patches'>) => async (args) => {
     const byKey = args.operation_key !== undefined;
     if (byKey === (args.operation_id !== undefined)) {
       throw new InvalidArgumentsError('Pass exactly one of operation_key or operation_id.');
     }
-    const ledger = services.patches.ledger;
+    const ledger = deps.patches.ledger;
     const r = ledger.get(byKey ? { operation_key: args.operation_key as string } : { operation_id: args.operation_id as string });
     return {
       operation_id: r.operation_id,

@@ -6,14 +6,15 @@ import { occupancyScope } from '../policy/workspaces';
 import { hashArguments } from '../ledger/canonicalJson';
 import type { z } from 'zod';
 import type { StoredHold } from '../approvals/approvalService';
-import { holdWorkspace } from '../approvals/holdWork';
 import { ToolError } from '../errors';
 import { unifiedDiff } from '../patch/diff';
 import type { OperationSpec, PreparedOperation } from '../runner/operationRunner';
-import type { CoreServices } from './tool';
+import type { PatchToolDeps } from './patchTools';
+import type { PatchDiagnosticsDeps } from './diagnostics';
 import type { ApplyPatchRequest, ApplyPatchResult, PatchIntent } from '../patch/patchService';
 import type { diagnosticsReportSchema } from './diagnostics';
 import { patchDiagnostics } from './diagnostics';
+import { holdWorkspace } from '../approvals/holdWork';
 
 export interface ApplyPatchArgs {
   readonly workspace_id: string;
@@ -87,10 +88,10 @@ function reviewerChanges(intent: PatchIntent, reviewed: ReadonlyMap<string, Uint
 }
 
 /** Commits a planned patch, with the reviewer's bytes in place of the plan's where the reviewer edited. */
-async function commitPatch(services: CoreServices, intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array> | undefined): Promise<ApplyPatchResult> {
-  const result = await services.patches.commit(intent, reviewed);
+async function commitPatch(deps: Pick<PatchToolDeps, 'patches' | 'afterWrite'>, intent: PatchIntent, reviewed: ReadonlyMap<string, Uint8Array> | undefined): Promise<ApplyPatchResult> {
+  const result = await deps.patches.commit(intent, reviewed);
   // Review after the write: what it wrote joins the review of its work (or workspace).
-  await services.afterWrite.recordCommit(intent, result);
+  await deps.afterWrite.recordCommit(intent, result);
   if (!reviewed || reviewed.size === 0) return result;
   const withChanges: ApplyPatchResult & { reviewer_changes: { path: string; diff: string }[] } = { ...result, reviewer_changes: reviewerChanges(intent, reviewed) };
   return withChanges;
@@ -101,21 +102,21 @@ async function commitPatch(services: CoreServices, intent: PatchIntent, reviewed
  * workspace's patch turn and the ledger has the result (which never carries it: a replay answers anew). Never waits
  * for a language server.
  */
-export async function withPatchDiagnostics<R extends ApplyPatchResult>(services: CoreServices, workspaceId: string, result: R, session?: string): Promise<R & { diagnostics?: z.infer<typeof diagnosticsReportSchema> }> {
+export async function withPatchDiagnostics<R extends ApplyPatchResult>(deps: PatchDiagnosticsDeps, workspaceId: string, result: R, session?: string): Promise<R & { diagnostics?: z.infer<typeof diagnosticsReportSchema> }> {
   if (result.status !== 'applied') return result;
   const written = result.files.flatMap((f) => (f.kind === 'delete' ? [] : [{ path: f.kind === 'move' && f.move_to !== undefined ? f.move_to : f.path, version: f.after_version }]));
-  const diagnostics = await patchDiagnostics(services, workspaceId, written, session);
+  const diagnostics = await patchDiagnostics(deps, workspaceId, written, session);
   return diagnostics ? { ...result, diagnostics } : result;
 }
 
 /** A held patch planned again (after a reload): its proposal, or the hold turns stale when a bound file moved on. */
-async function replanHold(services: CoreServices, hold: StoredHold): Promise<ProposalFile[]> {
-  const prepared = await services.patches.prepare(holdWorkspace(services.workspaces, hold), hold.request as unknown as ApplyPatchRequest);
+async function replanHold(deps: Pick<PatchToolDeps, 'patches' | 'workspaces' | 'approvals'>, hold: StoredHold): Promise<ProposalFile[]> {
+  const prepared = await deps.patches.prepare(holdWorkspace(deps.workspaces, hold), hold.request as unknown as ApplyPatchRequest);
   if ('replay' in prepared) return [];
   for (const f of hold.files ?? []) {
     const now = prepared.intent.planned.files.find((x) => x.path === f.path);
     if (now?.beforeVersion !== f.before_version || now?.afterVersion !== f.proposed_version) {
-      await services.approvals.markStale(hold.approval_id, `${f.path} changed on disk`);
+      await deps.approvals.markStale(hold.approval_id, `${f.path} changed on disk`);
       throw new ToolError('VERSION_CONFLICT', `Hold ${hold.approval_id} is stale: ${f.path} changed on disk.`, { details: { approval_id: hold.approval_id, state: 'stale' } });
     }
   }
@@ -129,25 +130,25 @@ async function replanHold(services: CoreServices, hold: StoredHold): Promise<Pro
  * `codespace.review.mode` (approvals/holdPolicy.ts); after a commit, a direct call and
  * a resumed hold alike hand what it wrote to the diagnostics feed.
  */
-export function patchOperation(services: CoreServices): OperationSpec<ApplyPatchArgs, ApplyPatchResult> {
+export function patchOperation(deps: PatchToolDeps): OperationSpec<ApplyPatchArgs, ApplyPatchResult> {
   return {
     tool: 'apply_patch',
     hold: {
       reason: (intent, policy, context) => holdReason({ acts: 'patch', sensitive_paths: intent.sensitive_paths }, policy, context),
       description: { reviews: 'every patch', nothing: 'written' },
-      replan: (hold) => replanHold(services, hold),
+      replan: (hold) => replanHold(deps, hold),
     },
     // The language servers see the workspace folders, not a work's worktree: no diagnostics are followed there.
     afterCommit: (result, { workspace_id, session, work_id }) => {
-      services.afterWrite.attribute(result.operation_id, session);
-      return work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(services, workspace_id, result, session);
+      deps.afterWrite.attribute(result.operation_id, session);
+      return work_id !== undefined ? Promise.resolve(result) : withPatchDiagnostics(deps, workspace_id, result, session);
     },
     async prepare(args) {
       // With a work_id: the work's worktree of the folder when it has one (the one resolution every tool shares).
-      const ws = services.workspaces.get(args.workspace_id, args.work_id);
-      const release = await services.patches.lock(occupancyScope(ws));
+      const ws = deps.workspaces.get(args.workspace_id, args.work_id);
+      const release = await deps.patches.lock(occupancyScope(ws));
       try {
-        const prepared = await services.patches.prepare(ws, requestOf(args));
+        const prepared = await deps.patches.prepare(ws, requestOf(args));
         if ('replay' in prepared) {
           release();
           return { done: prepared.replay };
@@ -170,7 +171,7 @@ export function patchOperation(services: CoreServices): OperationSpec<ApplyPatch
           occupies: !checkOnly,
           ...(checkOnly ? { preview: proposal } : {}),
           ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
-          commit: (review) => commitPatch(services, intent, review?.reviewed),
+          commit: (review) => commitPatch(deps, intent, review?.reviewed),
           release,
         };
         return op;

@@ -1,12 +1,12 @@
 import type { OperationSpec } from '../runner/operationRunner';
-import type { CoreServices } from './tool';
+import type { ProcessToolDeps } from './processTools';
 
 /**
  * The operation of a tool that acts on a running process (input, resize, terminate): the runner checks the
  * profile of the process's workspace; nothing is held, nothing occupies the workspace.
  */
 export function processOperation<A extends { readonly process_id: string }, R>(
-  services: CoreServices,
+  deps: Pick<ProcessToolDeps, 'processes' | 'workspaces'>,
   tool: string,
   describe: (args: A, command: readonly string[]) => string,
   run: (args: A) => Promise<R>,
@@ -14,12 +14,12 @@ export function processOperation<A extends { readonly process_id: string }, R>(
 ): OperationSpec<A, R> {
   return {
     tool,
-    workspaceOf: (args) => services.processes.info(args.process_id).workspace_id,
+    workspaceOf: (args) => deps.processes.info(args.process_id).workspace_id,
     async prepare(args) {
       check?.(args);
-      const info = services.processes.info(args.process_id);
+      const info = deps.processes.info(args.process_id);
       return {
-        workspace: services.workspaces.get(info.workspace_id),
+        workspace: deps.workspaces.get(info.workspace_id),
         title: `${tool}: ${describe(args, info.command)}`,
         // Never held, so nothing binds to it: not worth hashing every keystroke's data.
         intent: { request_hash: `${tool}:${args.process_id}`, sensitive_paths: [] },

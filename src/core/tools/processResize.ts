@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_TERMINAL_DIMENSION } from '../process/supervisor';
 import { processOperation } from './processOperation';
 import { defineOperationTool } from './tool';
+import type { ProcessToolDeps } from './processTools';
 
 export const processResizeTool = defineOperationTool({
   name: 'process_resize',
@@ -19,9 +20,9 @@ export const processResizeTool = defineOperationTool({
     rows: z.number(),
     cols: z.number(),
   },
-  operation: (services) =>
-    processOperation(services, 'process_resize', (args) => `${args.process_id} to ${args.rows}x${args.cols}`, async (args) => {
-      await services.processes.resize(args.process_id, args.rows, args.cols);
+  operation: (deps: Pick<ProcessToolDeps, 'processes' | 'workspaces'>) =>
+    processOperation<{ readonly process_id: string; readonly rows: number; readonly cols: number }, { process_id: string; rows: number; cols: number }>(deps, 'process_resize', (args) => `${args.process_id} to ${args.rows}x${args.cols}`, async (args) => {
+      await deps.processes.resize(args.process_id, args.rows, args.cols);
       return { process_id: args.process_id, rows: args.rows, cols: args.cols };
     }),
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ToolError } from '../errors';
 import { defineTool } from './tool';
+import type { ProcessToolDeps } from './processTools';
 
 const TERMINATIONS = ['exited', 'timeout', 'terminated', 'window_closed', 'unknown'] as const;
 function isTermination(t: string | undefined): t is (typeof TERMINATIONS)[number] {
@@ -28,8 +29,8 @@ export const processStatusTool = defineTool({
     tty: z.boolean(),
     output_complete: z.boolean().optional(),
   },
-  async handler(args, ctx) {
-    const { processes, execLog } = ctx.services;
+  create: (deps: Pick<ProcessToolDeps, 'processes' | 'execLog'>) => async (args) => {
+    const { processes, execLog } = deps;
     let s;
     try {
       s = processes.status(args.process_id);

@@ -3,6 +3,7 @@ import { InvalidArgumentsError, ToolError } from '../errors';
 import { contentVersion } from '../patch/version';
 import { readCheckedFile } from '../policy/paths';
 import { EXTRA_CONTENT, defineTool } from './tool';
+import type { FileToolDeps } from './fileTools';
 import { MAX_IMAGE_BYTES, sniffImage } from './images';
 import { decodeText, hasBom } from '../patch/textFile';
 import { countLines, detectEol, utf8Prefix } from './text';
@@ -55,12 +56,12 @@ export const readTool = defineTool({
     next_start_line: z.number().optional(),
     next_start_column: z.number().optional(),
   },
-  async handler(args, { services, signal }) {
+  create: (deps: Pick<FileToolDeps, 'workspaces' | 'fs' | 'limits'>) => async (args, { signal }) => {
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
       throw new InvalidArgumentsError(`end_line (${args.end_line}) is before start_line (${args.start_line}).`);
     }
-    const ws = services.workspaces.get(args.workspace_id, args.work_id);
-    const { rel, abs, bytes } = await readCheckedFile(services.fs, ws.root, args.path, { maxBytes: MAX_READABLE_FILE_BYTES, limit: 'max_read_file_bytes' });
+    const ws = deps.workspaces.get(args.workspace_id, args.work_id);
+    const { rel, abs, bytes } = await readCheckedFile(deps.fs, ws.root, args.path, { maxBytes: MAX_READABLE_FILE_BYTES, limit: 'max_read_file_bytes' });
     stopIfCancelled(signal);
     const version = contentVersion(bytes);
     const mime = sniffImage(bytes);
@@ -74,7 +75,7 @@ export const readTool = defineTool({
       if (args.start_line !== undefined || args.end_line !== undefined || args.start_column !== undefined) {
         throw new InvalidArgumentsError(`${rel} is an image (${mime}): start_line, end_line and start_column apply to text only.`);
       }
-      const image = { path: rel, version, size: bytes.length, mime, truncated: false, dirty_in_editor: services.fs.isDirty(abs) };
+      const image = { path: rel, version, size: bytes.length, mime, truncated: false, dirty_in_editor: deps.fs.isDirty(abs) };
       const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
       return Object.assign(image, { [EXTRA_CONTENT]: [{ type: 'image' as const, data, mimeType: mime }] });
     }
@@ -89,8 +90,8 @@ export const readTool = defineTool({
     }
     stopIfCancelled(signal);
     const eol = detectEol(text);
-    const limit = services.limits().readBytes;
-    const base = { path: rel, version, size: bytes.length, eol, bom, dirty_in_editor: services.fs.isDirty(abs) };
+    const limit = deps.limits().readBytes;
+    const base = { path: rel, version, size: bytes.length, eol, bom, dirty_in_editor: deps.fs.isDirty(abs) };
 
     // The common case, a whole file within the limit: no need to split it into lines.
     if (args.start_line === undefined && args.end_line === undefined && args.start_column === undefined && bytes.length <= limit) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from './tool';
+import type { ProcessToolDeps } from './processTools';
 
 export const readProcessTool = defineTool({
   name: 'read_process',
@@ -23,8 +24,8 @@ export const readProcessTool = defineTool({
     lost: z.object({ from: z.number(), to: z.number() }).optional(),
     output_complete: z.literal(false).optional(),
   },
-  async handler(args, ctx) {
-    const { processes } = ctx.services;
+  create: (deps: Pick<ProcessToolDeps, 'processes'>) => async (args, ctx) => {
+    const { processes } = deps;
     const r = await processes.read(args.process_id, args.cursor, args.max_bytes, args.wait_ms, ctx.signal);
     return {
       chunk: r.chunk,

@@ -9,6 +9,7 @@ import type { ApplyPatchResult } from '../patch/patchService';
 import { applyPatchTool } from './applyPatch';
 import { LocationMapper, checkPosition, featuresOf, positionInput, readWorkspaceFile } from './language';
 import { defineTool } from './tool';
+import type { EditorToolDeps } from './editorTools';
 
 /** The text a 1-based range covers in `lines`, or undefined when the range is not inside them. */
 function textIn(lines: readonly string[], range: TextRange | undefined): string | undefined {
@@ -50,20 +51,20 @@ export const renameSymbolTool = defineTool({
     patch: z.string().describe('The V4A patch the rename became.'),
     expected_versions: z.record(z.string(), z.string()),
   },
-  async handler(args, { services, signal, session }) {
-    const features = featuresOf(services);
-    const ws = services.workspaces.get(args.workspace_id);
+  create: (deps: Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs' | 'runner'>) => async (args, { signal, session }) => {
+    const features = featuresOf(deps);
+    const ws = deps.workspaces.get(args.workspace_id);
     // A work in its own worktree: the language server sees the workspace folders, never the work's copy of them.
-    if (args.work_id !== undefined && services.workspaces.get(ws.id, args.work_id).work_id !== undefined) {
+    if (args.work_id !== undefined && deps.workspaces.get(ws.id, args.work_id).work_id !== undefined) {
       throw new ToolError('UNAVAILABLE', `rename_symbol works on the workspace folders, not in work ${args.work_id}'s worktree: the language server does not see it.`, {
         hint: 'Edit the references with search and apply_patch (with the work_id).',
         details: { reason: 'worktree_work', work_id: args.work_id },
       });
     }
     // The same check apply_patch's runner makes, before asking the language server anything.
-    services.workspaces.require(ws, 'write');
+    deps.workspaces.require(ws, 'write');
     if (/[\r\n]/.test(args.new_name)) throw new InvalidArgumentsError('new_name must be one line.', { field: 'new_name' });
-    const file = await readWorkspaceFile(services, ws, args.path);
+    const file = await readWorkspaceFile(deps, ws, args.path);
     const pos = checkPosition(file, args.line, args.character);
     const outcome = await features.rename(file.abs, pos, args.new_name);
     if ('refused' in outcome) {
@@ -80,7 +81,7 @@ export const renameSymbolTool = defineTool({
     // The name being renamed: what the edit of the requested file covers (every edit covers the same name).
     const own = outcome.edits.find((fe) => fe.path === file.abs)?.edits.find((e) => e.range.start.line <= pos.line && e.range.end.line >= pos.line);
     const oldName = own ? textIn(file.lines, own.range) : textIn(file.lines, outcome.edits[0]?.edits[0]?.range);
-    const mapper = new LocationMapper(services);
+    const mapper = new LocationMapper(deps);
     const files: FileEdits[] = [];
     for (const fe of outcome.edits) {
       const where = await mapper.confinePath(fe.path);
@@ -90,13 +91,13 @@ export const renameSymbolTool = defineTool({
           details: where ? { workspace_id: where.ws.id, path: where.rel } : {},
         });
       }
-      if (fe.dirty || services.fs.isDirty(fe.path)) {
+      if (fe.dirty || deps.fs.isDirty(fe.path)) {
         throw new ToolError('FILE_DIRTY_IN_EDITOR', `${where.rel} has unsaved changes in the editor; the rename was computed on them, so nothing was changed.`, {
           hint: 'Ask the developer to save or revert the file, then rename again.',
           details: { path: where.rel },
         });
       }
-      const disk = await readWorkspaceFile(services, ws, where.rel);
+      const disk = await readWorkspaceFile(deps, ws, where.rel);
       if (fe.documentText !== undefined) {
         const text = decodeText(hasBom(disk.bytes) ? disk.bytes.subarray(3) : disk.bytes);
         if (text !== fe.documentText) {
@@ -128,7 +129,7 @@ export const renameSymbolTool = defineTool({
     };
     try {
       // apply_patch's own operation: its holds, ledger and after-commit work (diagnostics) are the rename's.
-      const result = (await services.runner.run(applyPatchTool.name, request, signal, session !== undefined ? { session } : {})) as ApplyPatchResult;
+      const result = (await deps.runner.run(applyPatchTool.name, request, signal, session !== undefined ? { session } : {})) as ApplyPatchResult;
       return { ...result, patch: built.patch, expected_versions: built.expected_versions };
     } catch (err) {
       // A held rename is an apply_patch hold: operation_resume commits it. Say which patch is held.

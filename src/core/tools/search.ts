@@ -5,6 +5,7 @@ import { GLOB_LIMITS, checkGlob } from '../policy/glob';
 import { isInside, isNameable, leftOutNamesNote, realRootOf } from '../policy/paths';
 import { mapLimit } from '../util/concurrency';
 import { defineTool } from './tool';
+import type { FileToolDeps } from './fileTools';
 
 /** Matching lines one call returns by default, and at most. */
 export const SEARCH_DEFAULT_RESULTS = 100;
@@ -74,32 +75,32 @@ export const searchTool = defineTool({
     engine: z.object({ kind: z.literal('ripgrep'), source: z.enum(['vscode', 'explicit', 'none']), path: z.string().optional() }),
     notes: z.array(z.string()).optional(),
   },
-  async handler(args, { services, signal, progress }) {
+  create: (deps: Pick<FileToolDeps, 'workspaces' | 'fs' | 'search' | 'redactor'>) => async (args, { signal, progress }) => {
     if (/[\r\n]/.test(args.query)) throw new InvalidArgumentsError('query must be one line: it must not contain a line break.', { field: 'query' });
     if (args.query.includes('\0')) throw new InvalidArgumentsError('query must not contain a NUL byte.', { field: 'query' });
     const include = (args.include ?? []).map((g, i) => checkSearchGlob(`include[${i}]`, g));
     const exclude = (args.exclude ?? []).map((g, i) => checkSearchGlob(`exclude[${i}]`, g));
-    const ws = services.workspaces.get(args.workspace_id, args.work_id);
-    const engine = services.search.engine();
+    const ws = deps.workspaces.get(args.workspace_id, args.work_id);
+    const engine = deps.search.engine();
     if (!engine.available) {
       throw new ToolError('SEARCH_UNAVAILABLE', `Content search is unavailable: ${engine.reason ?? 'no ripgrep was found'}.`, {
         hint: 'Use find and read meanwhile; the developer can see details in the CodeSpace log.',
         details: { engine: engine.kind },
       });
     }
-    const realRoot = await realRootOf(services.fs, ws.root);
+    const realRoot = await realRootOf(deps.fs, ws.root);
     const max = args.max_results ?? SEARCH_DEFAULT_RESULTS;
     progress?.(0, max, 'searching');
     let lastReport = Date.now();
     let reported = 0;
-    const result = await services.search.search({
+    const result = await deps.search.search({
       root: realRoot,
       query: args.query,
       regex: args.regex ?? false,
       caseSensitive: args.case_sensitive ?? false,
       include,
       exclude,
-      settings: services.search.settings(ws.root),
+      settings: deps.search.settings(ws.root),
       maxResults: max,
       contextLines: args.context_lines ?? 0,
       maxLineChars: SEARCH_MAX_LINE_CHARS,
@@ -124,7 +125,7 @@ export const searchTool = defineTool({
         return;
       }
       try {
-        const real = await services.fs.realpath(path.join(realRoot, ...rel.split('/')));
+        const real = await deps.fs.realpath(path.join(realRoot, ...rel.split('/')));
         if (!isInside(realRoot, real)) outside.add(rel);
       } catch {
         outside.add(rel); // vanished since: nothing to show
@@ -134,7 +135,7 @@ export const searchTool = defineTool({
     const unnameable = new Set(files.filter((f) => !outside.has(f) && !isNameable(f)));
     const kept = outside.size === 0 && unnameable.size === 0 ? result.matches : result.matches.filter((m) => !outside.has(m.path) && !unnameable.has(m.path));
     // Credentials in the lines are redacted (best effort; `read` stays exact): columns still count the file's text.
-    const { redactor } = services;
+    const { redactor } = deps;
     const matches = !redactor.enabled
       ? kept
       : kept.map((m) => ({

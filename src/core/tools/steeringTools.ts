@@ -3,6 +3,9 @@ import { reviewCommentSchema, rewindNoticeSchema } from '../ledger/schemas';
 import { callerOf } from '../identity';
 import { MAX_NOTE_BYTES, MAX_TITLE_CHARS } from '../steering/steering';
 import { defineTool } from './tool';
+import type { AnyTool } from './tool';
+import type { SteeringService } from '../steering/steeringService';
+import type { WorkFreezer } from '../steering/freeze';
 import { workReviewTool } from './workReview';
 
 const countsShape = {
@@ -36,8 +39,8 @@ export const workOpenTool = defineTool({
     opened_at: z.string(),
     branch: z.string().optional(),
   },
-  async handler(args, { services, session, agent }) {
-    const w = await services.steering.openWork(args.workspace_id, args.title, {
+  create: (deps: Pick<SteeringToolDeps, 'steering'>) => async (args, { session, agent }) => {
+    const w = await deps.steering.openWork(args.workspace_id, args.title, {
       ...callerOf({ session, agent }),
       ...(args.isolation !== undefined ? { isolation: args.isolation } : {}),
       ...(args.base !== undefined ? { base: args.base } : {}),
@@ -65,9 +68,9 @@ export const steerStatusTool = defineTool({
     status: z.enum(['open', 'finished']),
     ...countsShape,
   },
-  async handler(args, { services }) {
-    const w = services.steering.requireWork(args.work_id);
-    return { work_id: w.id, status: w.status, ...services.steering.counts(w.id) };
+  create: (deps: Pick<SteeringToolDeps, 'steering'>) => async (args) => {
+    const w = deps.steering.requireWork(args.work_id);
+    return { work_id: w.id, status: w.status, ...deps.steering.counts(w.id) };
   },
 });
 
@@ -86,9 +89,9 @@ export const steerClaimNextTool = defineTool({
       .optional(),
     queued_remaining: z.number().int().nonnegative(),
   },
-  async handler(args, { services, session, agent }) {
-    const r = await services.steering.claimNext(args.work_id, session, agent);
-    const remaining = services.steering.counts(args.work_id).queued;
+  create: (deps: Pick<SteeringToolDeps, 'steering'>) => async (args, { session, agent }) => {
+    const r = await deps.steering.claimNext(args.work_id, session, agent);
+    const remaining = deps.steering.counts(args.work_id).queued;
     return {
       work_id: args.work_id,
       ...(r
@@ -126,8 +129,8 @@ export const steerCompleteTool = defineTool({
     status: z.enum(['done', 'blocked']),
     completed_at: z.string().optional(),
   },
-  async handler(args, { services }) {
-    const r = await services.steering.complete(args.instruction_id, args.status, args.note);
+  create: (deps: Pick<SteeringToolDeps, 'steering'>) => async (args) => {
+    const r = await deps.steering.complete(args.instruction_id, args.status, args.note);
     return { instruction_id: r.id, work_id: r.work_id, status: r.status as 'done' | 'blocked', ...(r.completed_at !== undefined ? { completed_at: r.completed_at } : {}) };
   },
 });
@@ -148,8 +151,8 @@ export const workFinishTool = defineTool({
     finished_at: z.string().optional(),
     worktrees: z.array(z.object({ workspace_id: z.string(), removed: z.boolean(), reason: z.enum(['uncommitted', 'unmerged', 'failed']).optional(), detail: z.string().optional() })).optional(),
   },
-  async handler(args, { services }) {
-    const out = await services.steering.finishWork(args.work_id);
+  create: (deps: Pick<SteeringToolDeps, 'steering'>) => async (args) => {
+    const out = await deps.steering.finishWork(args.work_id);
     if (out.closed) {
       return {
         work_id: out.work.id,
@@ -162,5 +165,24 @@ export const workFinishTool = defineTool({
   },
 });
 
+/** What the steering tools use. */
+export interface SteeringToolDeps {
+  /** Works and the developer's instructions to them. */
+  readonly steering: SteeringService;
+  /** Freezing, bound reviews and reviewed commits of works (work_review). */
+  readonly freezer: WorkFreezer;
+}
+
 /** The agent's side of steering, in the order tools/list shows them. */
-export const steeringTools = [workOpenTool, steerStatusTool, steerClaimNextTool, steerCompleteTool, workReviewTool, workFinishTool];
+export const STEERING_TOOLS = [workOpenTool, steerStatusTool, steerClaimNextTool, steerCompleteTool, workReviewTool, workFinishTool] as const;
+
+export function steeringTools(deps: SteeringToolDeps): AnyTool[] {
+  return [
+    workOpenTool.create(deps),
+    steerStatusTool.create(deps),
+    steerClaimNextTool.create(deps),
+    steerCompleteTool.create(deps),
+    workReviewTool.create(deps),
+    workFinishTool.create(deps),
+  ];
+}

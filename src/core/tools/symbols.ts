@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { DocumentSymbolNode } from '../ports/languageFeatures';
 import { LANGUAGE_LIMITS, LocationMapper, featuresOf, locationSchema, rangeSchema, readWorkspaceFile } from './language';
 import { defineTool } from './tool';
+import type { EditorToolDeps } from './editorTools';
 
 interface SymbolView {
   name: string;
@@ -77,10 +78,10 @@ export const symbolsTool = defineTool({
     total: z.number(),
     truncated: z.boolean(),
   },
-  async handler(args, { services }) {
-    const features = featuresOf(services);
-    const ws = services.workspaces.get(args.workspace_id);
-    const file = await readWorkspaceFile(services, ws, args.path);
+  create: (deps: Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs'>) => async (args) => {
+    const features = featuresOf(deps);
+    const ws = deps.workspaces.get(args.workspace_id);
+    const file = await readWorkspaceFile(deps, ws, args.path);
     const tree = boundSymbols(await features.documentSymbols(file.abs));
     return { path: file.rel, ...tree };
   },
@@ -101,11 +102,11 @@ export const workspaceSymbolsTool = defineTool({
     outside: z.number().describe('Matches outside the workspace folders, dropped.'),
     truncated: z.boolean(),
   },
-  async handler(args, { services }) {
-    const features = featuresOf(services);
-    const ws = services.workspaces.get(args.workspace_id);
+  create: (deps: Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs'>) => async (args) => {
+    const features = featuresOf(deps);
+    const ws = deps.workspaces.get(args.workspace_id);
     const found = await features.workspaceSymbols(args.query);
-    const mapper = new LocationMapper(services);
+    const mapper = new LocationMapper(deps);
     const symbols: { name: string; kind: string; container?: string; location: z.infer<typeof locationSchema> }[] = [];
     let truncated = false;
     let otherWorkspace = 0;

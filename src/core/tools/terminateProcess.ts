@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { processOperation } from './processOperation';
 import { defineOperationTool } from './tool';
+import type { ProcessToolDeps } from './processTools';
 
 export const terminateProcessTool = defineOperationTool({
   name: 'terminate_process',
@@ -18,9 +19,9 @@ export const terminateProcessTool = defineOperationTool({
     exit_code: z.number().optional(),
     signal: z.string().optional(),
   },
-  operation: (services) =>
-    processOperation(services, 'terminate_process', (_args, command) => command.join(' ').slice(0, 80), async (args) => {
-      const s = await services.processes.terminate(args.process_id);
+  operation: (deps: Pick<ProcessToolDeps, 'processes' | 'workspaces'>) =>
+    processOperation(deps, 'terminate_process', (_args, command) => command.join(' ').slice(0, 80), async (args) => {
+      const s = await deps.processes.terminate(args.process_id);
       return {
         process_id: s.process_id,
         state: s.state,

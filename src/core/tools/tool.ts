@@ -1,69 +1,8 @@
 import type { z } from 'zod';
-import type { ApprovalService } from '../approvals/approvalService';
-import type { CommandIsolation } from '../ports/commandIsolation';
-import type { ExecLog } from '../ledger/execLog';
-import type { LanguageFeatures } from '../ports/languageFeatures';
-import type { DiagnosticsFeed } from '../language/diagnosticsFeed';
-import type { PatchService } from '../patch/patchService';
-import type { ProcessCapabilities, ProcessSupervisor } from '../process/supervisor';
-import type { SteeringService } from '../steering/steeringService';
-import type { WorkFreezer } from '../steering/freeze';
 import type { OperationRunner, OperationSpec, RegisteredOperation } from '../runner/operationRunner';
-import type { Logger } from '../ports/logger';
-import type { WorkspaceFs } from '../ports/workspaceFs';
-import type { ContentSearch } from '../ports/contentSearch';
-import type { WorkspaceRegistry } from '../policy/workspaces';
 import type { ToolKind } from '../toolKinds';
 import { callerOf } from '../identity';
 import type { AgentRef } from '../identity';
-import type { SecretRedactor } from '../secretRedactor';
-import type { ToolGroups } from './toolGroups';
-import type { Limits } from '../policy/limits';
-import type { AfterWriteReviews } from '../review/afterWriteReviews';
-
-/** What a tool may use: every service, always present. Adapters build it (src/node/assembleServices.ts). */
-export interface CoreServices {
-  readonly workspaces: WorkspaceRegistry;
-  readonly fs: WorkspaceFs;
-  readonly logger: Logger;
-  readonly limits: () => Limits;
-  /** Patches and their ledger. */
-  readonly patches: PatchService;
-  /** Agent processes. */
-  readonly processes: ProcessSupervisor;
-  readonly exec: ExecSettings;
-  /** What process support this host has (a backend may fail to load). */
-  readonly processCapabilities: () => ProcessCapabilities;
-  /** Whether commands run in a sandbox, and with what network (workspace_info). */
-  readonly isolation: CommandIsolation;
-  /** Approval holds. */
-  readonly approvals: ApprovalService;
-  /** The ledger's durable record of every command started. */
-  readonly execLog: ExecLog;
-  /** Policy, holds and the event stream for every mutating tool. */
-  readonly runner: OperationRunner;
-  /** Works and the developer's instructions to them (steering). */
-  readonly steering: SteeringService;
-  /** Freezing, bound reviews and reviewed commits of works (work_review). */
-  readonly freezer: WorkFreezer;
-  /** Content search (the `search` tool): ripgrep and the editor's search settings. */
-  readonly search: ContentSearch;
-  /** The editor's language features; undefined in a host without an editor (the editor tools answer UNAVAILABLE). */
-  readonly language: LanguageFeatures | undefined;
-  /**
-   * How long the language servers' report on an edited file is followed, and the default wait of `diagnostics`, in
-   * milliseconds; 0: edits are not followed.
-   */
-  readonly diagnosticsSettleMs: () => number;
-  /** Redacts credentials from what agents read back (search lines here; command output in the supervisor). */
-  readonly redactor: SecretRedactor;
-  /** Which tool groups the operator serves (`codespace.tools.disabledGroups`). */
-  readonly toolGroups: ToolGroups;
-  /** Follows what edits wrote, in the background, and hands each session the language servers' reports. */
-  readonly diagnosticsFeed: DiagnosticsFeed;
-  /** The review after the write (`codespace.review.mode` `after`): what patches wrote, Keep and Undo per hunk. */
-  readonly afterWrite: AfterWriteReviews;
-}
 
 /** Operator settings for commands, read fresh on every call. */
 export interface ExecSettings {
@@ -82,8 +21,8 @@ export interface Occupant {
 }
 
 
+/** What one call of a tool carries: only per-call things (what a tool uses, it took when it was created). */
 export interface ToolContext {
-  readonly services: CoreServices;
   /** Aborted when the client cancels the request or the session closes. */
   readonly signal: AbortSignal;
   /**
@@ -108,56 +47,95 @@ export const EXTRA_CONTENT = Symbol('codespace.extraContent');
 
 export type ExtraContent = { readonly type: 'image'; readonly data: string; readonly mimeType: string };
 
-/** A tool is data plus a handler; src/mcp loops over the catalogue and registers each. */
-export interface ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {
+/** What a tool is to a client, without anything it runs with: tools/list and the bridge's shipped catalogue. */
+export interface ToolContract<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {
   readonly name: string;
   readonly title: string;
   readonly description: string;
   readonly kind: ToolKind;
   readonly input: I;
   readonly output: O;
-  handler(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<z.input<z.ZodObject<O>>>;
+}
+
+export type ToolHandler<I extends z.ZodRawShape, O extends z.ZodRawShape> = (args: z.output<z.ZodObject<I>>, ctx: ToolContext) => Promise<z.input<z.ZodObject<O>>>;
+
+/** A tool ready to serve: its contract and a handler closed over what it uses. src/mcp serves them via the dispatcher. */
+export interface ToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> extends ToolContract<I, O> {
+  readonly handler: ToolHandler<I, O>;
+}
+
+/**
+ * A tool as its file exports it: the contract (importable without anything it runs with) and `create`, which takes
+ * exactly the dependencies `D` the tool uses and returns the tool ready to serve. Each module's `tools(deps)` creates
+ * its own (catalogue.ts).
+ */
+export interface ToolFactory<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape, D = never> extends ToolContract<I, O> {
+  create(deps: D): ToolDefinition<I, O>;
 }
 
 /**
  * A mutating tool: its operation (prepare, and for a holdable one the hold's reason, description and re-plan, and the
- * work after a commit) is part of its definition. The dispatcher registers the catalogue's operations with the runner
- * (so a hold of any of them resumes) and the handler routes each call to the runner by the tool's name. A new holdable
- * tool is one file with such a definition and one line in the catalogue. See src/core/runner/operationRunner.ts.
+ * work after a commit) is part of its definition. The composition registers the catalogue's operations with the
+ * runner (so a hold of any of them resumes) and the handler routes each call to the runner by the tool's name. A new
+ * holdable tool is one file with such a definition and one line in its module. See src/core/runner/operationRunner.ts.
  */
 export interface OperationToolDefinition<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> extends ToolDefinition<I, O> {
-  operation(services: CoreServices): OperationSpec<z.output<z.ZodObject<I>>, z.input<z.ZodObject<O>>>;
+  readonly operation: OperationSpec<z.output<z.ZodObject<I>>, z.input<z.ZodObject<O>>>;
 }
 
-/** Defines a tool whose calls go through the operation runner (policy, holds, occupancy, events, after-commit work). */
-export function defineOperationTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
-  def: Omit<OperationToolDefinition<I, O>, 'handler'>,
-): OperationToolDefinition<I, O> {
+/** What every operation tool uses besides its own dependencies: the runner its calls go through. */
+export interface OperationDeps {
+  readonly runner: Pick<OperationRunner, 'run'>;
+}
+
+function contractOf<I extends z.ZodRawShape, O extends z.ZodRawShape>(def: ToolContract<I, O>): ToolContract<I, O> {
+  return { name: def.name, title: def.title, description: def.description, kind: def.kind, input: def.input, output: def.output };
+}
+
+/** Defines a tool: its contract, and `create` taking exactly what its handler uses. */
+export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape, D>(
+  def: ToolContract<I, O> & { readonly create: (deps: D) => ToolHandler<I, O> },
+): ToolFactory<I, O, D> {
+  const contract = contractOf(def);
+  return { ...contract, create: (deps) => ({ ...contract, handler: def.create(deps) }) };
+}
+
+/**
+ * Defines a tool whose calls go through the operation runner (policy, holds, occupancy, events, after-commit work):
+ * `operation` takes exactly what the operation uses; the tool then also takes the runner.
+ */
+export function defineOperationTool<I extends z.ZodRawShape, O extends z.ZodRawShape, D>(
+  def: ToolContract<I, O> & { readonly operation: (deps: D) => OperationSpec<z.output<z.ZodObject<I>>, z.input<z.ZodObject<O>>> },
+): ToolFactory<I, O, D & OperationDeps> {
+  const contract = contractOf(def);
   return {
-    ...def,
-    handler: async (args, { services, signal, progress, session, agent }) =>
-      (await services.runner.run(def.name, args, signal, { ...(progress ? { progress } : {}), ...callerOf({ session, agent }) })) as z.input<z.ZodObject<O>>,
+    ...contract,
+    create: (deps): OperationToolDefinition<I, O> => ({
+      ...contract,
+      operation: def.operation(deps),
+      handler: async (args, { signal, progress, session, agent }) =>
+        (await deps.runner.run(def.name, args, signal, { ...(progress ? { progress } : {}), ...callerOf({ session, agent }) })) as z.input<z.ZodObject<O>>,
+    }),
   };
 }
 
 export function isOperationTool(tool: AnyTool): tool is OperationToolDefinition {
-  return typeof (tool as Partial<OperationToolDefinition>).operation === 'function';
+  return typeof (tool as Partial<OperationToolDefinition>).operation === 'object';
 }
 
-/** The runner's registry entries for the operations of `tools`, bound to `services`. */
-export function operationsOf(tools: readonly AnyTool[], services: CoreServices): RegisteredOperation[] {
+/** The runner's registry entries for the operations of `tools`. */
+export function operationsOf(tools: readonly AnyTool[]): RegisteredOperation[] {
   return tools.filter(isOperationTool).map((tool) => {
-    const spec = tool.operation(services) as unknown as OperationSpec<Record<string, unknown>, unknown>;
+    const spec = tool.operation as unknown as OperationSpec<Record<string, unknown>, unknown>;
     if (spec.tool !== tool.name) throw new Error(`The operation of ${tool.name} calls itself ${spec.tool}.`);
     return { kind: tool.kind, input: tool.input, spec };
   });
 }
 
-/** Identity helper that keeps each tool's argument and result types precise. */
-export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
-  return def;
-}
-
 /** The catalogue type: tools with their own shapes, seen uniformly. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyTool = ToolDefinition<any, any>;
+
+/** A tool factory of any shape and dependencies. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyToolFactory = ToolFactory<any, any, any>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
 import { callerOf } from '../identity';
 import { defineTool } from './tool';
+import type { SteeringToolDeps } from './steeringTools';
 
 export const workReviewTool = defineTool({
   name: 'work_review',
@@ -20,9 +21,9 @@ export const workReviewTool = defineTool({
     digest: z.string().optional(),
     commits: z.array(z.object({ workspace_id: z.string(), commit: z.string() })).optional(),
   },
-  async handler(args, { services, session, agent }) {
+  create: (deps: Pick<SteeringToolDeps, 'freezer'>) => async (args, { session, agent }) => {
     const caller = callerOf({ session, agent });
-    const { freezer } = services;
+    const { freezer } = deps;
     switch (args.action) {
       case 'freeze':
       case 'reopen': {

@@ -1,5 +1,23 @@
 import { z } from 'zod';
+import type { ApprovalService } from '../approvals/approvalService';
+import type { Limits } from '../policy/limits';
+import type { WorkspaceRegistry } from '../policy/workspaces';
+import type { CommandIsolation } from '../ports/commandIsolation';
+import type { ProcessCapabilities } from '../process/supervisor';
 import { defineTool } from './tool';
+import type { ToolGroups } from './toolGroups';
+
+/** What workspace_info reports on. */
+export interface WorkspaceInfoDeps {
+  readonly workspaces: WorkspaceRegistry;
+  readonly toolGroups: Pick<ToolGroups, 'state' | 'notes'>;
+  readonly limits: () => Limits;
+  /** What process support this host has (a backend may fail to load). */
+  readonly processCapabilities: () => ProcessCapabilities;
+  readonly approvals: Pick<ApprovalService, 'policy'>;
+  /** Whether commands run in a sandbox, and with what network. */
+  readonly isolation: CommandIsolation;
+}
 
 const workspaceSummary = z.object({
   id: z.string(),
@@ -71,9 +89,9 @@ export const workspaceInfoTool = defineTool({
     /** Present when the operator turned tool groups off (codespace.tools.disabledGroups): they are not served. */
     tools_off: z.object({ groups: z.array(z.string()), tools: z.array(z.string()) }).optional(),
   },
-  async handler(args, { services }) {
-    const { workspaces } = services;
-    const groups = services.toolGroups.state();
+  create: (deps: WorkspaceInfoDeps) => async (args) => {
+    const { workspaces } = deps;
+    const groups = deps.toolGroups.state();
     const toolsOff = groups.disabled.length > 0 ? { tools_off: { groups: [...groups.disabled], tools: [...groups.tools] } } : {};
     if (args.workspace_id === undefined) {
       return {
@@ -82,17 +100,17 @@ export const workspaceInfoTool = defineTool({
       };
     }
     const ws = workspaces.get(args.workspace_id);
-    const limits = services.limits();
-    const proc = services.processCapabilities();
-    const policy = services.approvals.policy();
-    const isolation = await services.isolation.status(ws.canExec ? ws.root : undefined);
+    const limits = deps.limits();
+    const proc = deps.processCapabilities();
+    const policy = deps.approvals.policy();
+    const isolation = await deps.isolation.status(ws.canExec ? ws.root : undefined);
     const processAvailable = proc.available && ws.canExec && !isolation.refusing;
     const notes: string[] = [];
     if (!ws.trusted) notes.push('Restricted Mode: the developer has not trusted this workspace, so agents may only read. No patch is written and no process starts.');
     else if (ws.profile === 'read-only') notes.push('Profile read-only: agents may only read.');
     else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
-    notes.push(...services.toolGroups.notes());
+    notes.push(...deps.toolGroups.notes());
     if (ws.canExec && isolation.refusing) {
       // A working sandbox that still refuses: its network relay cannot start (`codespace.exec.network` "domains"), or
       // the Unix-socket filter cannot be applied (`codespace.exec.unixSockets` "block").

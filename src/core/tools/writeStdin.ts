@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors';
 import { processOperation } from './processOperation';
 import { defineOperationTool } from './tool';
+import type { ProcessToolDeps } from './processTools';
 
 export const writeStdinTool = defineOperationTool({
   name: 'write_stdin',
@@ -19,12 +20,12 @@ export const writeStdinTool = defineOperationTool({
     process_id: z.string(),
     bytes_written: z.number(),
   },
-  operation: (services) =>
-    processOperation(
-      services,
+  operation: (deps: Pick<ProcessToolDeps, 'processes' | 'workspaces'>) =>
+    processOperation<{ readonly process_id: string; readonly data?: string; readonly eof?: boolean }, { process_id: string; bytes_written: number }>(
+      deps,
       'write_stdin',
       (args) => args.process_id,
-      async (args) => ({ process_id: args.process_id, bytes_written: await services.processes.write(args.process_id, args.data ?? '', { eof: args.eof ?? false }) }),
+      async (args) => ({ process_id: args.process_id, bytes_written: await deps.processes.write(args.process_id, args.data ?? '', { eof: args.eof ?? false }) }),
       (args) => {
         if (args.data === undefined && !args.eof) throw new InvalidArgumentsError('write_stdin needs data, eof: true, or both.');
       },

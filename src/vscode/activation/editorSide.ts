@@ -68,7 +68,7 @@ export function registerEditorSide(o: EditorSideOptions, owned: Disposable[]): E
   const workReview = registerWorkReview({ steering, tree: o.workTree, workspaceRoot, patchRecords: () => core.ledger.list(), log });
   // The reviews after the write, and where each one's files are: its work's worktree of the folder, or the folder.
   const afterWrite = {
-    reviews: core.services.afterWrite,
+    reviews: core.afterWrite,
     rootOf: (r: { workspace_id: string; work_id?: string }): string | undefined => {
       try {
         return workspaces.get(r.workspace_id, r.work_id).root;
@@ -91,7 +91,7 @@ export function registerEditorSide(o: EditorSideOptions, owned: Disposable[]): E
   owned.push(...reviewComments.disposables, ...registerAfterWriteReview({ ...afterWrite, steering, state: o.state, log }));
   owned.push(...workReview.disposables, ...registerSteering({ steering, log }), registerOpenWorkWorktree(steering), registerDiscardWork(steering, log));
   const delivery = new WorkDelivery({ log, opener: pullRequestExtensionOpener() });
-  owned.push(...registerFrozenReview({ steering, freezer: core.services.freezer, checkpoints: o.checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
+  owned.push(...registerFrozenReview({ steering, freezer: core.freezer, checkpoints: o.checkpoints, deliver: (id) => deliverReviewedWork(steering, delivery, id), log }));
   const checkpointCommands = registerCheckpointCommands({ checkpoints: core.checkpoints, steering, locateWork: (uri) => workReview.locate(uri), log });
   owned.push(...checkpointCommands.disposables);
   const panel = registerPanel({ extensionUri: o.extensionUri, approvals, activity: core.runner, steering, reviewable: (w) => o.workTree.readable(w.baseline), agents: o.agents, log });

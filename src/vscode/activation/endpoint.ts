@@ -38,7 +38,7 @@ export function buildEndpoint(context: vscode.ExtensionContext, core: AssembledS
   const version = (context.extension.packageJSON as { version: string }).version;
   const { tokens, inboxTokens, agentCredentials } = credentials;
   const host = new McpHttpHost({
-    ...bothEras({ dispatcher: core.dispatcher, version }),
+    ...bothEras({ ...core.serving, version }),
     token: () => tokens.expected(),
     agents: agentCredentials,
     logger: log,

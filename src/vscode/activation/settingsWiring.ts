@@ -87,18 +87,18 @@ export function serviceOptions(p: ServiceParts): AssembleOptions {
 const SANDBOX_SETTINGS = ['exec.isolation', 'exec.network', 'exec.unixSockets', 'exec.allowedDomains', 'exec.allowPackageRegistries'];
 
 /** Probes the sandbox, so the log and workspace_info say what the next command gets; a failure is logged. */
-export function probeSandbox(core: Pick<AssembledServices, 'services'>, log: OutputLogger): void {
-  core.services.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describeErrorWithStack(err)));
+export function probeSandbox(core: Pick<AssembledServices, 'isolation' | 'toolGroups'>, log: OutputLogger): void {
+  core.isolation.status().then(undefined, (err: unknown) => log.error('[sandbox] probing failed', describeErrorWithStack(err)));
 }
 
 /** The reactions to settings read once rather than at each use. */
-export function reactToSettings(core: Pick<AssembledServices, 'services'>, discovery: { refresh(): void }, log: OutputLogger): Disposable {
+export function reactToSettings(core: Pick<AssembledServices, 'isolation' | 'toolGroups'>, discovery: { refresh(): void }, log: OutputLogger): Disposable {
   return vscode.workspace.onDidChangeConfiguration((e) => {
     // Probe now for the new settings, so the log and workspace_info say at once what the next command gets.
     if (SANDBOX_SETTINGS.some((s) => settings.affects(e, s))) probeSandbox(core, log);
     if (settings.affects(e, 'discovery.tokenFile')) discovery.refresh();
     // Connected sessions hear notifications/tools/list_changed when the served tools change.
-    if (settings.affects(e, 'tools.disabledGroups')) core.services.toolGroups.refresh();
+    if (settings.affects(e, 'tools.disabledGroups')) core.toolGroups.refresh();
     if (settings.affects(e, 'server.port')) {
       vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describeErrorWithStack(err)));
     }

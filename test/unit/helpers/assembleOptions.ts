@@ -1,7 +1,8 @@
 import { silentLogger } from '../../../src/core/ports/logger';
 import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
 import type { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import type { AssembleOptions } from '../../../src/node/assembleServices';
+import type { AssembleOptions, AssembledServices } from '../../../src/node/assembleServices';
+import type { AnyTool, ToolContract } from '../../../src/core/tools/tool';
 import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
 
 /**
@@ -21,4 +22,11 @@ export function unitAssembleOptions(workspaces: WorkspaceRegistry, storageDir: s
     lifetime: 'unit-test',
     ...overrides,
   };
+}
+
+/** The catalogue's tool `contract` as the assembly created it (its handler closed over what the assembly built). */
+export function createdTool(assembled: Pick<AssembledServices, 'tools'>, contract: Pick<ToolContract, 'name'>): AnyTool {
+  const tool = assembled.tools.find((t) => t.name === contract.name);
+  if (!tool) throw new Error(`The assembly created no tool ${contract.name}.`);
+  return tool;
 }

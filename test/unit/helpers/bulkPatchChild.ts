@@ -7,12 +7,13 @@
 import { applyPatchTool } from '../../../src/core/tools/applyPatch';
 import { BULK_KEY, bulkPatch } from './bulkPatchScenario';
 import { assembleChildServices } from './crashChild';
+import { createdTool } from './assembleOptions';
 
 async function main(): Promise<void> {
   const [storage, root] = process.argv.slice(2) as [string, string];
   const { assembled, workspaceId: id } = await assembleChildServices(storage, root);
   process.send?.('go');
-  await applyPatchTool.handler({ workspace_id: id, ...bulkPatch(), operation_key: BULK_KEY }, { services: assembled.services, signal: new AbortController().signal });
+  await createdTool(assembled, applyPatchTool).handler({ workspace_id: id, ...bulkPatch(), operation_key: BULK_KEY }, { signal: new AbortController().signal });
   process.send?.('done');
   await assembled.shutdown();
 }

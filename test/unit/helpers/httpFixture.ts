@@ -5,10 +5,10 @@ import * as path from 'node:path';
 import { silentLogger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import type { CoreServices } from '../../../src/core/tools/tool';
 import { McpHttpHost } from '../../../src/mcp/httpHost';
 import { bothEras } from '../../../src/mcp/toolServer';
 import { assembleServices } from '../../../src/node/assembleServices';
+import type { AssembledServices } from '../../../src/node/assembleServices';
 import { unitAssembleOptions } from './assembleOptions';
 import type { ContentSearch } from '../../../src/core/ports/contentSearch';
 import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
@@ -53,7 +53,7 @@ export interface RunningHost {
   token: { value: string };
   /** The /inbox token (a different secret). */
   inboxToken: { value: string };
-  services: CoreServices;
+  services: AssembledServices;
   stop(): Promise<void>;
 }
 
@@ -70,9 +70,9 @@ export async function startHost(root: string, preferredPort = 0, options: { cont
       ...(options.language ? { language: options.language, diagnosticsSettleMs: () => options.diagnosticsSettleMs ?? 5000 } : {}),
     }),
   );
-  const services = assembled.services;
+  const services = assembled;
   const host = new McpHttpHost({
-    ...bothEras({ dispatcher: assembled.dispatcher, version: '0.0.0-test' }),
+    ...bothEras({ ...assembled.serving, version: '0.0.0-test' }),
     token: () => token.value,
     ...(options.agents ? { agents: options.agents } : {}),
     logger: silentLogger,

@@ -7,6 +7,7 @@
 import type { PatchFaults } from '../../../src/core/patch/patchService';
 import { applyPatchTool } from '../../../src/core/tools/applyPatch';
 import { assembleChildServices } from './crashChild';
+import { createdTool } from './assembleOptions';
 import type { CrashPoint } from './patchCrashScenario';
 import { CRASH_ARGS, CRASH_POINTS } from './patchCrashScenario';
 
@@ -36,8 +37,7 @@ async function main(): Promise<void> {
     },
   };
   const { assembled, workspaceId: id } = await assembleChildServices(storage, root, faults);
-  await applyPatchTool.handler({ workspace_id: id, ...CRASH_ARGS, expected_versions: { ...CRASH_ARGS.expected_versions } }, {
-    services: assembled.services,
+  await createdTool(assembled, applyPatchTool).handler({ workspace_id: id, ...CRASH_ARGS, expected_versions: { ...CRASH_ARGS.expected_versions } }, {
     signal: new AbortController().signal,
   });
   throw new Error('the patch finished: the child should have been killed before the ledger recorded it');

@@ -10,7 +10,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { z } from 'zod';
 import { toolCatalogue } from '../../../src/core/tools/catalogue';
-import type { AnyTool } from '../../../src/core/tools/tool';
+import type { ToolContract } from '../../../src/core/tools/tool';
 
 const sha256 = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`;
 const v4a = (...lines: string[]): string => ['*** Begin Patch', ...lines, '*** End Patch', ''].join('\n');
@@ -19,7 +19,7 @@ const v4a = (...lines: string[]): string => ['*** Begin Patch', ...lines, '*** E
 const PATH_ARGUMENTS: Record<string, 'file' | 'folder'> = { path: 'file', paths: 'file', cwd: 'folder', patch: 'file', request: 'file' };
 
 /** The tools of the catalogue that take a path, with the kind they expect. */
-export function pathTools(): { tool: AnyTool; expect: 'file' | 'folder' }[] {
+export function pathTools(): { tool: ToolContract; expect: 'file' | 'folder' }[] {
   return toolCatalogue().flatMap((tool) => {
     const keys = Object.keys(tool.input as Record<string, unknown>).filter((k) => k in PATH_ARGUMENTS);
     return keys.length === 0 ? [] : [{ tool, expect: PATH_ARGUMENTS[keys[0] as string] as 'file' | 'folder' }];
@@ -28,7 +28,7 @@ export function pathTools(): { tool: AnyTool; expect: 'file' | 'folder' }[] {
 
 let keys = 0;
 /** Arguments for `tool` that name `target` where it takes a path, and a valid value for every other required one. */
-export function argsFor(tool: AnyTool, workspaceId: string, target: string): Record<string, unknown> {
+export function argsFor(tool: ToolContract, workspaceId: string, target: string): Record<string, unknown> {
   const patch = v4a(`*** Update File: ${target}`, '@@', '-x', '+y');
   const unique = `${Date.now().toString(36)}-${++keys}`;
   const values: Record<string, () => unknown> = {

@@ -51,7 +51,7 @@ if (require.main === module && process.argv[2] === 'editor') {
   const [storage, root, socketRoot, grace] = process.argv.slice(2) as [string, string, string, string];
   void (async () => {
     const { assembled, workspaceId } = await assembleWindow(storage, root, socketRoot, Number(grace));
-    const ws = assembled.services.workspaces.get(workspaceId);
+    const ws = assembled.workspaces.get(workspaceId);
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
     const pipes = await assembled.supervisor.exec(ws, TICKER, { cwd: root, root, env, occupancy: 'exclusive' });
     const tty = await assembled.supervisor.exec(ws, TICKER, { cwd: root, root, env, tty: true, occupancy: 'shared' });

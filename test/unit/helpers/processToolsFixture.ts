@@ -6,13 +6,12 @@ import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
 import { silentLogger } from '../../../src/core/ports/logger';
 import type { Logger } from '../../../src/core/ports/logger';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import type { CoreServices } from '../../../src/core/tools/tool';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
-import { unitAssembleOptions } from './assembleOptions';
+import { createdTool, unitAssembleOptions } from './assembleOptions';
 import type { ProcessSupervisor } from '../../../src/core/process/supervisor';
 import { readProcessTool } from '../../../src/core/tools/readProcess';
-import type { AnyTool, ToolContext } from '../../../src/core/tools/tool';
+import type { ToolContext, ToolContract } from '../../../src/core/tools/tool';
 import { ChildProcessBackend } from '../../../src/node/childProcessBackend';
 import { NodePtyBackend } from '../../../src/node/nodePtyBackend';
 import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
@@ -24,11 +23,11 @@ export interface ProcessToolsFixture {
   /** Real path of the workspace root. */
   readonly root: string;
   readonly supervisor: ProcessSupervisor;
-  readonly services: CoreServices;
+  readonly services: AssembledServices;
   /** The child environment setting (mutable). */
   env: Record<string, string>;
   /** Parses the arguments with the tool's schema (as the MCP host does), runs it, checks the result schema. */
-  call(tool: AnyTool, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  call(tool: ToolContract, args: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** read_process from cursor 0 until eof. */
   readAll(processId: string): Promise<string>;
   dispose(): Promise<void>;
@@ -72,11 +71,11 @@ export async function processToolsFixture(options: ProcessToolsFixtureOptions = 
     root,
     supervisor,
     env,
-    services: assembled.services,
+    services: assembled,
     async call(tool, args) {
       const parsed = z.object(tool.input).strict().parse(args);
-      const ctx: ToolContext = { services: fixture.services, signal: new AbortController().signal };
-      const result = (await tool.handler(parsed, ctx)) as Record<string, unknown>;
+      const ctx: ToolContext = { signal: new AbortController().signal };
+      const result = (await createdTool(fixture.services, tool).handler(parsed, ctx)) as Record<string, unknown>;
       z.object(tool.output).strict().parse(result);
       return result;
     },

@@ -4,16 +4,14 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { silentLogger } from '../../../src/core/ports/logger';
 import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
 import type { FolderInfo } from '../../../src/core/ports/workspaceSource';
 import type { ContentSearch } from '../../../src/core/ports/contentSearch';
 import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
 import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import type { AnyTool, CoreServices } from '../../../src/core/tools/tool';
+import type { AnyTool } from '../../../src/core/tools/tool';
 import type { Limits } from '../../../src/core/policy/limits';
 import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
-import { ToolDispatcher } from '../../../src/core/tools/dispatch';
 import { createToolServer } from '../../../src/mcp/toolServer';
 import type { AssembledServices } from '../../../src/node/assembleServices';
 import { assembleServices } from '../../../src/node/assembleServices';
@@ -58,7 +56,7 @@ export class SpyWorkspaceFs implements WorkspaceFs {
 
 export interface Harness {
   client: Client;
-  services: CoreServices;
+  services: AssembledServices;
   source: InMemoryWorkspaceSource;
   fs: SpyWorkspaceFs;
   limits: { current: Limits };
@@ -90,9 +88,9 @@ export async function connectHarness(
       }),
     );
   }
-  const services = assembled.services;
-  const dispatcher = options.tools ? new ToolDispatcher(options.tools, services, silentLogger) : assembled.dispatcher;
-  const server = createToolServer({ dispatcher, version: '0.0.0-test' });
+  const services = assembled;
+  const dispatcher = options.tools ? assembled.dispatcherWith(options.tools) : assembled.dispatcher;
+  const server = createToolServer({ ...assembled.serving, dispatcher, version: '0.0.0-test' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'unit-test', version: '1.0.0' });
   await server.connect(serverSide);
