@@ -247,7 +247,7 @@ describe('review after the write', function () {
       assert.deepEqual(new Uint8Array(await fsp.readFile(w.abs('old.bin'))), BIN);
       assert.equal((await fsp.stat(w.abs('old.bin'))).mode & 0o777, 0o640);
       assert.equal(notice.change, 'binary');
-      assert.deepEqual(notice.content, { undone: null, restored: { size: BIN.byteLength, sha256: sha256(BIN) } });
+      assert.deepEqual(notice.content, { undone: null, restored: { size: BIN.byteLength, sha256: sha256(BIN), text: false } });
       assert.equal(notice.version, sha256(BIN));
       assert.equal(notice.range, undefined);
       assert.equal((await w.status({ operation_id: notice.operation_id })).status, 'applied', 'recorded in the ledger');

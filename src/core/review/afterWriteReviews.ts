@@ -13,7 +13,8 @@ import { EventStream } from '../util/eventStream';
 import type { Hunk } from './afterWriteHunks';
 import type { HunkSide } from './afterWriteHunks';
 import { hunkAtLine, hunksOf, keepHunk, linesOn, undoHunk, undoPatch } from './afterWriteHunks';
-import { gitMode, isReviewText, modesDiffer } from './reviewedContent';
+import type { SideInfo } from './reviewedContent';
+import { gitMode, isReviewText, modesDiffer, sideInfo } from './reviewedContent';
 
 /**
  * Review after the write (`codespace.review.mode` `after`): what CodeSpace's patches wrote stays open to review, one
@@ -76,11 +77,8 @@ export interface ReviewUndone {
   readonly operation_id: string;
 }
 
-/** The size and sha256 of a side's bytes. */
-export interface ContentInfo {
-  readonly size: number;
-  readonly sha256: string;
-}
+/** The size, sha256 and textness of a side's bytes. */
+export type ContentInfo = SideInfo;
 
 /** A file of a review as it stands now. */
 export interface ReviewFileNow {
@@ -149,7 +147,7 @@ function acceptedBytes(f: ReviewFileState): Uint8Array | null {
 }
 
 function infoOf(bytes: Uint8Array | null): ContentInfo | null {
-  return bytes === null ? null : { size: bytes.byteLength, sha256: contentVersion(bytes) };
+  return bytes === null ? null : sideInfo(bytes);
 }
 
 export function reviewIdOf(workspaceId: string, workId: string | undefined): string {
@@ -553,7 +551,7 @@ interface ReadFile extends ReviewFileNow {
 }
 
 function publicOf(r: ReadFile): ReviewFileNow {
-  const now: Partial<ReadFile> = { ...r };
+  const now: { -readonly [K in keyof ReadFile]?: ReadFile[K] } = { ...r };
   delete now.bytes;
   delete now.modeNow;
   return now as ReviewFileNow;
@@ -565,7 +563,7 @@ function reviewedKey(version: string | undefined, mode: ReviewFileNow['mode']): 
 }
 
 function withoutAccepted(f: ReviewFileState): Omit<ReviewFileState, 'base' | 'base_binary' | 'base_mode'> {
-  const rest: Partial<ReviewFileState> = { ...f };
+  const rest: { -readonly [K in keyof ReviewFileState]?: ReviewFileState[K] } = { ...f };
   delete rest.base;
   delete rest.base_binary;
   delete rest.base_mode;

@@ -27,12 +27,30 @@ export function modeChangeLabel(from: string, to: string): string {
   return `mode ${from} → ${to}`;
 }
 
+/** The size and sha256 of one side's bytes, and whether they are text. */
+export interface SideInfo {
+  readonly size: number;
+  readonly sha256: string;
+  readonly text: boolean;
+}
+
+export function sideInfo(bytes: Uint8Array): SideInfo {
+  return { size: bytes.byteLength, sha256: contentVersion(bytes), text: isReviewText(bytes) };
+}
+
 /**
- * The read-only document shown for a side of a file that is not text: that it is binary, its size and its sha256
- * (and its mode when known), or that there is no file on that side.
+ * The read-only document shown for a side of a file that is not text (or whose other side is not): that it is
+ * binary, its size and sha256, its mode when known; or that there is no file on that side.
  */
-export function binaryDescription(path: string, bytes: Uint8Array | null, mode?: string): string {
-  if (bytes === null) return `No file: ${path} is not on this side.\n`;
-  const kind = isReviewText(bytes) ? 'Text file (the other side is binary, so neither is shown as text)' : 'Binary file (not shown as text)';
-  return [`${kind}: ${path}`, `size: ${bytes.byteLength} bytes`, `sha256: ${contentVersion(bytes).slice('sha256:'.length)}`, ...(mode !== undefined ? [`mode: ${mode}`] : []), ''].join('\n');
+export function binaryDescription(path: string, side: SideInfo | null, mode?: string): string {
+  if (side === null) return `No file: ${path} is not on this side.\n`;
+  const kind = side.text ? 'Text file, shown described because the other side is binary' : 'Binary file, not shown as text';
+  return [`${kind}: ${path}`, `size: ${side.size} bytes`, `sha256: ${side.sha256.replace(/^sha256:/, '')}`, ...(mode !== undefined ? [`mode: ${mode}`] : []), ''].join('\n');
+}
+
+/** What a review's title adds for the files whose mode changed: ` (mode 100644 → 100755: run.sh; …)`, or ''. */
+export function modeChangesSuffix(files: readonly { readonly path: string; readonly mode?: { readonly from: string; readonly to: string } | undefined }[]): string {
+  const changed = files.filter((f) => f.mode !== undefined).map((f) => `${modeChangeLabel(f.mode?.from as string, f.mode?.to as string)}: ${f.path}`);
+  if (changed.length === 0) return '';
+  return ` (${changed.length <= 3 ? changed.join('; ') : `${changed.slice(0, 3).join('; ')}; ${changed.length - 3} more`})`;
 }

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Approvals, HoldView, ProposalFile } from '../../core/approvals/hold';
 import { ToolError } from '../../core/errors';
-import { binaryDescription, isReviewText } from '../../core/review/reviewedContent';
+import { binaryDescription, isReviewText, sideInfo } from '../../core/review/reviewedContent';
 import type { Activity } from '../../core/runner/events';
 import type { ProposalRef } from './proposalUri';
 import { PROPOSAL_SCHEME, fromProposalUri, toProposalUri } from './proposalUri';
@@ -33,7 +33,7 @@ function bytesOf(file: ProposalFile, ref: ProposalRef): Uint8Array {
   const bytes = ref.side === 'before' ? file.before : (file.reviewed ?? file.proposed);
   if (!isBinaryProposal(file)) return bytes ?? EMPTY;
   // Binary: each side says so (size, sha256) instead of showing bytes as text.
-  return new TextEncoder().encode(binaryDescription(ref.side === 'before' ? file.path : (file.move_to ?? file.path), bytes ?? null));
+  return new TextEncoder().encode(binaryDescription(ref.side === 'before' ? file.path : (file.move_to ?? file.path), bytes === undefined ? null : sideInfo(bytes)));
 }
 
 /** Both URIs of every file of a hold, as the diff editors open them. */
