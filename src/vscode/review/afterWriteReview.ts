@@ -290,12 +290,13 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
       const right = f.current === null ? toAfterUri(review.id, 'none', root, f.path) : f.binary ? toAfterUri(review.id, 'now', root, f.path) : vscode.Uri.file(path.join(root, ...f.path.split('/')));
       return { f, left: toAfterUri(review.id, 'base', root, f.path), right };
     });
-    fs.changed(review, root);
     const label = `${title}${modeChangesSuffix(files.map((f) => ({ path: f.path, mode: modeOf(f) })))}`;
     await vscode.commands.executeCommand('vscode.changes', label, shown.map((s) => [s.right, s.left, s.right]));
     // One review per work: the tab it replaces goes (the new one is open first, so the group does not jump).
-    const stale = old.filter((t) => !t.isActive);
-    if (stale.length > 0) await vscode.window.tabGroups.close(stale, true);
+    const live = new Set(vscode.window.tabGroups.all.flatMap((g) => g.tabs));
+    const stale = old.filter((t) => !t.isActive && live.has(t));
+    // A tab the new one replaced is gone already: closing it is then not needed.
+    if (stale.length > 0) await vscode.window.tabGroups.close(stale, true).then(undefined, (err: unknown) => log.info(`[review] an earlier review tab was already gone: ${describe(err)}`));
     log.info(`[review] ${review.id} opened after the write: ${files.length} file(s)`);
     return {
       ok: true,
