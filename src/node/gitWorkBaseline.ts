@@ -181,13 +181,16 @@ export class GitWorkBaseline implements WorkBaseline, WorkTreeRepo {
     for (let i = 0; i + 1 < parts.length; i += 2) {
       const meta = parts[i] as string;
       const repoPath = parts[i + 1] as string;
-      const m = /^:(\d{6}) (\d{6}) [0-9a-f]+ [0-9a-f]+ ([AMDT])/.exec(meta);
+      const m = /^:(\d{6}) (\d{6}) ([0-9a-f]+) ([0-9a-f]+) ([AMDT])/.exec(meta);
       if (!m) throw new Error(`unexpected git diff-tree output ${JSON.stringify(meta.slice(0, 80))}`);
-      const [, from, to, status] = m;
+      const [, from, to, fromId, toId, status] = m as unknown as [string, string, string, string, string, string];
       // Submodules (gitlinks) are repositories of their own: not files to review here.
       if (from === '160000' || to === '160000') continue;
       if (!repoPath.startsWith(info.prefix)) continue;
-      out.push({ path: repoPath.slice(info.prefix.length), kind: status === 'A' ? 'add' : status === 'D' ? 'delete' : 'update' });
+      const kind = status === 'A' ? 'add' : status === 'D' ? 'delete' : 'update';
+      // A change of mode (0644 → 0755, a file turned link) is said, and a change of nothing else is marked so.
+      const mode = kind === 'update' && from !== to ? { mode: { from, to }, ...(fromId === toId ? { mode_only: true } : {}) } : {};
+      out.push({ path: repoPath.slice(info.prefix.length), kind, ...mode });
     }
     return out;
   }

@@ -8,7 +8,11 @@
 // A second test deletes a CRLF file and undoes the deletion from the context menu of the diff's left side (the file
 // has no right side): the file comes back byte for byte.
 //
-// Screenshots: test-results/review-after-write-deleted.png; test-results/review-after-write.png; with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1 also docs/review-after-write.png.
+// A third deletes a binary file and changes a script whose mode a command then changes: the reviewer sees the binary
+// file said to be binary (size, sha256) on its left side, the mode change in the diff's title, and undoes the deletion
+// from the context menu of that description: the bytes come back exactly.
+//
+// Screenshots: test-results/review-after-write-binary.png; test-results/review-after-write-deleted.png; test-results/review-after-write.png; with CODESPACE_UPDATE_DOCS_SCREENSHOTS=1 also docs/review-after-write.png.
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -160,5 +164,52 @@ describe('review after the write: undo one change from the diff editor, the agen
     const next = (await client.callTool({ name: 'workspace_info', arguments: {} })) as CallToolResult;
     const update = (next.structuredContent as { review_update?: { path: string; restored: string; version?: string }[] }).review_update;
     assert.deepEqual(update?.map((u) => [u.path, u.restored, u.version]), [[GONE, before.toString('utf8'), sha(before)]]);
+  });
+  it('a binary file is said to be binary and a mode change is named in the title; Undo Change on the description brings the bytes back', async () => {
+    const BIN = 'assets/logo.bin';
+    const SCRIPT = 'scripts/run.sh';
+    const bin = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff]);
+    await fsp.mkdir(path.join(wb.workspaceDir, 'assets'), { recursive: true });
+    await fsp.mkdir(path.join(wb.workspaceDir, 'scripts'), { recursive: true });
+    await fsp.writeFile(path.join(wb.workspaceDir, BIN), bin);
+    await fsp.writeFile(path.join(wb.workspaceDir, SCRIPT), '#!/bin/sh\necho one\n');
+    await fsp.chmod(path.join(wb.workspaceDir, SCRIPT), 0o644);
+    const applied = await call<{ status: string }>(client, 'apply_patch', {
+      workspace_id: wsId,
+      patch: ['*** Begin Patch', `*** Delete File: ${BIN}`, `*** Update File: ${SCRIPT}`, '@@', '-echo one', '+echo two', '*** End Patch'].join('\n'),
+      expected_versions: { [BIN]: sha(bin), [SCRIPT]: sha('#!/bin/sh\necho one\n') },
+      operation_key: 'e2e-after-write-binary',
+    });
+    assert.equal(applied.status, 'applied');
+    await fsp.chmod(path.join(wb.workspaceDir, SCRIPT), 0o755); // as the agent's command would
+
+    await wb.runCommand('CodeSpace: Review Changes After the Write');
+    // The tab's title names the mode change; the binary file's left side says what it is.
+    await wb.page.locator('.tabs-container .tab', { hasText: `mode 100644 → 100755: ${SCRIPT}` }).first().waitFor({ timeout: 60_000 });
+    const said = activeGroup().locator('.monaco-diff-editor .editor.original .view-line', { hasText: `Binary file, not shown as text: ${BIN}` }).first();
+    await said.waitFor({ timeout: 60_000 });
+    const hex = createHash('sha256').update(bin).digest('hex');
+    await activeGroup().locator('.monaco-diff-editor .editor.original .view-line', { hasText: `sha256: ${hex.slice(0, 16)}` }).first().waitFor({ timeout: 30_000 });
+    await wb.runCommand('Notifications: Clear All Notifications');
+    await said.click();
+    await said.click({ button: 'right' });
+    const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
+    await item.waitFor({ timeout: 30_000 });
+    await item.hover();
+    await sleep(800);
+    await wb.screenshot('review-after-write-binary');
+    await item.click();
+
+    const abs = path.join(wb.workspaceDir, BIN);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const now = await fsp.readFile(abs).catch(() => undefined);
+      if (now && Buffer.compare(now, bin) === 0) break;
+      if (Date.now() > deadline) assert.fail(`the binary file did not come back as it was (${now === undefined ? 'absent' : `${now.byteLength} bytes`})`);
+      await sleep(100);
+    }
+    const next = (await client.callTool({ name: 'workspace_info', arguments: {} })) as CallToolResult;
+    const update = (next.structuredContent as { review_update?: { path: string; change?: string; content?: { restored?: { sha256: string } } }[] }).review_update;
+    assert.deepEqual(update?.map((u) => [u.path, u.change, u.content?.restored?.sha256]), [[BIN, 'binary', sha(bin)]]);
   });
 });

@@ -133,6 +133,87 @@ describe('review after the write', function () {
     assert.ok(tab);
   });
 
+  it('a binary file (deleted, moved) and a mode change are listed and said so; Undo puts back the bytes and the mode, Keep and Mark Reviewed take them', async () => {
+    const dir = path.join(root, 'after-write', 'kinds');
+    const at = (name: string): string => path.join(dir, name);
+    const relOf = (name: string): string => `after-write/kinds/${name}`;
+    const BIN = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0xfe, 0x0a, 0x00]);
+    const PIC = Buffer.from([0x00, 0x00, 0x07, 0x80, 0x81]);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(at('logo.bin'), BIN);
+    fs.chmodSync(at('logo.bin'), 0o640);
+    fs.writeFileSync(at('pic.bin'), PIC);
+    fs.writeFileSync(at('run.sh'), '#!/bin/sh\necho one\n');
+    fs.chmodSync(at('run.sh'), 0o644);
+    try {
+      const applied = await call<{ status: string }>(client, 'apply_patch', {
+        workspace_id: wsId,
+        patch: ['*** Begin Patch', `*** Delete File: ${relOf('logo.bin')}`, `*** Update File: ${relOf('pic.bin')}`, `*** Move to: ${relOf('pic2.bin')}`, `*** Update File: ${relOf('run.sh')}`, '@@', '-echo one', '+echo two', '*** End Patch'].join('\n'),
+        expected_versions: { [relOf('logo.bin')]: sha(BIN), [relOf('pic.bin')]: sha(PIC), [relOf('run.sh')]: sha('#!/bin/sh\necho one\n') },
+        operation_key: `after-write-kinds-${Date.now()}`,
+      });
+      assert.equal(applied.status, 'applied');
+      // A command of the agent makes the script executable.
+      fs.chmodSync(at('run.sh'), 0o755);
+
+      const opened = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+      assert.equal(opened.ok, true, opened.message);
+      const entry = (name: string): NonNullable<AfterWriteResult['files']>[number] => {
+        const e = opened.files?.find((f) => f.path === relOf(name));
+        assert.ok(e, `${name} is in the review: ${JSON.stringify(opened.files?.map((f) => f.path))}`);
+        return e;
+      };
+      assert.deepEqual(['logo.bin', 'pic.bin', 'pic2.bin'].map((n) => [entry(n).binary, entry(n).label]), [
+        [true, `${relOf('logo.bin')} (binary)`],
+        [true, `${relOf('pic.bin')} (binary)`],
+        [true, `${relOf('pic2.bin')} (binary)`],
+      ]);
+      assert.deepEqual([entry('run.sh').binary, entry('run.sh').mode, entry('run.sh').label, entry('run.sh').hunks], [false, { from: '100644', to: '100755' }, `${relOf('run.sh')} (mode 100644 → 100755)`, [{ start_line: 2, end_line: 2 }]]);
+      // Each side of a binary file is a read-only document that says so, with its size and sha256.
+      const hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+      const logoLeft = (await vscode.workspace.openTextDocument(vscode.Uri.parse(entry('logo.bin').left))).getText();
+      assert.match(logoLeft, /^Binary file, not shown as text: after-write\/kinds\/logo\.bin\nsize: 10 bytes\n/);
+      assert.ok(logoLeft.includes(`sha256: ${hex(BIN)}`), logoLeft);
+      const picRight = (await vscode.workspace.openTextDocument(vscode.Uri.parse(entry('pic2.bin').right))).getText();
+      assert.match(picRight, /^Binary file, not shown as text: after-write\/kinds\/pic2\.bin\nsize: 5 bytes\n/);
+      assert.ok(picRight.includes(`sha256: ${hex(PIC)}`), picRight);
+      // The diff's title names the mode change.
+      await pollFor('the review tab to name the mode change', () => allTabs().find((t) => t.label.startsWith('CodeSpace review after the write') && t.label.includes(`mode 100644 → 100755: ${relOf('run.sh')}`)));
+
+      // Undo the deleted binary file from its left side: the exact bytes and the mode are back; the agent is told.
+      const undone = await vscode.commands.executeCommand<AfterWriteResult>('codespace.undoChange', vscode.Uri.parse(entry('logo.bin').left), 0);
+      assert.equal(undone.ok, true, undone.message);
+      assert.deepEqual(fs.readFileSync(at('logo.bin')), BIN);
+      assert.equal(fs.statSync(at('logo.bin')).mode & 0o777, 0o640);
+      assert.equal(undone.notice?.change, 'binary');
+      assert.deepEqual(undone.notice?.content?.restored, { size: BIN.byteLength, sha256: sha(BIN), text: false });
+      const told = (await client.callTool({ name: 'workspace_info', arguments: {} })) as { structuredContent?: { review_update?: unknown[] } };
+      assert.deepEqual(told.structuredContent?.review_update, [undone.notice], 'the agent that deleted it is told on its next call');
+
+      // Keep the moved file's destination; Mark Reviewed on the source (its empty right side).
+      const kept = await vscode.commands.executeCommand<AfterWriteResult>('codespace.keepChange', { review: reviewId(), path: relOf('pic2.bin') });
+      assert.equal(kept.ok, true, kept.message);
+      assert.deepEqual(fs.readFileSync(at('pic2.bin')), PIC, 'keep writes nothing');
+      const marked = await vscode.commands.executeCommand<AfterWriteResult>('codespace.markFileReviewed', vscode.Uri.parse(entry('pic.bin').right));
+      assert.equal(marked.ok, true, marked.message);
+
+      // The script: keep its text hunk, then undo what is left, the mode.
+      const keptHunk = await vscode.commands.executeCommand<AfterWriteResult>('codespace.keepChange', { review: reviewId(), path: relOf('run.sh'), line: 1 });
+      assert.equal(keptHunk.ok, true, keptHunk.message);
+      const again = await vscode.commands.executeCommand<AfterWriteResult>('codespace.reviewAfterWrite', reviewId());
+      const script = again.files?.find((f) => f.path === relOf('run.sh'));
+      assert.deepEqual([script?.hunks, script?.mode], [[], { from: '100644', to: '100755' }], 'only the mode change is left');
+      assert.equal(again.files?.some((f) => f.path.startsWith('after-write/kinds/') && f.path !== relOf('run.sh')), false, 'the binary files left the review');
+      const modeUndone = await vscode.commands.executeCommand<AfterWriteResult>('codespace.undoChange', vscode.Uri.file(at('run.sh')), 0);
+      assert.equal(modeUndone.ok, true, modeUndone.message);
+      assert.equal(fs.statSync(at('run.sh')).mode & 0o777, 0o644, 'the mode is back');
+      assert.equal(fs.readFileSync(at('run.sh'), 'utf8'), '#!/bin/sh\necho two\n', 'the kept text stays');
+      assert.deepEqual([modeUndone.notice?.change, modeUndone.notice?.mode], ['mode', { undone: '100755', restored: '100644' }]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("line comments on a work's file in its review after the write reach the agent as one review_comments instruction; a folder's review takes none", async () => {
     const comments = ((await activateExtension()) as unknown as { reviewCommentsForTests: ReviewCommentsForTests }).reviewCommentsForTests;
     const workRel = 'after-write/work.txt';

@@ -284,6 +284,30 @@ describe('patch review in the diff editor', function () {
     await waitFor('the tabs close', () => allTabs().filter(ofHold(id)).length === 0);
   });
 
+  it('a binary file a held patch deletes or moves is said to be binary on each side, cannot be edited, and is applied byte for byte', async () => {
+    const dir = `review-binary-${Date.now()}`;
+    const gone = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0x0a]);
+    const pic = new Uint8Array([0x00, 0x00, 0x07, 0x80, 0x81]);
+    await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(root(), dir, 'gone.bin'), gone);
+    await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(root(), dir, 'pic.bin'), pic);
+    const id = await hold(['*** Begin Patch', `*** Delete File: ${dir}/gone.bin`, `*** Update File: ${dir}/pic.bin`, `*** Move to: ${dir}/moved.bin`, '*** End Patch'].join('\n'), [`${dir}/gone.bin`, `${dir}/pic.bin`]);
+    const left = await read(proposalUri(id, 'before', `${dir}/gone.bin`));
+    assert.match(left, new RegExp(`^Binary file, not shown as text: ${dir}/gone\\.bin\nsize: 8 bytes\nsha256: [0-9a-f]{64}\n$`));
+    assert.equal(await read(proposalUri(id, 'proposed', `${dir}/gone.bin`)), `No file: ${dir}/gone.bin is not on this side.\n`);
+    const movedRight = proposalUri(id, 'proposed', `${dir}/moved.bin`);
+    assert.match(await read(movedRight), new RegExp(`^Binary file, not shown as text: ${dir}/moved\\.bin\nsize: 5 bytes\n`));
+    assert.equal((await vscode.workspace.fs.stat(movedRight)).permissions, vscode.FilePermission.Readonly, 'a binary proposal takes no edit');
+    await assert.rejects(Promise.resolve(vscode.workspace.fs.writeFile(movedRight, enc.encode('text'))), /binary/);
+
+    const decision = await vscode.commands.executeCommand<Decision>('codespace.approveReview', id);
+    assert.equal(decision.ok, true, JSON.stringify(decision));
+    const r = await resume(id);
+    assert.equal(r.isError, undefined, JSON.stringify(r.content));
+    await assert.rejects(Promise.resolve(vscode.workspace.fs.stat(vscode.Uri.joinPath(root(), dir, 'gone.bin'))));
+    assert.deepEqual(Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(root(), dir, 'moved.bin'))), Buffer.from(pic), 'the moved bytes, exactly');
+    await vscode.workspace.fs.delete(vscode.Uri.joinPath(root(), dir), { recursive: true });
+  });
+
   it('shows every legal name of a held patch exactly (backslash, newline, #, ?, %, blanks) and applies it there', async () => {
     const dir = `review-names-${Date.now()}`;
     const names = ['a\\b.txt', 'new\nline.txt', '#x?y%2e.txt', ' lead and trail .txt'];

@@ -20,7 +20,7 @@ interface ReviewResult {
   code?: string;
   message?: string;
   work_id?: string;
-  files?: { path: string; kind: string; left: string; right: string }[];
+  files?: { path: string; kind: string; binary?: boolean; mode?: { from: string; to: string }; label?: string; left: string; right: string }[];
   commit?: string;
 }
 
@@ -172,13 +172,22 @@ describe('work review and reviewed commit (git)', function () {
     assert.equal(r.ok, true, r.message);
     const files = (r.files ?? []).filter((f) => f.path === 'review/image.bin' || f.path === 'review/run.sh');
     assert.deepEqual(files.map((f) => [f.path, f.kind]), [['review/image.bin', 'update'], ['review/run.sh', 'update']]);
-    const bin = files[0];
-    assert.ok(bin);
-    assert.deepEqual(Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.parse(bin.left))), binBefore, 'the baseline side keeps the bytes exactly');
-    // The editor says a binary file is binary instead of showing its bytes as text: neither side opens as text.
-    for (const side of [bin.left, bin.right]) {
-      await assert.rejects(Promise.resolve(vscode.workspace.openTextDocument(vscode.Uri.parse(side))), /binary/i, side);
-    }
+    const [bin, script] = files;
+    assert.ok(bin && script);
+    assert.deepEqual([bin.binary, bin.mode, bin.label], [true, undefined, 'review/image.bin (binary)']);
+    assert.deepEqual([script.binary, script.mode, script.label], [false, { from: '100644', to: '100755' }, 'review/run.sh (mode 100644 → 100755)']);
+    // The binary file is said to be one: each side a read-only document with its size and sha256, never its bytes as text.
+    const hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+    const left = await vscode.workspace.openTextDocument(vscode.Uri.parse(bin.left));
+    const right = await vscode.workspace.openTextDocument(vscode.Uri.parse(bin.right));
+    assert.match(left.getText(), /^Binary file, not shown as text: review\/image\.bin\nsize: 9 bytes\n/);
+    assert.ok(left.getText().includes(`sha256: ${hex(binBefore)}`), left.getText());
+    assert.match(right.getText(), /^Binary file, not shown as text: review\/image\.bin\nsize: 10 bytes\n/);
+    assert.ok(right.getText().includes(`sha256: ${hex(binAfter)}`), right.getText());
+    await assert.rejects(Promise.resolve(vscode.workspace.fs.writeFile(vscode.Uri.parse(bin.right), enc.encode('x'))), 'the description is read-only');
+    // The mode change is said in the diff's title (the text of both sides is the same).
+    const tab = await waitFor('the review tab names the mode change', () => allTabs().find((t) => t.label.startsWith('CodeSpace work review: binary and mode') && t.label.includes('mode 100644 → 100755: review/run.sh')));
+    assert.ok(tab);
 
     const committed = await vscode.commands.executeCommand<ReviewResult>('codespace.commitReviewedWork', workId, 'Reviewed binary and mode');
     assert.equal(committed.ok, true, committed.message);

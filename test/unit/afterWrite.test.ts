@@ -161,7 +161,7 @@ describe('review after the write', function () {
       assert.equal((await reviews.file(id, 'c.txt')).hunks.length, 0);
 
       const kept = await reviews.keep(id, 'a.txt', 1);
-      assert.equal(kept.added, 'TWO\n');
+      assert.equal(kept?.added, 'TWO\n');
       assert.deepEqual((await reviews.file(id, 'a.txt')).hunks.map((h) => h.added), ['SEVEN\nseven and a half\n']);
       assert.equal(await fsp.readFile(w.abs('a.txt'), 'utf8'), BASE.replace('two\n', 'TWO\n').replace('seven\n', 'SEVEN\nseven and a half\n'), 'keep writes nothing');
 
@@ -210,6 +210,98 @@ describe('review after the write', function () {
       // A line on the old side that is in no change says which side it looked at.
       await fsp.writeFile(w.abs('crlf.txt'), 'uno\r\nDOS\r\ntres');
       await assert.rejects(reviews.keep(id, 'crlf.txt', 2, 'old'), (e: unknown) => ToolError.is(e, 'INVALID_ARGUMENTS') && /Line 3 of the accepted text \(the left side\) of crlf\.txt is in no change of the review \(changes: lines 2-2\)/.test(e.message));
+    });
+
+    it('a binary file (deleted, moved, or turned binary by a process) is one whole-file change: Undo puts back its bytes and mode, Keep accepts them', async () => {
+      const BIN = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0xfe, 0x0a, 0x00]);
+      const BIN2 = new Uint8Array([0x00, 0x00, 0x07, 0x80, 0x81]);
+      await w.dispose();
+      w = await openPatchWorld({ 'old.bin': BIN, 'img.bin': BIN2, 't.txt': 'text\n' }, { profile: 'exec', reviewMode: () => mode });
+      await fsp.chmod(w.abs('old.bin'), 0o640);
+      await w.apply({
+        workspace_id: WS_ID,
+        patch: v4a('*** Delete File: old.bin', '*** Update File: img.bin', '*** Move to: moved.bin', '*** Update File: t.txt', '@@', '-text', '+TEXT'),
+        expected_versions: { 'old.bin': sha256(BIN), 'img.bin': sha256(BIN2), 't.txt': sha256('text\n') },
+        operation_key: 'bin-1',
+      });
+      // A process turns the text file binary and executable.
+      const PROC = new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x02]);
+      await fsp.writeFile(w.abs('t.txt'), PROC);
+      await fsp.chmod(w.abs('t.txt'), 0o755);
+      const reviews = w.assembled.afterWrite;
+      const id = reviewIdOf(WS_ID, undefined);
+      const files = await reviews.files(id);
+      assert.deepEqual(
+        files.map((f) => [f.path, f.binary, f.whole, f.changed, f.hunks.length, f.sides.base?.sha256 ?? null, f.sides.current?.sha256 ?? null]),
+        [
+          ['img.bin', true, 'binary', true, 0, sha256(BIN2), null],
+          ['moved.bin', true, 'binary', true, 0, null, sha256(BIN2)],
+          ['old.bin', true, 'binary', true, 0, sha256(BIN), null],
+          ['t.txt', true, 'binary', true, 0, sha256('text\n'), sha256(PROC)],
+        ],
+      );
+      assert.deepEqual(files.find((f) => f.path === 't.txt')?.mode, { base: '100644', current: '100755' });
+
+      // Undo the deleted binary file, from any line: the exact bytes and its mode are back.
+      const { notice } = await reviews.undo(id, 'old.bin', 0, 'old');
+      assert.deepEqual(new Uint8Array(await fsp.readFile(w.abs('old.bin'))), BIN);
+      assert.equal((await fsp.stat(w.abs('old.bin'))).mode & 0o777, 0o640);
+      assert.equal(notice.change, 'binary');
+      assert.deepEqual(notice.content, { undone: null, restored: { size: BIN.byteLength, sha256: sha256(BIN), text: false } });
+      assert.equal(notice.version, sha256(BIN));
+      assert.equal(notice.range, undefined);
+      assert.equal((await w.status({ operation_id: notice.operation_id })).status, 'applied', 'recorded in the ledger');
+      assert.equal((await reviews.file(id, 'old.bin')).changed, false);
+
+      // The file a process turned binary: Undo puts the accepted text back, and the mode.
+      const t = await reviews.undo(id, 't.txt', -1);
+      assert.equal(await fsp.readFile(w.abs('t.txt'), 'utf8'), 'text\n', 'the accepted text: the file before the review first wrote it');
+      assert.equal((await fsp.stat(w.abs('t.txt'))).mode & 0o777, 0o644);
+      assert.deepEqual(t.notice.mode, { undone: '100755', restored: '100644' });
+      assert.equal((await reviews.file(id, 't.txt')).changed, false);
+
+      // Keep the moved binary file: nothing is written, it leaves the review; Mark Reviewed on the other side.
+      assert.equal(await reviews.keep(id, 'moved.bin', 3), undefined);
+      assert.equal((await reviews.file(id, 'moved.bin')).changed, false);
+      assert.deepEqual(new Uint8Array(await fsp.readFile(w.abs('moved.bin'))), BIN2);
+      assert.equal((await reviews.markReviewed(id, 'img.bin')).reviewed, true);
+      // A binary file changed again after a Keep is a change again.
+      await fsp.writeFile(w.abs('moved.bin'), BIN);
+      assert.equal((await reviews.file(id, 'moved.bin')).whole, 'binary');
+
+      // The accepted bytes survive a reload, base64.
+      const snap = JSON.parse(JSON.stringify(reviews.snapshot())) as unknown;
+      reviews.clear(id);
+      reviews.restore(snap);
+      assert.equal((await reviews.file(id, 'img.bin')).reviewed, true);
+      await reviews.undo(id, 'moved.bin', 0);
+      assert.deepEqual(new Uint8Array(await fsp.readFile(w.abs('moved.bin'))), BIN2, 'the kept bytes, restored from the snapshot');
+    });
+
+    it('a change of mode alone is a whole-file change once no hunk is left: Undo puts the mode back, Keep accepts it, a mark is bound to it', async () => {
+      await w.apply(agentPatch());
+      const reviews = w.assembled.afterWrite;
+      const id = reviewIdOf(WS_ID, undefined);
+      await fsp.chmod(w.abs('a.txt'), 0o755);
+      let a = await reviews.file(id, 'a.txt');
+      assert.deepEqual([a.hunks.length, a.whole, a.mode], [2, undefined, { base: '100644', current: '100755' }]);
+      await reviews.keep(id, 'a.txt', 1);
+      await reviews.keep(id, 'a.txt', 6);
+      a = await reviews.file(id, 'a.txt');
+      assert.deepEqual([a.hunks.length, a.whole, a.changed], [0, 'mode', true]);
+      const text = await fsp.readFile(w.abs('a.txt'));
+      const { notice } = await reviews.undo(id, 'a.txt', 0);
+      assert.equal((await fsp.stat(w.abs('a.txt'))).mode & 0o777, 0o644);
+      assert.deepEqual(await fsp.readFile(w.abs('a.txt')), text, 'the content is left as it is');
+      assert.deepEqual([notice.change, notice.mode, notice.content], ['mode', { undone: '100755', restored: '100644' }, undefined]);
+      assert.equal((await reviews.file(id, 'a.txt')).changed, false);
+      // Marked reviewed with the mode changed: the mark holds for that mode only.
+      await fsp.chmod(w.abs('a.txt'), 0o755);
+      assert.equal((await reviews.markReviewed(id, 'a.txt')).reviewed, true);
+      await fsp.chmod(w.abs('a.txt'), 0o700);
+      assert.equal((await reviews.file(id, 'a.txt')).reviewed, false);
+      await reviews.keep(id, 'a.txt', 0);
+      assert.equal((await reviews.file(id, 'a.txt')).changed, false, 'kept: the mode now is the accepted one');
     });
 
     it('refuses an undo when the file changed since in a way the hunk no longer applies, and writes nothing', async () => {

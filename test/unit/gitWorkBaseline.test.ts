@@ -148,6 +148,19 @@ describe('GitWorkBaseline (work baselines in git)', function () {
     assert.equal(blobs.get('nope.txt'), undefined);
   });
 
+  it('says a change of mode, and marks one that changed nothing else', async () => {
+    const baseline = await wt.capture(repo);
+    fs.chmodSync(path.join(repo, 'a.txt'), 0o755);
+    write(repo, 'sub/b.txt', 'b2\n');
+    fs.chmodSync(path.join(repo, 'sub/b.txt'), 0o755);
+    write(repo, 'gone.txt', 'still here, edited\n');
+    assert.deepEqual(await wt.changes(repo, baseline as string), [
+      { path: 'a.txt', kind: 'update', mode: { from: '100644', to: '100755' }, mode_only: true },
+      { path: 'gone.txt', kind: 'update' },
+      { path: 'sub/b.txt', kind: 'update', mode: { from: '100644', to: '100755' } },
+    ]);
+  });
+
   it('takes file names literally (no pathspec magic, no glob)', async () => {
     write(repo, '*.txt', 'star\n');
     write(repo, ':(glob)x', 'magic\n');

@@ -10,6 +10,10 @@ export type WorkTreeChangeKind = 'add' | 'update' | 'delete';
 export interface WorkTreeChange {
   readonly path: string;
   readonly kind: WorkTreeChangeKind;
+  /** The git modes before and after (`100644`, `100755`, `120000`), when the change altered the mode. */
+  readonly mode?: { readonly from: string; readonly to: string };
+  /** The content is the same on both sides: only the mode changed. */
+  readonly mode_only?: boolean;
 }
 
 export interface WorkTreeRepo {

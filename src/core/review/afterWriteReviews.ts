@@ -14,6 +14,8 @@ import type { Hunk } from './afterWriteHunks';
 import type { HunkSide } from './afterWriteHunks';
 import { hunkAtLine, hunksOf, keepHunk, linesOn, undoHunk, undoPatch } from './afterWriteHunks';
 import { describeError, describeErrorWithStack } from '../../base/describeError';
+import type { SideInfo } from './reviewedContent';
+import { gitMode, isReviewText, modesDiffer, sideInfo } from './reviewedContent';
 
 /**
  * Review after the write (`codespace.review.mode` `after`): what CodeSpace's patches wrote stays open to review, one
@@ -22,13 +24,24 @@ import { describeError, describeErrorWithStack } from '../../base/describeError'
  * before the review's first write to it, with the hunks the reviewer kept. The hunks are what differs between that
  * and the file now, whoever changed it since. Keep moves a hunk into the accepted text; Undo writes the hunk's
  * reverse through the patch engine (version precondition, ledger record, all or nothing) and tells the agent on its
- * next answer (`review_update`). Mark as Reviewed hides a file until its content changes again.
+ * next answer (`review_update`). Mark as Reviewed hides a file until its content (or mode) changes again.
+ *
+ * A file that is not text on either side (binary, or not UTF-8) is one whole-file change: Keep accepts its bytes,
+ * Undo puts the accepted bytes (and mode) back. A change of mode alone is a whole-file change too, once no hunk is
+ * left: Keep accepts the mode, Undo puts the accepted mode back.
  */
 
-/** One file of a review: the accepted text (null: no file), the version marked reviewed, the sessions that wrote it. */
+/**
+ * One file of a review: the accepted text (null: no file; '' with `base_binary` when the accepted content is not
+ * text), its mode, the version marked reviewed, the sessions that wrote it.
+ */
 export interface ReviewFileState {
   readonly path: string;
   readonly base: string | null;
+  /** The accepted content when it is not text: its bytes, base64 (then `base` is ''). */
+  readonly base_binary?: string;
+  /** The accepted mode's permission bits (absent: not known, or no file). */
+  readonly base_mode?: number;
   readonly reviewed_version?: string;
   readonly sessions: readonly string[];
 }
@@ -41,34 +54,55 @@ export interface ReviewState {
   readonly files: readonly ReviewFileState[];
 }
 
-/** What the agent is told of an undone hunk, on its next answer (`review_update`). */
+/** What the agent is told of an undone change, on its next answer (`review_update`). */
 export interface ReviewUndone {
   readonly action: 'undone';
   readonly workspace_id: string;
   readonly work_id?: string;
   readonly path: string;
-  /** The lines of the agent's version the undo replaced (1-based, inclusive; end_line = start_line − 1: none, the text went back before start_line). */
-  readonly range: { readonly start_line: number; readonly end_line: number };
-  /** Those lines' text (what was undone). */
-  readonly undone: string;
-  /** The text put back in their place (what the file had before). */
-  readonly restored: string;
+  /** A whole-file undo: `binary` (the file's bytes, not text, put back as they were) or `mode` (its mode put back). Absent: a hunk of text. */
+  readonly change?: 'binary' | 'mode';
+  /** The lines of the agent's version the undo replaced (1-based, inclusive; end_line = start_line − 1: none, the text went back before start_line). Absent on a whole-file undo. */
+  readonly range?: { readonly start_line: number; readonly end_line: number };
+  /** Those lines' text (what was undone). Absent on a whole-file undo. */
+  readonly undone?: string;
+  /** The text put back in their place (what the file had before). Absent on a whole-file undo. */
+  readonly restored?: string;
+  /** A binary undo: the size and sha256 of the content undone (null: no file) and of the content put back (null: the file was deleted). */
+  readonly content?: { readonly undone: ContentInfo | null; readonly restored: ContentInfo | null };
+  /** The mode undone and the mode put back (`100755` → `100644`), when the undo changed the mode. */
+  readonly mode?: { readonly undone: string; readonly restored: string };
   /** The file's version after the undo (absent: the undo deleted the file the agent added). */
   readonly version?: string;
   /** The ledger record of the undo. */
   readonly operation_id: string;
 }
 
+/** The size, sha256 and textness of a side's bytes. */
+export type ContentInfo = SideInfo;
+
 /** A file of a review as it stands now. */
 export interface ReviewFileNow {
   readonly path: string;
+  /** The accepted text (null: no file; '' when the file is binary). */
   readonly base: string | null;
-  /** The file's text now (null: no file). */
+  /** The file's text now (null: no file; '' when the file is binary). */
   readonly current: string | null;
   /** The version now (absent: no file). */
   readonly version?: string;
+  /** The text hunks (none for a binary file). */
   readonly hunks: readonly Hunk[];
-  /** Marked reviewed at exactly this content. */
+  /** Either side is not text: the file is reviewed whole, and `sides` says what each side holds. */
+  readonly binary: boolean;
+  /** Each side's size and sha256 (null: no file). */
+  readonly sides: { readonly base: ContentInfo | null; readonly current: ContentInfo | null };
+  /** The accepted mode and the mode now (git style, `100644`), when both are known and differ. */
+  readonly mode?: { readonly base: string; readonly current: string };
+  /** The change Keep and Undo act on when not a hunk: `binary` (the bytes differ), `mode` (no hunk left, the mode differs). */
+  readonly whole?: 'binary' | 'mode';
+  /** Something is left to review: a hunk, binary bytes that differ, or a mode change. */
+  readonly changed: boolean;
+  /** Marked reviewed at exactly this content and mode. */
   readonly reviewed: boolean;
 }
 
@@ -97,15 +131,24 @@ const MAX_NOTICES = 200;
 /** Sessions remembered per file. */
 const MAX_SESSIONS_PER_FILE = 8;
 
-const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
-function decode(bytes: Uint8Array): string | undefined {
-  try {
-    return strict.decode(bytes);
-  } catch {
-    return undefined;
-  }
+/** The accepted state of a file from its bytes (null: no file) and mode. */
+function acceptedOf(bytes: Uint8Array | null, mode: number | undefined): Pick<ReviewFileState, 'base' | 'base_binary' | 'base_mode'> {
+  const m = bytes !== null && mode !== undefined ? { base_mode: mode & 0o7777 } : {};
+  if (bytes === null) return { base: null };
+  return isReviewText(bytes) ? { base: decoder.decode(bytes), ...m } : { base: '', base_binary: Buffer.from(bytes).toString('base64'), ...m };
+}
+
+/** The accepted bytes of a file (null: no file). */
+function acceptedBytes(f: ReviewFileState): Uint8Array | null {
+  if (f.base === null) return null;
+  return f.base_binary !== undefined ? new Uint8Array(Buffer.from(f.base_binary, 'base64')) : encoder.encode(f.base);
+}
+
+function infoOf(bytes: Uint8Array | null): ContentInfo | null {
+  return bytes === null ? null : sideInfo(bytes);
 }
 
 export function reviewIdOf(workspaceId: string, workId: string | undefined): string {
@@ -140,7 +183,7 @@ export class AfterWriteReviews implements Disposable {
 
   /**
    * A committed patch (called by apply_patch's commit, direct or resumed): in a workspace reviewed after the write,
-   * each text file it wrote joins the review of its work (or workspace), with the text it had before as its
+   * each file it wrote (text or not) joins the review of its work (or workspace), with the text it had before as its
    * accepted text when it is new to the review.
    */
   async recordCommit(intent: PatchIntent, result: ApplyPatchResult): Promise<void> {
@@ -159,7 +202,7 @@ export class AfterWriteReviews implements Disposable {
         return undefined;
       }
     };
-    const enter = async (path: string, written: Uint8Array | undefined): Promise<void> => {
+    const enter = async (path: string, written: Uint8Array | undefined, mode: number | undefined): Promise<void> => {
       paths.push(path);
       if (review.files.has(path)) return;
       // A work's file starts from the work's baseline when it has one, else from its content before this write.
@@ -169,18 +212,14 @@ export class AfterWriteReviews implements Disposable {
         this.options.logger.info(`[review] ${path} is over ${MAX_REVIEW_FILE_BYTES} bytes: not in the review after the write`);
         return;
       }
-      const base = before === undefined ? null : decode(before);
-      if (base === undefined) {
-        this.options.logger.info(`[review] ${path} is not UTF-8 text: not in the review after the write`);
-        return;
-      }
-      review.files.set(path, { path, base, sessions: [] });
+      // A binary file (or one that is not UTF-8) joins as one whole-file change; its mode is the one before the write.
+      review.files.set(path, { path, ...acceptedOf(before ?? null, before === undefined ? undefined : mode), sessions: [] });
     };
     for (const f of intent.planned.files) {
       if (f.kind === 'move' && f.move_to !== undefined) {
-        await enter(f.path, f.before);
-        await enter(f.move_to, undefined);
-      } else await enter(f.path, f.kind === 'add' ? undefined : f.before);
+        await enter(f.path, f.before, f.mode);
+        await enter(f.move_to, undefined, undefined);
+      } else await enter(f.path, f.kind === 'add' ? undefined : f.before, f.kind === 'add' ? undefined : f.mode);
     }
     this.written.set(result.operation_id, { review: review.id, paths });
     if (this.written.size > 64) this.written.delete(this.written.keys().next().value as string);
@@ -226,15 +265,23 @@ export class AfterWriteReviews implements Disposable {
 
   /**
    * Keep: the hunk at `line` (0-based, of the file now; of the accepted text with side `old`) joins the accepted
-   * text and leaves the review.
+   * text and leaves the review. A whole-file change (binary, or a mode change with no hunk left) is kept whole,
+   * whatever the line: the file's bytes and mode now become the accepted ones (answers undefined).
    */
-  async keep(reviewId: string, path: string, line: number, side: HunkSide = 'new'): Promise<Hunk> {
+  async keep(reviewId: string, path: string, line: number, side: HunkSide = 'new'): Promise<Hunk | undefined> {
     const review = this.require(reviewId);
     const f = this.requireFile(review, path);
-    const now = await this.now(this.workspaceOf(review), f);
+    const now = await this.read(this.workspaceOf(review), f);
+    if (now.whole !== undefined) {
+      review.files.set(path, { ...withoutAccepted(f), ...acceptedOf(now.bytes, now.modeNow) });
+      this.changes.emit(review.id);
+      return undefined;
+    }
     const hunk = this.hunkAt(now, line, side);
     const base = now.current === null && f.base !== null && hunk.base.start === 0 && splitCount(f.base) === hunk.base.end ? null : keepHunk(f.base ?? '', hunk);
-    review.files.set(path, { ...f, base });
+    // A kept add takes the file's mode now as the accepted one; a kept deletion has none.
+    const mode = base === null ? undefined : f.base === null ? now.modeNow : f.base_mode;
+    review.files.set(path, { ...withoutAccepted(f), base, ...(mode !== undefined ? { base_mode: mode } : {}) });
     this.changes.emit(review.id);
     return hunk;
   }
@@ -250,7 +297,8 @@ export class AfterWriteReviews implements Disposable {
     const release = await this.options.patches.lock(occupancyScope(ws));
     try {
       const f = this.requireFile(review, path);
-      const now = await this.now(ws, f);
+      const now = await this.read(ws, f);
+      if (now.whole !== undefined) return await this.undoWhole(review, f, now);
       const hunk = this.hunkAt(now, line, side);
       const current = now.current ?? '';
       const exact = undoHunk(current, hunk);
@@ -280,9 +328,7 @@ export class AfterWriteReviews implements Disposable {
         const reviewed = planned && planned.after !== undefined && !sameBytes(planned.after, bytes) ? new Map([[path, bytes]]) : undefined;
         result = await this.options.patches.commit(prepared.intent, reviewed);
       }
-      if (result.status !== 'applied') {
-        throw new ToolError('UNAVAILABLE', `The undo of ${path} was not applied (${result.status}${result.reason ? `: ${result.reason}` : ''}).`, { details: { path, operation_id: result.operation_id } });
-      }
+      requireApplied(path, result);
       const after = result.files[0]?.kind === 'delete' ? undefined : result.files[0]?.after_version;
       const notice: ReviewUndone = {
         action: 'undone',
@@ -295,24 +341,64 @@ export class AfterWriteReviews implements Disposable {
         ...(after !== undefined ? { version: after } : {}),
         operation_id: result.operation_id,
       };
-      this.notices.push({ sessions: f.sessions, notice });
-      if (this.notices.length > MAX_NOTICES) this.notices.splice(0, this.notices.length - MAX_NOTICES);
-      this.changes.emit(review.id);
-      this.options.logger.info(`[review] undid lines ${notice.range.start_line}-${notice.range.end_line} of ${path} (${review.id}) as ${result.operation_id}`);
+      this.told(review, f, notice, `lines ${hunk.current.start + 1}-${hunk.current.end}`);
       return { notice, result };
     } finally {
       release();
     }
   }
 
+  /**
+   * Undo of a whole-file change (in the patch turn): the accepted bytes and mode go back through the restore step
+   * of the patch engine, bound to the version read now; an accepted "no file" deletes the file (and the folders its
+   * add created, when empty); a file that is gone comes back.
+   */
+  private async undoWhole(review: MutableReview, f: ReviewFileState, now: ReadFile): Promise<{ notice: ReviewUndone; result: ApplyPatchResult }> {
+    const { path } = f;
+    const content = acceptedBytes(f);
+    const history = this.options.patches.fileHistory(review.workspace_id, path);
+    const mode = f.base_mode ?? (now.bytes === null ? history.mode : undefined);
+    const restore: RestoreRequest = {
+      workspace_id: review.workspace_id,
+      operation_key: `review-undo-${randomBytes(8).toString('hex')}`,
+      ...(review.work_id !== undefined ? { work_id: review.work_id } : {}),
+      files: [{ path, expected: now.version ?? null, content, ...(content !== null && mode !== undefined ? { mode } : {}) }],
+      ...(content === null ? { remove_folders: history.created_folders } : {}),
+    };
+    const result = await this.options.patches.commit(await this.options.patches.prepareRestore(this.workspaceOf(review), restore));
+    requireApplied(path, result);
+    const after = result.files[0]?.kind === 'delete' || content === null ? undefined : contentVersion(content);
+    const notice: ReviewUndone = {
+      action: 'undone',
+      workspace_id: review.workspace_id,
+      ...(review.work_id !== undefined ? { work_id: review.work_id } : {}),
+      path,
+      change: now.whole as 'binary' | 'mode',
+      ...(now.whole === 'binary' ? { content: { undone: infoOf(now.bytes), restored: infoOf(content) } } : {}),
+      ...(now.mode !== undefined && content !== null ? { mode: { undone: now.mode.current, restored: now.mode.base } } : {}),
+      ...(after !== undefined ? { version: after } : {}),
+      operation_id: result.operation_id,
+    };
+    this.told(review, f, notice, now.whole === 'binary' ? 'the binary content' : 'the mode');
+    return { notice, result };
+  }
+
+  /** An undo is done: the agent is told on its next answer, the review follows. */
+  private told(review: MutableReview, f: ReviewFileState, notice: ReviewUndone, what: string): void {
+    this.notices.push({ sessions: f.sessions, notice });
+    if (this.notices.length > MAX_NOTICES) this.notices.splice(0, this.notices.length - MAX_NOTICES);
+    this.changes.emit(review.id);
+    this.options.logger.info(`[review] undid ${what} of ${f.path} (${review.id}) as ${notice.operation_id}`);
+  }
+
   /** Mark as Reviewed: the file leaves the review until its content changes again. */
   async markReviewed(reviewId: string, path: string): Promise<ReviewFileNow> {
     const review = this.require(reviewId);
     const f = this.requireFile(review, path);
-    const now = await this.now(this.workspaceOf(review), f);
-    review.files.set(path, { ...f, reviewed_version: now.version ?? 'none' });
+    const now = await this.read(this.workspaceOf(review), f);
+    review.files.set(path, { ...f, reviewed_version: reviewedKey(now.version, now.mode) });
     this.changes.emit(review.id);
-    return { ...now, reviewed: true };
+    return { ...publicOf(now), reviewed: true };
   }
 
   /** Clears a review: its files leave it, and the next write starts it again from what is on disk then. */
@@ -349,7 +435,15 @@ export class AfterWriteReviews implements Disposable {
       const files = new Map<string, ReviewFileState>();
       for (const f of r.files) {
         if (typeof f?.path !== 'string' || (f.base !== null && typeof f.base !== 'string')) continue;
-        files.set(f.path, { path: f.path, base: f.base, sessions: [], ...(typeof f.reviewed_version === 'string' ? { reviewed_version: f.reviewed_version } : {}) });
+        if (f.base_binary !== undefined && (typeof f.base_binary !== 'string' || f.base !== '')) continue;
+        files.set(f.path, {
+          path: f.path,
+          base: f.base,
+          sessions: [],
+          ...(typeof f.base_binary === 'string' ? { base_binary: f.base_binary } : {}),
+          ...(Number.isInteger(f.base_mode) && f.base !== null ? { base_mode: (f.base_mode as number) & 0o7777 } : {}),
+          ...(typeof f.reviewed_version === 'string' ? { reviewed_version: f.reviewed_version } : {}),
+        });
       }
       this.reviews.set(r.id, { id: r.id, workspace_id: r.workspace_id, ...(typeof r.work_id === 'string' ? { work_id: r.work_id } : {}), files });
     }
@@ -406,22 +500,80 @@ export class AfterWriteReviews implements Disposable {
   }
 
   private async now(ws: Workspace, f: ReviewFileState): Promise<ReviewFileNow> {
+    return publicOf(await this.read(ws, f));
+  }
+
+  /** A file as it is now: its bytes, mode, hunks, and the whole-file change left when no hunk carries it. */
+  private async read(ws: Workspace, f: ReviewFileState): Promise<ReadFile> {
     const { fs } = this.options;
     const realRoot = await realRootOf(fs, ws.root);
     const { abs } = await confine(fs, ws.root, f.path, { realRoot });
-    let bytes: Uint8Array | undefined;
+    let found: { bytes: Uint8Array; mode?: number } | undefined;
     try {
-      bytes = (await fs.readFile(abs, { within: realRoot, maxBytes: MAX_REVIEW_FILE_BYTES })).bytes;
+      found = await fs.readFile(abs, { within: realRoot, maxBytes: MAX_REVIEW_FILE_BYTES });
     } catch (err) {
       const code = failureCode(err);
       if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'EISDIR' && code !== 'ENOTREG') throw err;
     }
-    const current = bytes === undefined ? null : decode(bytes);
-    if (current === undefined) throw new ToolError('NOT_TEXT', `${f.path} is no longer UTF-8 text: its changes cannot be reviewed by hunk.`, { details: { path: f.path } });
-    const version = bytes === undefined ? undefined : contentVersion(bytes);
-    const hunks = f.base === current ? [] : hunksOf(f.base ?? '', current ?? '');
+    const bytes = found?.bytes ?? null;
+    const base = acceptedBytes(f);
+    // Binary on either side (the patch engine's rule): no text hunk, the file is one whole-file change.
+    const binary = f.base_binary !== undefined || (bytes !== null && !isReviewText(bytes));
+    const current = bytes === null ? null : binary ? '' : decoder.decode(bytes);
+    const version = bytes === null ? undefined : contentVersion(bytes);
+    const hunks = binary || f.base === current ? [] : hunksOf(f.base ?? '', current ?? '');
+    const modeNow = found?.mode !== undefined ? found.mode & 0o7777 : undefined;
+    const mode = bytes !== null && f.base !== null && modesDiffer(f.base_mode, modeNow) ? { base: gitMode(f.base_mode as number), current: gitMode(modeNow as number) } : undefined;
+    const bytesDiffer = binary && (base === null || bytes === null ? base !== bytes : contentVersion(base) !== version);
+    const whole = bytesDiffer ? 'binary' : hunks.length === 0 && mode !== undefined ? 'mode' : undefined;
     // A file added empty, or deleted while empty, differs from no file without a line of difference.
-    return { path: f.path, base: f.base, current, ...(version !== undefined ? { version } : {}), hunks, reviewed: f.reviewed_version !== undefined && f.reviewed_version === (version ?? 'none') };
+    return {
+      path: f.path,
+      base: binary && f.base !== null ? '' : f.base,
+      current,
+      ...(version !== undefined ? { version } : {}),
+      hunks,
+      binary,
+      sides: { base: infoOf(base), current: infoOf(bytes) },
+      ...(mode !== undefined ? { mode } : {}),
+      ...(whole !== undefined ? { whole } : {}),
+      changed: hunks.length > 0 || whole !== undefined || mode !== undefined,
+      reviewed: f.reviewed_version !== undefined && f.reviewed_version === reviewedKey(version, mode),
+      bytes,
+      ...(modeNow !== undefined ? { modeNow } : {}),
+    };
+  }
+}
+
+/** A file as read now, with its bytes and mode for a whole-file Keep or Undo. */
+interface ReadFile extends ReviewFileNow {
+  readonly bytes: Uint8Array | null;
+  readonly modeNow?: number;
+}
+
+function publicOf(r: ReadFile): ReviewFileNow {
+  const now: { -readonly [K in keyof ReadFile]?: ReadFile[K] } = { ...r };
+  delete now.bytes;
+  delete now.modeNow;
+  return now as ReviewFileNow;
+}
+
+/** What a mark of Reviewed is bound to: the content's version, and the mode when it differs from the accepted one. */
+function reviewedKey(version: string | undefined, mode: ReviewFileNow['mode']): string {
+  return `${version ?? 'none'}${mode !== undefined ? ` mode ${mode.current}` : ''}`;
+}
+
+function withoutAccepted(f: ReviewFileState): Omit<ReviewFileState, 'base' | 'base_binary' | 'base_mode'> {
+  const rest: { -readonly [K in keyof ReviewFileState]?: ReviewFileState[K] } = { ...f };
+  delete rest.base;
+  delete rest.base_binary;
+  delete rest.base_mode;
+  return rest as Omit<ReviewFileState, 'base' | 'base_binary' | 'base_mode'>;
+}
+
+function requireApplied(path: string, result: ApplyPatchResult): void {
+  if (result.status !== 'applied') {
+    throw new ToolError('UNAVAILABLE', `The undo of ${path} was not applied (${result.status}${result.reason ? `: ${result.reason}` : ''}).`, { details: { path, operation_id: result.operation_id } });
   }
 }
 

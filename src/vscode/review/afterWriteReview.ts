@@ -4,6 +4,7 @@ import { ReadOnlyDocuments } from './readOnlyDocuments';
 import { ToolError } from '../../core/errors';
 import type { Logger } from '../../core/ports/logger';
 import type { HunkSide } from '../../core/review/afterWriteHunks';
+import { binaryDescription, modeChangeLabel, modeChangesSuffix } from '../../core/review/reviewedContent';
 import type { AfterWriteReviews, AfterWriteSnapshot, ReviewFileNow, ReviewState, ReviewUndone } from '../../core/review/afterWriteReviews';
 import type { Steering } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
@@ -24,7 +25,8 @@ const STATE_KEY = 'codespace.afterWriteReviews';
 /** The context key of the menus: some review after the write has files to review. */
 const CONTEXT_KEY = 'codespace.afterWriteReview';
 
-type Side = 'base' | 'none';
+/** `base`: the accepted side; `none`: the empty side of a file that is not there; `now`: the file now, described (binary). */
+type Side = 'base' | 'none' | 'now';
 
 /** `codespace-after://<side>.<review id>/<path of the file on disk>`: both sides of a file share the path. */
 export function toAfterUri(reviewId: string, side: Side, root: string, file: string): vscode.Uri {
@@ -34,7 +36,7 @@ export function toAfterUri(reviewId: string, side: Side, root: string, file: str
 
 function fromAfterUri(uri: vscode.Uri): { reviewId: string; side: Side; uriPath: string } | undefined {
   if (uri.scheme !== AFTER_SCHEME) return undefined;
-  const m = /^(base|none)\.(.+)$/.exec(uri.authority);
+  const m = /^(base|none|now)\.(.+)$/.exec(uri.authority);
   const reviewId = m ? decodeId(m[2] as string) : undefined;
   if (!m || reviewId === undefined) return undefined;
   return { reviewId, side: m[1] as Side, uriPath: uri.path };
@@ -48,9 +50,21 @@ export interface AfterWriteResult {
   readonly message?: string;
   readonly review?: string;
   readonly path?: string;
-  readonly files?: readonly { readonly path: string; readonly hunks: readonly { start_line: number; end_line: number }[]; readonly left: string; readonly right: string }[];
+  readonly files?: readonly AfterWriteFileShown[];
   readonly notice?: ReviewUndone;
   readonly reviewed?: boolean;
+}
+
+/** A file of an opened review: its hunks, or the whole-file change (binary, mode) that a reviewer acts on instead. */
+export interface AfterWriteFileShown {
+  readonly path: string;
+  readonly hunks: readonly { start_line: number; end_line: number }[];
+  readonly binary: boolean;
+  readonly mode?: { readonly from: string; readonly to: string };
+  /** How the file is named to the reviewer: `run.sh (mode 100644 → 100755)`, `logo.png (binary)`. */
+  readonly label: string;
+  readonly left: string;
+  readonly right: string;
 }
 
 export interface AfterWriteDeps {
@@ -65,7 +79,8 @@ export interface AfterWriteDeps {
 /**
  * The review after the write, file and side of the diff that `uri` shows: the file itself (`file:`, the right side,
  * `new`), its accepted text (`codespace-after://base.…`, the left side, `old`) or the empty right side of a file that
- * is not there (`codespace-after://none.…`, a deleted file or a move's source: `new`, with `empty` set). The one place
+ * is not there (`codespace-after://none.…`, a deleted file or a move's source: `new`, with `empty` set) or the file now
+ * described (`codespace-after://now.…`, a binary file: `new`). The one place
  * that decides which file and side is under the cursor: for the hunk commands and for line comments
  * (`locateAfterWriteComment`), whatever kind of change the file had.
  */
@@ -126,7 +141,20 @@ function lines(f: ReviewFileNow): { start_line: number; end_line: number }[] {
   return f.hunks.map((h) => ({ start_line: h.current.start + 1, end_line: h.current.end }));
 }
 
-/** Read-only `codespace-after:` documents: the accepted text of a file, and the empty side of a file that is not there. */
+function modeOf(f: ReviewFileNow): { from: string; to: string } | undefined {
+  return f.mode ? { from: f.mode.base, to: f.mode.current } : undefined;
+}
+
+/** The name a reviewer reads for a file: its path, with what a text diff does not show (binary, a mode change). */
+function labelOf(f: ReviewFileNow): string {
+  const notes = [...(f.binary ? ['binary'] : []), ...(f.mode ? [modeChangeLabel(f.mode.base, f.mode.current)] : [])];
+  return notes.length > 0 ? `${f.path} (${notes.join(', ')})` : f.path;
+}
+
+/**
+ * Read-only `codespace-after:` documents: the accepted text of a file, the empty side of a file that is not there,
+ * and for a binary file each side described (binary, size, sha256, mode) instead of its bytes.
+ */
 class AcceptedTextFileSystem extends ReadOnlyDocuments {
   private readonly started = Date.now();
   private readonly stamps = new Map<string, number>();
@@ -135,23 +163,39 @@ class AcceptedTextFileSystem extends ReadOnlyDocuments {
     super('CodeSpace: the left side is the accepted text; use Keep or Undo on a change, or edit the file on the right.');
   }
 
-  /** The left sides of a review changed (a kept hunk): open diffs read them again. */
+  /** The sides of a review changed (a kept hunk, an undone binary file): open diffs read them again. */
   changed(review: ReviewState, root: string): void {
     const now = Date.now();
     const events: vscode.FileChangeEvent[] = [];
     for (const f of review.files) {
-      const uri = toAfterUri(review.id, 'base', root, f.path);
-      this.stamps.set(uri.toString(), now);
-      events.push({ type: vscode.FileChangeType.Changed, uri });
+      for (const side of ['base', 'now'] as const) {
+        const uri = toAfterUri(review.id, side, root, f.path);
+        this.stamps.set(uri.toString(), now);
+        events.push({ type: vscode.FileChangeType.Changed, uri });
+      }
     }
     if (events.length > 0) this.emitter.fire(events);
   }
 
-  protected content(uri: vscode.Uri): Uint8Array {
+  protected async content(uri: vscode.Uri): Promise<Uint8Array> {
     const at = reviewOfFile(this.deps, uri);
-    if (!at || uri.scheme !== AFTER_SCHEME) throw vscode.FileSystemError.FileNotFound(uri);
+    const ref = fromAfterUri(uri);
+    if (!at || !ref) throw vscode.FileSystemError.FileNotFound(uri);
     if (at.empty) return new Uint8Array(0);
-    return new TextEncoder().encode(at.review.files.find((f) => f.path === at.path)?.base ?? '');
+    const state = at.review.files.find((f) => f.path === at.path);
+    if (ref.side === 'base' && state?.base_binary === undefined) {
+      // A text accepted side stays text unless the file is binary now (then both sides are described).
+      const now = await this.deps.reviews.file(at.review.id, at.path).catch(() => undefined);
+      if (!now?.binary) return new TextEncoder().encode(state?.base ?? '');
+    }
+    let now: ReviewFileNow;
+    try {
+      now = await this.deps.reviews.file(at.review.id, at.path);
+    } catch (err) {
+      throw vscode.FileSystemError.Unavailable(`CodeSpace: ${at.path} could not be read: ${describe(err)}`);
+    }
+    const base = ref.side === 'base';
+    return new TextEncoder().encode(binaryDescription(at.path, base ? now.sides.base : now.sides.current, base ? now.mode?.base : now.mode?.current));
   }
 
   protected override times(uri: vscode.Uri): { ctime: number; mtime: number } {
@@ -175,14 +219,15 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
     const work = review.work_id !== undefined ? deps.steering.work(review.work_id) : undefined;
     return `CodeSpace review after the write: ${work ? visibleString(work.title).slice(0, 80) : review.workspace_id}`;
   };
-  const tabsOf = (title: string): vscode.Tab[] => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.label === title);
+  // A review's tab: its title, and what the title says of mode changes (` (mode 100644 → 100755: run.sh)`).
+  const tabsOf = (title: string): vscode.Tab[] => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.label === title || t.label.startsWith(`${title} (`));
   const outcome = (r: AfterWriteResult): AfterWriteResult => {
     if (!r.ok && r.code !== 'CANCELLED' && r.message !== undefined) void vscode.window.showErrorMessage(`CodeSpace: ${r.message}`);
     return r;
   };
 
   /** The files to review now: with a change left, and not marked reviewed at this content. */
-  const pending = async (review: ReviewState): Promise<ReviewFileNow[]> => (await reviews.files(review.id)).filter((f) => f.hunks.length > 0 && !f.reviewed);
+  const pending = async (review: ReviewState): Promise<ReviewFileNow[]> => (await reviews.files(review.id)).filter((f) => f.changed && !f.reviewed);
 
   // The status bar and the menus' context key, and the saved state, follow every change (coalesced).
   let refreshing: NodeJS.Timeout | undefined;
@@ -242,15 +287,26 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
       return { ok: false, code: 'NO_CHANGES', review: review.id, files: [] };
     }
     const shown = files.map((f) => {
-      const right = f.current === null ? toAfterUri(review.id, 'none', root, f.path) : vscode.Uri.file(path.join(root, ...f.path.split('/')));
+      // A binary file is described on both sides (the file now on the right: its bytes are not text to show).
+      const right = f.current === null ? toAfterUri(review.id, 'none', root, f.path) : f.binary ? toAfterUri(review.id, 'now', root, f.path) : vscode.Uri.file(path.join(root, ...f.path.split('/')));
       return { f, left: toAfterUri(review.id, 'base', root, f.path), right };
     });
-    await vscode.commands.executeCommand('vscode.changes', title, shown.map((s) => [s.right, s.left, s.right]));
+    const label = `${title}${modeChangesSuffix(files.map((f) => ({ path: f.path, mode: modeOf(f) })))}`;
+    await vscode.commands.executeCommand('vscode.changes', label, shown.map((s) => [s.right, s.left, s.right]));
     // One review per work: the tab it replaces goes (the new one is open first, so the group does not jump).
-    const stale = old.filter((t) => !t.isActive);
-    if (stale.length > 0) await vscode.window.tabGroups.close(stale, true);
+    const live = new Set(vscode.window.tabGroups.all.flatMap((g) => g.tabs));
+    const stale = old.filter((t) => !t.isActive && live.has(t));
+    // A tab the new one replaced is gone already: closing it is then not needed.
+    if (stale.length > 0) await vscode.window.tabGroups.close(stale, true).then(undefined, (err: unknown) => log.info(`[review] an earlier review tab was already gone: ${describe(err)}`));
     log.info(`[review] ${review.id} opened after the write: ${files.length} file(s)`);
-    return { ok: true, review: review.id, files: shown.map((s) => ({ path: s.f.path, hunks: lines(s.f), left: s.left.toString(), right: s.right.toString() })) };
+    return {
+      ok: true,
+      review: review.id,
+      files: shown.map((s) => {
+        const mode = modeOf(s.f);
+        return { path: s.f.path, hunks: lines(s.f), binary: s.f.binary, ...(mode ? { mode } : {}), label: labelOf(s.f), left: s.left.toString(), right: s.right.toString() };
+      }),
+    };
   };
 
   /**

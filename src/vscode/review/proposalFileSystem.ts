@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { Approvals, HoldView, ProposalFile } from '../../core/approvals/hold';
 import { hasReviewFiles } from '../../core/approvals/hold';
 import { ToolError } from '../../core/errors';
+import { binaryDescription, isReviewText, sideInfo } from '../../core/review/reviewedContent';
 import type { Activity } from '../../core/runner/events';
 import type { ProposalRef } from './proposalUri';
 import { PROPOSAL_SCHEME, fromProposalUri, toProposalUri } from './proposalUri';
@@ -25,9 +26,16 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+/** A file of a hold that is not text on either side (a binary file the patch deletes or moves): shown as described, never edited. */
+export function isBinaryProposal(file: ProposalFile): boolean {
+  return [file.before, file.reviewed ?? file.proposed].some((b) => b !== undefined && !isReviewText(b));
+}
+
 function bytesOf(file: ProposalFile, ref: ProposalRef): Uint8Array {
-  if (ref.side === 'before') return file.before ?? EMPTY;
-  return file.reviewed ?? file.proposed ?? EMPTY;
+  const bytes = ref.side === 'before' ? file.before : (file.reviewed ?? file.proposed);
+  if (!isBinaryProposal(file)) return bytes ?? EMPTY;
+  // Binary: each side says so (size, sha256) instead of showing bytes as text.
+  return new TextEncoder().encode(binaryDescription(ref.side === 'before' ? file.path : (file.move_to ?? file.path), bytes === undefined ? null : sideInfo(bytes)));
 }
 
 /** Both URIs of every file of a hold, as the diff editors open them. */
@@ -142,7 +150,7 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
 
   /** Only the right side of an add, update or move of a pending hold takes edits. */
   private writable(ref: ProposalRef, file: ProposalFile): boolean {
-    if (ref.approvalId === undefined || ref.side !== 'proposed' || file.kind === 'delete') return false;
+    if (ref.approvalId === undefined || ref.side !== 'proposed' || file.kind === 'delete' || isBinaryProposal(file)) return false;
     return this.approvals.get(ref.approvalId)?.state === 'pending';
   }
 
@@ -182,6 +190,7 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
     if (hold.state !== 'pending') throw vscode.FileSystemError.NoPermissions(`CodeSpace: hold ${hold.approval_id} is ${hold.state}; its proposal can no longer be edited.`);
     const { file } = await this.resolve(uri);
     if (file.kind === 'delete') throw vscode.FileSystemError.NoPermissions('CodeSpace: a deleted file has no proposal to edit.');
+    if (isBinaryProposal(file)) throw vscode.FileSystemError.NoPermissions('CodeSpace: a binary file is shown as described (size, sha256), not as text; it cannot be edited here. Approve or deny the hold.');
     try {
       // The service keys edits by the section path (a move: its source), the URI by what the right side shows.
       this.approvals.setReviewed(ref.approvalId, file.path, content);

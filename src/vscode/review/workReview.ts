@@ -5,6 +5,7 @@ import type { OperationRecord } from '../../core/ledger/operationRecord';
 import type { Logger } from '../../core/ports/logger';
 import type { WorkTreeChangeKind, WorkTreeRepo } from '../../core/ports/workTree';
 import type { CommentSide } from '../../core/policy/reviewComments';
+import { binaryDescription, isReviewText, modeChangeLabel, modeChangesSuffix, sideInfo } from '../../core/review/reviewedContent';
 import type { Steering, WorkView } from '../../core/steering/steering';
 import { visibleString } from '../../shared/visibleText';
 import { COMMANDS } from '../commandIds';
@@ -24,7 +25,8 @@ export const WORK_SCHEME = 'codespace-work';
 /** More changed files than this are not opened as one review (the multi-file diff editor would crawl). */
 export const MAX_REVIEW_FILES = 500;
 
-type WorkSide = 'baseline' | 'deleted';
+/** `baseline`, `deleted` (the empty right side of a deleted file); `binary-baseline`, `binary-now`: the sides of a binary file, described. */
+type WorkSide = 'baseline' | 'deleted' | 'binary-baseline' | 'binary-now';
 
 /**
  * `codespace-work://baseline.<work id>/<path of the file on disk>` (the left side) and
@@ -41,7 +43,7 @@ export function toWorkUri(workId: string, side: WorkSide, root: string, file: st
 /** The work, side and `file:` URI path a work URI names, or undefined for anything else. */
 export function fromWorkUri(uri: vscode.Uri): { workId: string; side: WorkSide; uriPath: string } | undefined {
   if (uri.scheme !== WORK_SCHEME || uri.query !== '' || uri.fragment !== '') return undefined;
-  const m = /^(baseline|deleted)\.(.+)$/.exec(uri.authority);
+  const m = /^(baseline|deleted|binary-baseline|binary-now)\.(.+)$/.exec(uri.authority);
   if (!m || !uri.path.startsWith('/')) return undefined;
   const workId = decodeId(m[2] as string);
   if (workId === undefined || encodeId(workId) !== m[2]) return undefined;
@@ -60,6 +62,12 @@ function relativeTo(root: string, uriPath: string): string | undefined {
 export interface ReviewedFile {
   readonly path: string;
   readonly kind: WorkTreeChangeKind;
+  /** Either side is not text: both sides are described (binary, size, sha256) instead of shown. */
+  readonly binary: boolean;
+  /** The git modes before and after, when the mode changed (alone, or with the content). */
+  readonly mode?: { readonly from: string; readonly to: string };
+  /** How the file is named to the reviewer: `run.sh (mode 100644 → 100755)`, `logo.png (binary)`. */
+  readonly label: string;
   readonly sha256: string | null;
   readonly blob: string | null;
   readonly left: vscode.Uri;
@@ -81,10 +89,25 @@ export interface WorkReviewResult {
   readonly code?: string;
   readonly message?: string;
   readonly work_id?: string;
-  readonly files?: readonly { readonly path: string; readonly kind: WorkTreeChangeKind; readonly left: string; readonly right: string }[];
+  readonly files?: readonly WorkReviewFileShown[];
   readonly commit?: string;
   /** NO_BASELINE: the files patched under the work (the fallback list). */
   readonly patched?: readonly string[];
+}
+
+/** A file of a review as the commands answer it. */
+export interface WorkReviewFileShown {
+  readonly path: string;
+  readonly kind: WorkTreeChangeKind;
+  readonly binary: boolean;
+  readonly mode?: { readonly from: string; readonly to: string };
+  readonly label: string;
+  readonly left: string;
+  readonly right: string;
+}
+
+function shownOf(f: ReviewedFile): WorkReviewFileShown {
+  return { path: f.path, kind: f.kind, binary: f.binary, ...(f.mode ? { mode: f.mode } : {}), label: f.label, left: f.left.toString(), right: f.right.toString() };
 }
 
 export interface WorkReviewDeps {
@@ -123,7 +146,10 @@ async function readDisk(root: string, file: string): Promise<Uint8Array | null> 
   }
 }
 
-/** Read-only `codespace-work:` documents: a work's baseline content, and the empty right side of a deleted file. */
+/**
+ * Read-only `codespace-work:` documents: a work's baseline content, the empty right side of a deleted file, and
+ * both sides of a binary file described (binary, size, sha256) instead of shown.
+ */
 class WorkBaselineFileSystem extends ReadOnlyDocuments {
   constructor(private readonly deps: WorkReviewDeps) {
     super('CodeSpace: the left side shows the file as it was when the work opened; edit the file itself on the right.');
@@ -137,12 +163,24 @@ class WorkBaselineFileSystem extends ReadOnlyDocuments {
     const file = root === undefined ? undefined : relativeTo(root, ref.uriPath);
     if (!work || root === undefined || file === undefined || !this.deps.tree.readable(work.baseline)) throw vscode.FileSystemError.FileNotFound(uri);
     if (ref.side === 'deleted') return EMPTY;
+    if (ref.side === 'binary-now') {
+      const now = await readDisk(root, file);
+      return new TextEncoder().encode(binaryDescription(file, now === null ? null : sideInfo(now)));
+    }
+    let bytes: Uint8Array | undefined;
     try {
-      // A file the work added has no baseline: its left side is empty.
-      return (await this.deps.tree.baselineContent(root, work.baseline as string, file)) ?? EMPTY;
+      bytes = await this.deps.tree.baselineContent(root, work.baseline as string, file);
     } catch (err) {
       throw vscode.FileSystemError.Unavailable(`CodeSpace: the baseline of ${file} could not be read: ${message(err)}`);
     }
+    if (ref.side === 'binary-baseline') return new TextEncoder().encode(binaryDescription(file, bytes === undefined ? null : sideInfo(bytes)));
+    // A file the work added has no baseline: its left side is empty.
+    return bytes ?? EMPTY;
+  }
+
+  /** Documents to read again (a binary file's description, which follows the file). */
+  changed(uris: readonly vscode.Uri[]): void {
+    if (uris.length > 0) this.emitter.fire(uris.map((uri) => ({ type: vscode.FileChangeType.Changed, uri })));
   }
 
   /** The work's opening time: the baseline is the files as they were then. */
@@ -227,25 +265,39 @@ export function registerWorkReview(deps: WorkReviewDeps): {
     for (const c of [...changes].sort((a, b) => a.path.localeCompare(b.path))) {
       const bytes = c.kind === 'delete' ? null : await readDisk(root, c.path);
       const kind: WorkTreeChangeKind = bytes === null ? 'delete' : c.kind;
+      let baseline: Uint8Array | undefined;
+      try {
+        baseline = c.kind === 'add' ? undefined : await tree.baselineContent(root, work.baseline as string, c.path);
+      } catch (err) {
+        return refuse('GIT_UNAVAILABLE', `the baseline of ${c.path} could not be read: ${message(err)}`, { work_id: work.id });
+      }
+      // Binary on either side (the patch engine's rule): both sides are described, never shown as text.
+      const binary = [bytes, baseline].some((b) => b !== null && b !== undefined && !isReviewText(b));
+      const notes = [...(binary ? ['binary'] : []), ...(c.mode ? [modeChangeLabel(c.mode.from, c.mode.to)] : [])];
       files.push({
         path: c.path,
         kind,
+        binary,
+        ...(c.mode ? { mode: c.mode } : {}),
+        label: notes.length > 0 ? `${c.path} (${notes.join(', ')})` : c.path,
         sha256: bytes === null ? null : sha256(bytes),
         blob: bytes === null ? null : await tree.blobId(root, bytes),
-        left: toWorkUri(work.id, 'baseline', root, c.path),
-        right: bytes === null ? toWorkUri(work.id, 'deleted', root, c.path) : vscode.Uri.file(diskPath(root, c.path)),
+        left: toWorkUri(work.id, binary ? 'binary-baseline' : 'baseline', root, c.path),
+        right: binary ? toWorkUri(work.id, 'binary-now', root, c.path) : bytes === null ? toWorkUri(work.id, 'deleted', root, c.path) : vscode.Uri.file(diskPath(root, c.path)),
       });
     }
     const session: WorkReviewSession = { workId: work.id, title: work.title, root, openedAt: new Date().toISOString(), files };
     sessions.set(work.id, session);
-    const label = workReviewLabel(work);
+    // The title says what no diff shows: the files whose mode changed.
+    const label = `${workReviewLabel(work)}${modeChangesSuffix(files)}`;
+    fs.changed(files.filter((f) => f.binary).flatMap((f) => [f.left, f.right]));
     await vscode.commands.executeCommand(
       'vscode.changes',
       label,
       files.map((f) => [f.right, f.left, f.right]),
     );
     log.info(`[work-review] review of ${work.id} opened: ${files.length} file(s)`);
-    return { ok: true, work_id: work.id, files: files.map((f) => ({ path: f.path, kind: f.kind, left: f.left.toString(), right: f.right.toString() })) };
+    return { ok: true, work_id: work.id, files: files.map(shownOf) };
   };
 
   const commit = async (arg?: unknown, messageArg?: unknown): Promise<WorkReviewResult> => {
@@ -356,7 +408,7 @@ export function registerWorkReview(deps: WorkReviewDeps): {
     sessions.delete(workId);
     log.info(`[work-review] work ${workId} committed as ${head} (${toStage.length} file(s))`);
     void vscode.window.showInformationMessage(`CodeSpace: committed ${head.slice(0, 10)}: the ${toStage.length} reviewed file${toStage.length === 1 ? '' : 's'} of "${visibleString(session.title)}".`);
-    return { ok: true, work_id: workId, commit: head, files: toStage.map((f) => ({ path: f.path, kind: f.kind, left: f.left.toString(), right: f.right.toString() })) };
+    return { ok: true, work_id: workId, commit: head, files: toStage.map(shownOf) };
   };
 
   return {
