@@ -1,6 +1,6 @@
-// `npm test`: every check in order: type-check, lint, unit tests (plain Node), the suite inside a real VS Code,
-// and the end-to-end tests. Streams each step's output, stops at the first failing step, and ends with one
-// summary line of all mocha counts ("N passed, N failed").
+// `npm test`: every check: type-check, lint, unit tests (plain Node), the suite inside a real VS Code, and the
+// end-to-end tests. Streams each step's output, starts no step after one failed, and ends with every step's time
+// and one summary line of all mocha counts ("N passed, N failed").
 //
 // First it checks what the tests need from the machine (scripts/prerequisites.mjs): missing programs are installed
 // with apt-get when it runs as root where apt-get exists (as on CI); anywhere else it prints the one command that
