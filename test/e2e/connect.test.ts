@@ -109,7 +109,7 @@ describe('connecting an agent to the right window', function () {
     page2 = await wb.browser.newPage();
     const url2 = new URL(wb.url);
     url2.searchParams.set('folder', root2);
-    await page2.goto(url2.toString());
+    await page2.goto(url2.toString(), { timeout: wb.navigationTimeoutMs });
     await page2.locator('.monaco-workbench').first().waitFor({ timeout: 120_000 });
     const second = await waitFor('the second window record', () => recordOf(root2));
     assert.notEqual(first.record.port, second.record.port);
@@ -268,7 +268,7 @@ describe('connecting an agent to the right window', function () {
     try {
       const url3 = new URL(wb.url);
       url3.searchParams.set('folder', root1);
-      await page3.goto(url3.toString());
+      await page3.goto(url3.toString(), { timeout: wb.navigationTimeoutMs });
       await page3.locator('.monaco-workbench').first().waitFor({ timeout: 120_000 });
       // The new window asked the first one whether its window answers; it does, so it keeps its record and port.
       const both = await waitFor('a second record on the same folder', () => {

@@ -55,6 +55,8 @@ export interface Workbench {
   readonly openPath: string;
   /** The workbench URL the page opened. */
   readonly url: string;
+  /** How long a navigation of a workbench page may take (scripts/vscodeHost.mjs NAVIGATION_TIMEOUT_MS): for pages a test opens itself. */
+  readonly navigationTimeoutMs: number;
   /** code-server's port on 127.0.0.1. */
   readonly port: number;
   /** code-server's --user-data-dir (logs, User/globalStorage, ...). */
@@ -149,6 +151,7 @@ interface VsCodeHostModule {
   }): string;
   openWorkbench(browser: Browser, options: { url: string; onLog?: (type: string, message: string) => void; context?: BrowserContext }): Promise<Page>;
   waitForWorkbench(page: Page, timeout?: number): Promise<void>;
+  readonly NAVIGATION_TIMEOUT_MS: number;
 }
 
 let hostModule: Promise<VsCodeHostModule> | undefined;
@@ -341,6 +344,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       workspaceRoots: fixtures.roots,
       openPath: fixtures.openPath,
       url,
+      navigationTimeoutMs: host.NAVIGATION_TIMEOUT_MS,
       port: startedServer.port,
       userDataDir,
       extensionsDir: startedServer.extensionsDir,
