@@ -135,13 +135,20 @@ describe('connecting an agent to the right window', function () {
     await wb.runCommand('Terminal: Create New Terminal');
     const textarea = page.locator('.terminal-wrapper.active .xterm-helper-textarea, .xterm-helper-textarea').last();
     await textarea.waitFor({ state: 'attached', timeout: 60_000 });
-    await sleep(2000); // the shell prints its prompt
-    await textarea.focus();
-    await page.keyboard.type('env | grep ^CODESPACE_MCP_ > terminal-env.txt\n', { delay: 10 });
-    const text = await waitFor('terminal-env.txt', () => {
+    // Keys typed before the shell is up can be lost (a loaded machine takes seconds to start it): the command is typed
+    // again, after Ctrl+C clears whatever half of it arrived, until its file appears (it overwrites the file).
+    const envFile = (): string | undefined => {
       const t = wb.readWorkspaceFile('terminal-env.txt');
       return t && t.includes('CODESPACE_MCP_TOKEN=') ? t : undefined;
-    }, 60_000);
+    };
+    let text: string | undefined;
+    for (const deadline = Date.now() + 120_000; text === undefined; ) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for terminal-env.txt');
+      await textarea.focus();
+      await page.keyboard.press('Control+C');
+      await page.keyboard.type('env | grep ^CODESPACE_MCP_ > terminal-env.txt\n', { delay: 10 });
+      text = await waitFor('terminal-env.txt', envFile, 15_000).catch(() => undefined);
+    }
     const env = Object.fromEntries(text.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     const first = recordOf(root1) as FoundRecord;
     assert.equal(env.CODESPACE_MCP_URL, first.record.url, 'the terminal names its own window');
