@@ -1,46 +1,50 @@
-// `npm test`: every check in order: type-check, lint, unit tests (plain Node), the suite inside a real VS Code,
-// and the end-to-end tests. Streams each step's output, stops at the first failing step, and ends with one
-// summary line of all mocha counts ("N passed, N failed").
+// `npm test`: every check: type-check, lint, unit tests (plain Node), the suite inside a real VS Code, and the
+// end-to-end tests. Streams each step's output, starts no step after one failed, and ends with every step's time
+// and one summary line of all mocha counts ("N passed, N failed").
 //
 // First it checks what the tests need from the machine (scripts/prerequisites.mjs): missing programs are installed
 // with apt-get when it runs as root where apt-get exists (as on CI); anywhere else it prints the one command that
 // installs them and stops. The VS Code suites run on each VS Code CODESPACE_TEST_VSCODE selects: by default both the
 // in-editor and the end-to-end suite run on both (1.100 and 1.139).
 //
-// Time: type-check, lint and packaging run at once; the VS Code hosts install (first run only) while the checks
-// before them run; and the in-editor suites of the two versions run side by side (they spend most of their time
-// waiting on an editor). The first version's output streams as it comes; the second's is held and printed whole when
-// the first is done (then streams). The end-to-end suites run one after the other: their window reloads are what a
-// loaded machine makes slowest. CODESPACE_TEST_SERIAL=1 runs every suite one after the other.
+// Time (docs/TESTING.md, "How npm test spends its time"): type-check, lint, packaging and compiling the tests run at
+// once; then the bundle is built, and two lanes run side by side: the unit tests followed by the in-editor suites
+// of each VS Code, one after the other, and the end-to-end suites of each VS Code, one after the other. The two
+// end-to-end suites never run at once (a window reload under that load is what failed before), and each suite waits
+// only for its own VS Code host, which installs (first run only) in the background from the start. The first
+// lane's output streams as it comes; the second's is held and printed whole when the first is done (then streams).
+// Each lane stops at the first failure anywhere. CODESPACE_TEST_SERIAL=1 runs every step one after the other.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT, installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
 import { ensurePrerequisites } from './prerequisites.mjs';
 
-// The unit step compiles the tests and the build step bundles the extension once; the two VS Code suites then run
-// on those outputs (their npm scripts would build and compile again, each). The VSIX the e2e suite installs is
-// packaged once before the build, and handed to it (CODESPACE_VSIX): packaging rebuilds dist/, which the other
-// VS Code's suites load at the same time.
+// The tests are compiled and the extension bundled once; the unit tests and the two VS Code suites then run on those
+// outputs (their npm scripts would build and compile again, each, while another suite loads them). The VSIX the
+// e2e suite installs is packaged once before the build, and handed to it (CODESPACE_VSIX): packaging rebuilds
+// dist/, which the suites load.
 const VSIX = path.join(REPO_ROOT, 'test-results', 'codespace-under-test.vsix');
+const MOCHA = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 // Each group's steps run at once; the groups run in order.
 const checks = [
   [
     ['type-check', ['run', 'typecheck']],
     ['lint', ['run', 'lint']],
     ['package', ['run', 'package', '--', '--out', VSIX]],
+    ['compile tests', ['run', 'compile-tests']],
   ],
-  [['unit', ['run', 'test:unit']]],
   [['build', ['run', 'build']]],
 ];
-const suites = [
-  ['integration (inside VS Code)', 'integration'],
-  ['end-to-end (MCP client + browser)', 'e2e'],
-];
+const INTEGRATION = ['integration (inside VS Code)', 'integration'];
+const E2E = ['end-to-end (MCP client + browser)', 'e2e'];
 const hosts = selectHosts();
+const serial = process.env.CODESPACE_TEST_SERIAL === '1';
 
 let passed = 0;
 let failed = 0;
 let pending = 0;
+/** Each step's title and seconds, in the order they ended: printed at the end. */
+const times = [];
 
 /** Adds mocha's spec reporter counts ("  12 passing (3s)", "  1 failing", "  2 pending") in `text` to the totals. */
 function count(text) {
@@ -80,25 +84,24 @@ function run(command, args, env, out) {
   });
 }
 
-/** Standard output that also counts. */
+/** Standard output, where the counts are read: every line reaches it exactly once. */
 const live = { write: (text) => (count(text), process.stdout.write(text)) };
 
 /**
- * An output held in memory until release(), then written through as it comes (counted either way, once): the
- * second VS Code's suites print whole after the first's.
+ * An output held in memory until release(to), then written through to `to` as it comes: the second lane's steps
+ * print whole after the first's, and a host's install output where a suite first waits for it.
  */
 function heldOutput() {
   const held = [];
-  let released = false;
+  let target;
   return {
     write: (text) => {
-      count(text);
-      if (released) process.stdout.write(text);
+      if (target) target.write(text);
       else held.push(text);
     },
-    release: () => {
-      released = true;
-      for (const text of held.splice(0)) process.stdout.write(text);
+    release: (to = live) => {
+      target = to;
+      for (const text of held.splice(0)) to.write(text);
     },
   };
 }
@@ -113,6 +116,7 @@ async function step(title, command, args, env, out) {
   out.write(`\n=== ${title} ===\n`);
   const code = await run(command, args, env, out);
   out.write(`=== ${title}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${seconds(t0)} s ===\n`);
+  times.push([title, seconds(t0)]);
   return code;
 }
 
@@ -127,24 +131,6 @@ async function atOnce(tasks) {
   for (const [i, r] of runs.entries()) {
     codes.push(await r);
     outputs[i + 1]?.release();
-  }
-  return codes;
-}
-
-/** One suite on one VS Code; resolves with its exit code. */
-function suiteOn(key, [name, suite], out) {
-  const p = hostPaths(key);
-  const env = { CODESPACE_TEST_VSCODE: key, CODESPACE_VSIX: VSIX };
-  return step(`${name} on VS Code ${p.vscode} (code-server ${p.codeServer})`, process.execPath, ['scripts/runVsCodeTests.mjs', suite], env, out);
-}
-
-/** The suite on every VS Code: side by side (`together`) or one after the other; resolves with the codes. */
-async function suiteOnEach(suite, together) {
-  if (together) return atOnce(hosts.map((key) => (out) => suiteOn(key, suite, out)));
-  const codes = [];
-  for (const key of hosts) {
-    codes.push(await suiteOn(key, suite, live));
-    if (codes.at(-1) !== 0) break;
   }
   return codes;
 }
@@ -167,38 +153,94 @@ if (!ensurePrerequisites({ needBuild: toInstall.length > 0 })) {
   process.exit(1);
 }
 
-// The hosts still missing install in the background (network, unpacking, a native build or two) while the checks
-// run; their output is printed when the suites need them.
-const install = heldOutput();
-const installed =
-  toInstall.length === 0 ? Promise.resolve(0) : run(process.execPath, ['scripts/installVsCodeHost.mjs', toInstall.join(',')], {}, install);
+// The hosts still missing install in the background, one after the other in the order the suites need them
+// (network, unpacking, a native build or two), while the checks and the unit tests run. A suite waits only for its
+// own host; the install's output is printed where a suite first waits for it.
+const installs = new Map();
+let previous = Promise.resolve(0);
+for (const key of toInstall) {
+  const install = { out: heldOutput(), began: undefined, waited: false };
+  install.done = previous.then((code) => {
+    if (code !== 0) return code;
+    install.began = Date.now();
+    return run(process.execPath, ['scripts/installVsCodeHost.mjs', key], {}, install.out);
+  });
+  installs.set(key, install);
+  previous = install.done;
+}
+
+/** Waits for VS Code `key`'s host (nothing to wait for when it was installed already); resolves with the exit code. */
+async function hostReady(key, out) {
+  const install = installs.get(key);
+  if (!install) return 0;
+  const first = !install.waited;
+  install.waited = true;
+  const t0 = Date.now();
+  if (first) {
+    const since = install.began === undefined ? 'its install waits for the one before' : `installing for ${seconds(install.began)} s`;
+    out.write(`\n=== VS Code ${hostPaths(key).vscode} host (${since}) ===\n`);
+    install.out.release(out);
+  }
+  const code = await install.done;
+  if (first) {
+    out.write(`=== VS Code ${hostPaths(key).vscode} host: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}, waited ${seconds(t0)} s ===\n`);
+    times.push([`waited for the VS Code ${hostPaths(key).vscode} host`, seconds(t0)]);
+  }
+  fail([code]);
+  return code;
+}
+
+/** One suite on one VS Code, once its host is installed; resolves with its exit code. */
+async function suiteOn(key, [name, suite], out) {
+  const ready = await hostReady(key, out);
+  if (ready !== 0) return ready;
+  const p = hostPaths(key);
+  const env = { CODESPACE_TEST_VSCODE: key, CODESPACE_VSIX: VSIX };
+  return step(`${name} on VS Code ${p.vscode} (code-server ${p.codeServer})`, process.execPath, ['scripts/runVsCodeTests.mjs', suite], env, out);
+}
+
+/**
+ * A lane: its steps one after the other (each `(out) => Promise<exit code>`), until one fails or a step of another
+ * lane has failed. Resolves with the first failing code, or 0.
+ */
+function lane(steps) {
+  return async (out) => {
+    for (const s of steps) {
+      if (exitCode !== 0) return exitCode;
+      const code = await s(out);
+      fail([code]);
+      if (code !== 0) return code;
+    }
+    return 0;
+  };
+}
 
 for (const group of checks) {
   fail(await atOnce(group.map(([name, args]) => (out) => step(name, 'npm', args, {}, out))));
   if (exitCode !== 0) break;
 }
 
-if (exitCode === 0 && toInstall.length > 0) {
+// The unit tests run mocha on the compiled tests (npm run test:unit would compile them again while a VS Code
+// suite loads them).
+const unit = (out) => step('unit', process.execPath, [MOCHA, '--config', '.mocharc.json'], {}, out);
+const inEditor = hosts.map((key) => (out) => suiteOn(key, INTEGRATION, out));
+const endToEnd = hosts.map((key) => (out) => suiteOn(key, E2E, out));
+if (exitCode === 0) {
   const t0 = Date.now();
-  console.log(`\n=== VS Code hosts (${toInstall.join(', ')}), installed while the checks ran ===`);
-  install.release();
-  const code = await installed;
-  console.log(`=== VS Code hosts: ${code === 0 ? 'ok' : `FAILED (exit ${code})`}, waited ${seconds(t0)} s ===`);
-  fail([code]);
+  if (serial) await lane([unit, ...inEditor, ...endToEnd])(live);
+  else await atOnce([lane([unit, ...inEditor]), lane(endToEnd)]);
+  console.log(`\n=== unit, in-editor and end-to-end suites on ${hosts.join(', ')}${serial ? ', one after the other' : ' in two lanes'}: ${seconds(t0)} s ===`);
+}
+// A host nobody waited for (a failure came first) still finishes installing before the run ends (it is not left
+// half-written), and says so when its install failed.
+for (const [key, install] of installs) {
+  if (install.waited || (await install.done) === 0) continue;
+  console.log(`\n=== VS Code ${hostPaths(key).vscode} host: install FAILED ===`);
+  install.out.release();
 }
 
-// The in-editor suites of both versions run side by side (CODESPACE_TEST_SERIAL=1: one after the other); the
-// end-to-end suites one after the other: side by side, a window reload on 1.139 twice left the agent's processes
-// without the new extension host, and a selection in the browser lost a line (docs/TESTING.md).
-const together = process.env.CODESPACE_TEST_SERIAL !== '1';
-for (const [i, suite] of suites.entries()) {
-  if (exitCode !== 0) break;
-  const t0 = Date.now();
-  const sideBySide = together && i === 0 && hosts.length > 1;
-  fail(await suiteOnEach(suite, sideBySide));
-  console.log(`\n=== ${suite[0]} on ${hosts.join(sideBySide ? ' beside ' : ' then ')}: ${seconds(t0)} s ===`);
-}
-
+console.log('\nStep times (s):');
+for (const [title, s] of times) console.log(`  ${s.padStart(7)}  ${title}`);
 console.log(`\nAll checks took ${((Date.now() - started) / 1000).toFixed(0)} s.`);
 console.log(`${passed} passed, ${failed} failed${pending ? `, ${pending} skipped` : ''}`);
 process.exit(exitCode);

@@ -36,6 +36,13 @@ export const CHROMIUM_ARGS = [
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * How long a workbench page's navigation (goto, reload) may take before its load event: Playwright's default is 30 s,
+ * which a loaded machine exceeds (the workbench loads a few MB of scripts; seen with two suites and other builds on 2
+ * cores). The workbench's own readiness is waited for separately (waitForWorkbench).
+ */
+export const NAVIGATION_TIMEOUT_MS = 120_000;
+
 /** Asks the OS for a free TCP port on 127.0.0.1. */
 export function findFreePort() {
   return new Promise((resolve, reject) => {
@@ -244,7 +251,8 @@ export function workbenchUrl({ base, port, openPath, kind, extensionDevelopmentP
 }
 
 /**
- * Opens the workbench in a new page. `onLog` receives the workbench's log lines (codeAutomationLog) and the
+ * Opens the workbench in a new page, whose navigations (this one, and every later reload) may take
+ * NAVIGATION_TIMEOUT_MS. `onLog` receives the workbench's log lines (codeAutomationLog) and the
  * page's console; `onExit` the suite's exit code and logs when extensionTestsPath was given.
  * @param {import('playwright-core').Browser} browser
  * @param {{ url: string, onLog?: (type: string, message: string) => void,
@@ -263,6 +271,7 @@ export async function openWorkbench(browser, { url, onLog, onExit, context }) {
   });
   page.on('console', (message) => onLog?.(`console.${message.type()}`, message.text()));
   page.on('pageerror', (error) => onLog?.('pageerror', String(error)));
+  page.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS);
   await page.goto(url);
   return page;
 }

@@ -109,7 +109,7 @@ describe('connecting an agent to the right window', function () {
     page2 = await wb.browser.newPage();
     const url2 = new URL(wb.url);
     url2.searchParams.set('folder', root2);
-    await page2.goto(url2.toString());
+    await page2.goto(url2.toString(), { timeout: wb.navigationTimeoutMs });
     await page2.locator('.monaco-workbench').first().waitFor({ timeout: 120_000 });
     const second = await waitFor('the second window record', () => recordOf(root2));
     assert.notEqual(first.record.port, second.record.port);
@@ -135,13 +135,20 @@ describe('connecting an agent to the right window', function () {
     await wb.runCommand('Terminal: Create New Terminal');
     const textarea = page.locator('.terminal-wrapper.active .xterm-helper-textarea, .xterm-helper-textarea').last();
     await textarea.waitFor({ state: 'attached', timeout: 60_000 });
-    await sleep(2000); // the shell prints its prompt
-    await textarea.focus();
-    await page.keyboard.type('env | grep ^CODESPACE_MCP_ > terminal-env.txt\n', { delay: 10 });
-    const text = await waitFor('terminal-env.txt', () => {
+    // Keys typed before the shell is up can be lost (a loaded machine takes seconds to start it): the command is typed
+    // again, after Ctrl+C clears whatever half of it arrived, until its file appears (it overwrites the file).
+    const envFile = (): string | undefined => {
       const t = wb.readWorkspaceFile('terminal-env.txt');
       return t && t.includes('CODESPACE_MCP_TOKEN=') ? t : undefined;
-    }, 60_000);
+    };
+    let text: string | undefined;
+    for (const deadline = Date.now() + 120_000; text === undefined; ) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for terminal-env.txt');
+      await textarea.focus();
+      await page.keyboard.press('Control+C');
+      await page.keyboard.type('env | grep ^CODESPACE_MCP_ > terminal-env.txt\n', { delay: 10 });
+      text = await waitFor('terminal-env.txt', envFile, 15_000).catch(() => undefined);
+    }
     const env = Object.fromEntries(text.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     const first = recordOf(root1) as FoundRecord;
     assert.equal(env.CODESPACE_MCP_URL, first.record.url, 'the terminal names its own window');
@@ -268,7 +275,7 @@ describe('connecting an agent to the right window', function () {
     try {
       const url3 = new URL(wb.url);
       url3.searchParams.set('folder', root1);
-      await page3.goto(url3.toString());
+      await page3.goto(url3.toString(), { timeout: wb.navigationTimeoutMs });
       await page3.locator('.monaco-workbench').first().waitFor({ timeout: 120_000 });
       // The new window asked the first one whether its window answers; it does, so it keeps its record and port.
       const both = await waitFor('a second record on the same folder', () => {

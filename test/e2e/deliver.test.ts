@@ -8,16 +8,16 @@
 // Then A is frozen: a review of it after another process changed its worktree is refused as stale, and once it is
 // committed, a branch of its name pushed by someone else first is neither overwritten nor given a pull request.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { promises as fsp, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startWorkbench } from './index';
 import type { Workbench } from './index';
 import { screenshotForDocs } from './agentWorkbench';
-import { call, callError, connect, copyConnectionSettings } from './mcpClient';
+import { call, callError } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
+import { folderState, git, startWorksWindow, stopWorksWindow } from './worksWindow';
+import type { WorksWindow } from './worksWindow';
 
 /** An authenticated gh that logs its calls, opens a pull request once per repository and finds it afterwards. */
 const FAKE_GH = `#!/bin/sh
@@ -38,15 +38,14 @@ interface Opened {
 
 describe('delivered work (two agents, review in the editor, push and pull request)', function () {
   this.timeout(8 * 60_000);
+  let win: WorksWindow | undefined;
   let wb: Workbench;
-  const agents: Client[] = [];
-  const ids: string[] = [];
-  const bares: string[] = [];
+  let agents: Client[];
+  let ids: string[];
+  let bares: string[];
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'codespace-e2e-deliver-'));
   const ghLog = path.join(scratch, 'gh.log');
   const saved = { PATH: process.env.PATH, FAKE_GH_LOG: process.env.FAKE_GH_LOG, VSCODE_CLI: process.env.VSCODE_CLI };
-  const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
-  const folderState = (root: string): string => JSON.stringify({ head: git(root, 'rev-parse', 'HEAD'), branch: git(root, 'branch', '--show-current'), status: git(root, 'status', '--porcelain=v1', '--untracked-files=all') });
 
   before(async () => {
     const bin = path.join(scratch, 'bin');
@@ -55,39 +54,12 @@ describe('delivered work (two agents, review in the editor, push and pull reques
     // code-server inherits this process's environment, and the extension host code-server's. VS Code's server would
     // otherwise take PATH from a login shell (which sets its own); VSCODE_CLI=1 is how it skips that.
     Object.assign(process.env, { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_GH_LOG: ghLog, VSCODE_CLI: '1' });
-    wb = await startWorkbench({ workspace: 'multi.code-workspace', userSettings: { 'git.openRepositoryInParentFolders': 'never' } });
-    await wb.waitForActivation();
-    assert.equal(wb.workspaceRoots.length, 2);
-    for (const [i, root] of wb.workspaceRoots.entries()) {
-      git(root, 'init', '-q', '-b', 'main');
-      git(root, 'config', 'user.email', 'e2e@example.invalid');
-      git(root, 'config', 'user.name', 'E2E');
-      git(root, 'config', 'commit.gpgsign', 'false');
-      await fsp.writeFile(path.join(root, 'TASKS.md'), `# ${path.basename(root)}\n`);
-      git(root, 'add', '-A');
-      git(root, 'commit', '-q', '--no-verify', '-m', 'fixture');
-      const bare = path.join(scratch, `remote-${i}.git`);
-      git(scratch, 'init', '-q', '--bare', '-b', 'main', bare);
-      git(root, 'remote', 'add', 'origin', bare);
-      git(root, 'push', '-q', 'origin', 'main');
-      bares.push(bare);
-    }
-    const { url, token } = await copyConnectionSettings(wb);
-    agents.push(await connect(url, token, 'e2e-agent-a'), await connect(url, token, 'e2e-agent-b'));
-    const info = await call<{ workspaces: { id: string; name: string }[] }>(agents[0] as Client, 'workspace_info', {});
-    for (const root of wb.workspaceRoots) {
-      const ws = info.workspaces.find((w) => w.name === path.basename(root));
-      assert.ok(ws, `${root} is served`);
-      ids.push(ws.id);
-    }
+    win = await startWorksWindow({ userSettings: { 'git.openRepositoryInParentFolders': 'never' }, remotesIn: scratch });
+    ({ wb, agents, ids, bares } = win);
   });
 
   after(async () => {
-    for (const a of agents) await a.close().catch(() => undefined);
-    if (wb) {
-      await wb.screenshot('e2e-deliver-final').catch(() => undefined);
-      await wb.stop();
-    }
+    await stopWorksWindow(win, 'e2e-deliver-final');
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;

@@ -55,6 +55,8 @@ export interface Workbench {
   readonly openPath: string;
   /** The workbench URL the page opened. */
   readonly url: string;
+  /** How long a navigation of a workbench page may take (scripts/vscodeHost.mjs NAVIGATION_TIMEOUT_MS): for pages a test opens itself. */
+  readonly navigationTimeoutMs: number;
   /** code-server's port on 127.0.0.1. */
   readonly port: number;
   /** code-server's --user-data-dir (logs, User/globalStorage, ...). */
@@ -149,6 +151,7 @@ interface VsCodeHostModule {
   }): string;
   openWorkbench(browser: Browser, options: { url: string; onLog?: (type: string, message: string) => void; context?: BrowserContext }): Promise<Page>;
   waitForWorkbench(page: Page, timeout?: number): Promise<void>;
+  readonly NAVIGATION_TIMEOUT_MS: number;
 }
 
 let hostModule: Promise<VsCodeHostModule> | undefined;
@@ -221,6 +224,15 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
   const verbose = options.verbose ?? process.env.CODESPACE_TEST_VERBOSE === '1';
   const tmpRoot = host.makeTmpRoot('codespace-e2e-');
   const logs: string[] = [];
+  // Where a file's time goes (docs/TESTING.md, "How npm test spends its time"): one line when the workbench is up,
+  // one when it stops.
+  const t0 = Date.now();
+  const phases: string[] = [];
+  const phase = (name: string, since: number): number => {
+    const now = Date.now();
+    phases.push(`${name} ${((now - since) / 1000).toFixed(1)} s`);
+    return now;
+  };
   let server: Awaited<ReturnType<VsCodeHostModule['startCodeServer']>> | undefined;
   let browser: Browser | undefined;
   const cleanup = async (): Promise<void> => {
@@ -245,7 +257,9 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       onOutput: (line) => verbose && console.log(`[code-server] ${line}`),
     });
     liveServers.add(server.pid);
+    let t = phase('code-server', t0);
     browser = await host.launchBrowser();
+    t = phase('browser', t);
     const url = host.workbenchUrl({
       base: server.base,
       port: server.port,
@@ -259,6 +273,8 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
     };
     let page = await host.openWorkbench(browser, { url, onLog });
     await host.waitForWorkbench(page, options.readyTimeoutMs ?? 120_000);
+    phase('workbench', t);
+    console.log(`      [e2e] VS Code up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${phases.join(', ')})`);
 
     const startedServer = server;
     const startedBrowser = browser;
@@ -328,6 +344,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       workspaceRoots: fixtures.roots,
       openPath: fixtures.openPath,
       url,
+      navigationTimeoutMs: host.NAVIGATION_TIMEOUT_MS,
       port: startedServer.port,
       userDataDir,
       extensionsDir: startedServer.extensionsDir,
@@ -402,6 +419,7 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
         if (stopped) return;
         stopped = true;
         await cleanup();
+        console.log(`      [e2e] VS Code stopped ${((Date.now() - t0) / 1000).toFixed(1)} s after it started`);
       },
     };
   } catch (error) {

@@ -46,3 +46,27 @@ export async function callError(client: Client, name: string, args: Json): Promi
   assert.ok(first?.type === 'text');
   return (JSON.parse(first.text) as { error: { code: string } }).error;
 }
+
+/** How a held operation ended for the agent: its result, or what operation_resume answered instead. */
+export type Decision = { ok: true; result: Json } | { ok: false; code: string; details?: Json };
+
+/**
+ * What an agent does after APPROVAL_REQUIRED: operation_resume until the hold is decided (a wait that ends while it
+ * is still pending answers APPROVAL_CONFLICT with state pending: ask again). Never rejects, so it can run in the
+ * background while the browser acts.
+ */
+export async function awaitDecision(client: Client, approvalId: string, deadlineMs = 170_000): Promise<Decision> {
+  const deadline = Date.now() + deadlineMs;
+  try {
+    for (;;) {
+      const r = (await client.callTool({ name: 'operation_resume', arguments: { approval_id: approvalId, wait_ms: 55_000 } })) as CallToolResult;
+      if (!r.isError) return { ok: true, result: r.structuredContent as Json };
+      const first = r.content[0];
+      const error = (JSON.parse(first?.type === 'text' ? first.text : '{}') as { error?: { code: string; details?: Json } }).error ?? { code: 'UNPARSEABLE' };
+      const stillPending = error.code === 'APPROVAL_CONFLICT' && error.details?.state === 'pending';
+      if (!stillPending || Date.now() > deadline) return { ok: false, code: error.code, ...(error.details ? { details: error.details } : {}) };
+    }
+  } catch (err) {
+    return { ok: false, code: 'CLIENT_ERROR', details: { message: err instanceof Error ? err.message : String(err) } };
+  }
+}

@@ -11,11 +11,10 @@ import * as assert from 'node:assert/strict';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Frame, Locator } from 'playwright-core';
 import type { Workbench } from './index';
 import { screenshotForDocs, startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
-import { call, callError } from './mcpClient';
+import { awaitDecision, call, callError } from './mcpClient';
 import type { Json } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
 
@@ -33,29 +32,6 @@ interface PatchResult {
   status: string;
   files: { path: string; kind: string; after_version?: string }[];
   reviewer_changes?: { path: string; diff: string }[];
-}
-
-type Decision = { ok: true; result: Json } | { ok: false; code: string; details?: Json };
-
-/**
- * What an agent does after APPROVAL_REQUIRED: operation_resume until the hold is decided (a wait that ends while it
- * is still pending answers APPROVAL_CONFLICT with state pending: ask again). Never rejects, so it can run in the
- * background while the browser acts.
- */
-async function awaitDecision(client: Client, approvalId: string, deadlineMs = 170_000): Promise<Decision> {
-  const deadline = Date.now() + deadlineMs;
-  try {
-    for (;;) {
-      const r = (await client.callTool({ name: 'operation_resume', arguments: { approval_id: approvalId, wait_ms: 55_000 } })) as CallToolResult;
-      if (!r.isError) return { ok: true, result: r.structuredContent as Json };
-      const first = r.content[0];
-      const error = (JSON.parse(first?.type === 'text' ? first.text : '{}') as { error?: { code: string; details?: Json } }).error ?? { code: 'UNPARSEABLE' };
-      const stillPending = error.code === 'APPROVAL_CONFLICT' && error.details?.state === 'pending';
-      if (!stillPending || Date.now() > deadline) return { ok: false, code: error.code, ...(error.details ? { details: error.details } : {}) };
-    }
-  } catch (err) {
-    return { ok: false, code: 'CLIENT_ERROR', details: { message: err instanceof Error ? err.message : String(err) } };
-  }
 }
 
 /** Text of a Monaco line as shown (the view renders spaces as no-break spaces). */

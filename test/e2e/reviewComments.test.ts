@@ -10,12 +10,10 @@ import * as assert from 'node:assert/strict';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Locator } from 'playwright-core';
 import type { Workbench } from './index';
 import { screenshotForDocs, startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
-import { call, callError } from './mcpClient';
-import type { Json } from './mcpClient';
+import { awaitDecision, call, callError } from './mcpClient';
 import { sleep } from './webview';
 
 const UPDATED = 'src/util/math.ts';
@@ -29,22 +27,6 @@ interface Comment {
   range: { start_line: number; end_line: number };
   quoted: string;
   body: string;
-}
-
-/** operation_resume until the hold is decided; never rejects, so it runs in the background while the browser acts. */
-async function awaitDecision(client: Client, approvalId: string, deadlineMs = 170_000): Promise<{ ok: boolean; result?: Json; code?: string }> {
-  const deadline = Date.now() + deadlineMs;
-  try {
-    for (;;) {
-      const r = (await client.callTool({ name: 'operation_resume', arguments: { approval_id: approvalId, wait_ms: 55_000 } })) as CallToolResult;
-      if (!r.isError) return { ok: true, result: r.structuredContent as Json };
-      const first = r.content[0];
-      const error = (JSON.parse(first?.type === 'text' ? first.text : '{}') as { error?: { code: string; details?: Json } }).error ?? { code: 'UNPARSEABLE' };
-      if (!(error.code === 'APPROVAL_CONFLICT' && error.details?.state === 'pending') || Date.now() > deadline) return { ok: false, code: error.code };
-    }
-  } catch (err) {
-    return { ok: false, code: `CLIENT_ERROR ${err instanceof Error ? err.message : String(err)}` };
-  }
 }
 
 describe('line comments on a held patch, sent with Request Changes, in the workbench', function () {

@@ -4,15 +4,14 @@
 // patch is busy. The developer's folders stay unchanged throughout. The panel lists both works with their state
 // and task branch; the screenshot goes to docs/parallel-works.png.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startWorkbench } from './index';
 import type { Workbench } from './index';
 import { screenshotForDocs } from './agentWorkbench';
-import { call, callError, connect, copyConnectionSettings } from './mcpClient';
+import { call, callError } from './mcpClient';
 import { panelFrame, sha256, sleep } from './webview';
+import { folderState, startWorksWindow, stopWorksWindow } from './worksWindow';
+import type { WorksWindow } from './worksWindow';
 
 interface Opened {
   work_id: string;
@@ -21,41 +20,17 @@ interface Opened {
 
 describe('parallel works (two agents, two worktrees)', function () {
   this.timeout(6 * 60_000);
+  let win: WorksWindow | undefined;
   let wb: Workbench;
-  const agents: Client[] = [];
-  const ids: string[] = [];
-  const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
-  const folderState = (root: string): string => JSON.stringify({ head: git(root, 'rev-parse', 'HEAD'), branch: git(root, 'branch', '--show-current'), status: git(root, 'status', '--porcelain=v1', '--untracked-files=all') });
+  let agents: Client[];
+  let ids: string[];
 
   before(async () => {
-    wb = await startWorkbench({ workspace: 'multi.code-workspace' });
-    await wb.waitForActivation();
-    assert.equal(wb.workspaceRoots.length, 2);
-    for (const root of wb.workspaceRoots) {
-      git(root, 'init', '-q', '-b', 'main');
-      git(root, 'config', 'user.email', 'e2e@example.invalid');
-      git(root, 'config', 'user.name', 'E2E');
-      await fsp.writeFile(path.join(root, 'TASKS.md'), `# ${path.basename(root)}\n`);
-      git(root, 'add', '-A');
-      git(root, 'commit', '-q', '--no-verify', '-m', 'fixture');
-    }
-    const { url, token } = await copyConnectionSettings(wb);
-    agents.push(await connect(url, token, 'e2e-agent-a'), await connect(url, token, 'e2e-agent-b'));
-    const info = await call<{ workspaces: { id: string; name: string }[] }>(agents[0] as Client, 'workspace_info', {});
-    for (const root of wb.workspaceRoots) {
-      const ws = info.workspaces.find((w) => w.name === path.basename(root));
-      assert.ok(ws, `${root} is served`);
-      ids.push(ws.id);
-    }
+    win = await startWorksWindow();
+    ({ wb, agents, ids } = win);
   });
 
-  after(async () => {
-    for (const a of agents) await a.close().catch(() => undefined);
-    if (wb) {
-      await wb.screenshot('e2e-works-final').catch(() => undefined);
-      await wb.stop();
-    }
-  });
+  after(() => stopWorksWindow(win, 'e2e-works-final'));
 
   it('runs a long command in work A while work B patches both repositories; the folders stay unchanged; the panel lists both works with branch and state', async () => {
     const [a, b] = agents as [Client, Client];
