@@ -50,12 +50,12 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode', 'node-pty'],
-    // express's body parsing needs a few decoders, not iconv-lite's code tables (half the bundle): src/node/iconvLite.ts.
+    // express's body parsing needs a few decoders, not iconv-lite's code tables (half the bundle): src/base/node/iconvLite.ts.
     // express looks up only the content types this server sends or parses, not all of mime-db's 150 KB:
-    // src/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
-    // proxy-chain (the network proxy, src/node/sandbox/networkProxy.ts) can chain to an upstream SOCKS proxy; ours
-    // never does, so its SOCKS client (70 KB minified) is replaced by src/node/sandbox/noSocks.ts, which throws.
-    // qs serves only express's "extended" query parser and urlencoded bodies, neither used here: src/node/noQs.ts.
+    // src/base/node/mimeDbSubset.json holds those entries exactly as mime-db has them (test/unit/mimeDbSubset.test.ts).
+    // proxy-chain (the network proxy, src/features/processes/node/sandbox/networkProxy.ts) can chain to an upstream SOCKS proxy; ours
+    // never does, so its SOCKS client (70 KB minified) is replaced by src/features/processes/node/sandbox/noSocks.ts, which throws.
+    // qs serves only express's "extended" query parser and urlencoded bodies, neither used here: src/base/node/noQs.ts.
     // Both MCP SDKs try every incoming request as two kinds of response (two failing zod parses) before they see a
     // request (and each request's params as a task's): scripts/sdkMessageChecks.mjs looks at the message's keys first.
     plugins: [oneZodForMcpV2, noAjvInTheExtension, sdkMessageChecks()],
@@ -73,8 +73,8 @@ const builds = [
     logLevel: 'info',
   },
   {
-    // The relay a sandbox with codespace.exec.network "domains" runs inside (src/node/sandbox/netRelay.ts).
-    entryPoints: ['src/node/sandbox/netRelay.ts'],
+    // The relay a sandbox with codespace.exec.network "domains" runs inside (src/features/processes/node/sandbox/netRelay.ts).
+    entryPoints: ['src/features/processes/node/sandbox/netRelay.ts'],
     outfile: 'dist/netRelay.js',
     bundle: true,
     platform: 'node',
@@ -85,9 +85,9 @@ const builds = [
     logLevel: 'info',
   },
   {
-    // The process host (src/node/processHost/main.ts): runs agents' processes beside the window so they outlive a
+    // The process host (src/features/processes/node/processHost/main.ts): runs agents' processes beside the window so they outlive a
     // reload; node-pty stays external (it loads VS Code's own copy, or the bundled one, as the extension does).
-    entryPoints: ['src/node/processHost/main.ts'],
+    entryPoints: ['src/features/processes/node/processHost/main.ts'],
     outfile: 'dist/processHost.js',
     bundle: true,
     platform: 'node',

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findTool } from '../src/core/tools/find';
+import { findTool } from '../src/features/files/common/find';
 import { WORKSPACE_ID, benchTool, connectHttpClient, startBenchHost } from './host';
 import type { BenchGroup, Contender, GroupResult } from './lib';
 import { Resources, interleave, ratio, summarize } from './lib';

@@ -6,14 +6,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Workspace } from '../src/core/policy/workspaces';
-import { silentLogger } from '../src/core/ports/logger';
-import { ProcessSupervisor } from '../src/core/process/supervisor';
-import { DEFAULT_LIMITS } from '../src/core/policy/limits';
-import { ChildProcessBackend } from '../src/node/childProcessBackend';
-import { CommandSandbox } from '../src/node/sandbox/commandSandbox';
-import type { NetworkMode } from '../src/node/sandbox/commandSandbox';
-import type { UnixSocketMode } from '../src/node/sandbox/seccomp';
+import type { Workspace } from '../src/kernel/workspaces';
+import { silentLogger } from '../src/base/logger';
+import { ProcessSupervisor } from '../src/features/processes/common/supervisor';
+import { DEFAULT_LIMITS } from '../src/kernel/limits';
+import { ChildProcessBackend } from '../src/features/processes/node/childProcessBackend';
+import { CommandSandbox } from '../src/features/processes/node/sandbox/commandSandbox';
+import type { NetworkMode } from '../src/features/processes/node/sandbox/commandSandbox';
+import type { UnixSocketMode } from '../src/features/processes/node/sandbox/seccomp';
 import type { BenchGroup, Contender, GroupResult, Row, Stats } from './lib';
 import { Resources, fmtMs, interleave, summarize } from './lib';
 

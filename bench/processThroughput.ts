@@ -9,12 +9,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type * as NodePty from 'node-pty';
-import type { Workspace } from '../src/core/policy/workspaces';
-import { DEFAULT_SUPERVISOR_SETTINGS, ProcessSupervisor } from '../src/core/process/supervisor';
-import { TerminalFeed } from '../src/core/process/terminalFeed';
-import { DEFAULT_LIMITS } from '../src/core/policy/limits';
-import { ChildProcessBackend } from '../src/node/childProcessBackend';
-import { NodePtyBackend } from '../src/node/nodePtyBackend';
+import type { Workspace } from '../src/kernel/workspaces';
+import { DEFAULT_SUPERVISOR_SETTINGS, ProcessSupervisor } from '../src/features/processes/common/supervisor';
+import { TerminalFeed } from '../src/features/processes/common/terminalFeed';
+import { DEFAULT_LIMITS } from '../src/kernel/limits';
+import { ChildProcessBackend } from '../src/features/processes/node/childProcessBackend';
+import { NodePtyBackend } from '../src/features/processes/node/nodePtyBackend';
 import type { BenchGroup, Contender, GroupResult, Row } from './lib';
 import { Resources, fmtRatio, interleave, ratio, summarize } from './lib';
 

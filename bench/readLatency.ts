@@ -19,7 +19,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { readTool } from '../src/core/tools/read';
+import { readTool } from '../src/features/files/common/read';
 import { WORKSPACE_ID, benchTool, connectHttpClient, startBenchHost } from './host';
 import type { BenchGroup, Contender, GroupResult, Row } from './lib';
 import { Resources, interleave, ratio, summarize } from './lib';

@@ -5,9 +5,9 @@
  * marks and names (UTF-8), and one long run of a single letter (the flood `bench:editor` reads, where every position
  * could start a token), and coloured lines (`grep --color=always`: escape sequences around every match).
  */
-import { readRedacted } from '../src/core/process/redactedRead';
-import { RingBuffer } from '../src/core/process/ringBuffer';
-import { SecretRedactor } from '../src/core/secretRedactor';
+import { readRedacted } from '../src/features/processes/common/redactedRead';
+import { RingBuffer } from '../src/features/processes/common/ringBuffer';
+import { SecretRedactor } from '../src/base/secretRedactor';
 import type { BenchGroup, Contender, Row } from './lib';
 import { interleave, ratio, summarize } from './lib';
 

@@ -6,13 +6,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Workspace } from '../src/core/policy/workspaces';
-import { silentLogger } from '../src/core/ports/logger';
-import { ProcessSupervisor } from '../src/core/process/supervisor';
-import { DEFAULT_LIMITS } from '../src/core/policy/limits';
-import { ChildProcessBackend } from '../src/node/childProcessBackend';
-import { NodePtyBackend } from '../src/node/nodePtyBackend';
-import { CommandSandbox } from '../src/node/sandbox/commandSandbox';
+import type { Workspace } from '../src/kernel/workspaces';
+import { silentLogger } from '../src/base/logger';
+import { ProcessSupervisor } from '../src/features/processes/common/supervisor';
+import { DEFAULT_LIMITS } from '../src/kernel/limits';
+import { ChildProcessBackend } from '../src/features/processes/node/childProcessBackend';
+import { NodePtyBackend } from '../src/features/processes/node/nodePtyBackend';
+import { CommandSandbox } from '../src/features/processes/node/sandbox/commandSandbox';
 import type { BenchGroup, Contender, GroupResult, Row, Stats } from './lib';
 import { Resources, fmtMs, interleave, ratio, summarize } from './lib';
 

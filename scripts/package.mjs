@@ -4,7 +4,7 @@
 // 2. The node-pty fallback staged into dist/node-pty/: only what loads at run time (package.json, LICENSE, lib/*.js
 //    without tests and maps, build/Release/pty.node, and node-pty's own macOS prebuilds with their spawn-helper).
 //    At run time the extension first loads the node-pty VS Code ships in its application root (built for the
-//    editor's runtime on every platform); this copy is only used when that fails (src/node/nodePtyLoader.ts).
+//    editor's runtime on every platform); this copy is only used when that fails (src/features/processes/node/nodePtyLoader.ts).
 // 3. `vsce package --no-dependencies`: esbuild already bundled every JavaScript dependency into dist/extension.js,
 //    so vsce must not copy node_modules (it would add express, the MCP SDK and zod again, unminified).
 //    .vscodeignore keeps the VSIX to dist/, media/, README, CHANGELOG and LICENSE.

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { statFields } from '../../src/node/processTable';
+import { statFields } from '../../src/base/node/processIdentity';
 
 /**
  * Where a run's CPU went, by process: every process's user + system time from `/proc/<pid>/stat`, sampled every

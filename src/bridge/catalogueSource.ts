@@ -4,8 +4,8 @@
 // sources (tests), shippedCatalogue.ts computes it here.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { toolCatalogue } from '../core/tools/catalogue';
-import { ToolGroups } from '../core/tools/toolGroups';
+import { CATALOGUE_GROUPS, toolCatalogue } from '../app/catalogue';
+import { ToolGroups } from '../kernel/toolGroups';
 import { ADVERTISED_CAPABILITIES, INSTRUCTIONS, serverInfo } from '../mcp/serverIdentity';
 import { listedTool } from '../mcp/toolSchemas';
 
@@ -20,7 +20,7 @@ export interface ShippedCatalogue {
 }
 
 export function computeShippedCatalogue(version: string): ShippedCatalogue {
-  const off = new Set(new ToolGroups(() => []).state().tools);
+  const off = new Set(new ToolGroups(CATALOGUE_GROUPS, () => []).state().tools);
   return {
     tools: toolCatalogue()
       .filter((t) => !off.has(t.name))

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { FoundRecord, Selection } from '../core/discovery/record';
-import { selectByUrl, selectByWorkspace, selectSameFolders } from '../core/discovery/record';
-import { readAllRecords, readToken } from '../node/discovery/discoveryFiles';
+import type { FoundRecord, Selection } from '../features/connect';
+import { selectByUrl, selectByWorkspace, selectSameFolders } from '../features/connect';
+import { readAllRecords, readToken } from '../features/connect/node';
 import { agentCredential } from './upstreamHeaders';
 
-/** The environment a CodeSpace window gives its terminals (src/vscode/connect/terminalEnvironment.ts). */
+/** The environment a CodeSpace window gives its terminals (src/features/connect/vscode/terminalEnvironment.ts). */
 export const ENV_URL = 'CODESPACE_MCP_URL';
 export const ENV_TOKEN = 'CODESPACE_MCP_TOKEN';
 

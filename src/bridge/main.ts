@@ -1,6 +1,6 @@
 // codespace-mcp: the stdio bridge to a CodeSpace window (dist/stdio.js). Logs go to stderr only: stdout carries
 // the MCP messages. Usage: codespace-mcp [--workspace <path>] [--window-timeout <seconds>] [--reconnect-timeout <seconds>] [--list]
-import { discoveryDirs, readAllRecords } from '../node/discovery/discoveryFiles';
+import { discoveryDirs, readAllRecords } from '../features/connect/node';
 import { Bridge } from './bridge';
 import { LineTransport } from './lineTransport';
 import { ENV_TOKEN, ENV_URL, LocateError, locate } from './locate';

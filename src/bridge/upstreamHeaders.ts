@@ -1,4 +1,4 @@
-import { AGENT_TOKEN_ENV_VAR } from '../core/connection';
+import { AGENT_TOKEN_ENV_VAR } from '../features/connect';
 import type { Target } from './locate';
 
 /**

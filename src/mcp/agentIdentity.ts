@@ -1,16 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
-import type { AgentRef, AgentVerifier } from '../core/identity';
+import type { AgentRef, AgentVerifier } from '../kernel/identity';
 import { Emitter } from '../base/emitter';
 import type { RequestCheck } from './security';
 
 /**
  * Agent credentials on the HTTP endpoint. Each agent connected with "CodeSpace: Connect an Agent…" sends a
- * credential of its own instead of the window's token; the verifier (src/vscode/agentCredentials.ts) knows only
+ * credential of its own instead of the window's token; the verifier (src/features/connect/vscode/agentCredentials.ts) knows only
  * their SHA-256 digests and names the agent a credential belongs to. The request is then handled with that agent as
- * its identity (requestAgent()), which the tools use for "not your own review" (src/core/identity.ts).
+ * its identity (requestAgent()), which the tools use for "not your own review" (src/kernel/identity.ts).
  */
-export type { AgentVerifier } from '../core/identity';
+export type { AgentVerifier } from '../kernel/identity';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 

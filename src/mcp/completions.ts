@@ -1,6 +1,6 @@
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { z } from 'zod';
-import type { ToolDispatcher } from '../core/tools/dispatch';
+import type { ToolDispatcher } from '../kernel/dispatch';
 
 /** Most suggestions one completion returns (MCP allows at most 100 values per response). */
 export const MAX_COMPLETIONS = 100;

@@ -1,12 +1,12 @@
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
-import { InvalidArgumentsError, ToolError } from '../core/errors';
-import type { ToolErrorBody } from '../core/errors';
-import type { Logger } from '../core/ports/logger';
-import type { WorkView } from '../core/steering/steering';
-import type { SteeringService } from '../core/steering/steeringService';
+import { InvalidArgumentsError, ToolError } from '../base/errors';
+import type { ToolErrorBody } from '../base/errors';
+import type { Logger } from '../base/logger';
+import type { WorkView } from '../features/works';
+import type { SteeringService } from '../features/works';
 import { isJsonContentType } from './jsonBody';
-import type { ExpectedSecret } from '../core/expectedSecret';
+import type { ExpectedSecret } from '../base/expectedSecret';
 import { closeUnreadBody, secretsEqual } from './security';
 import { describeErrorWithStack } from '../base/describeError';
 

@@ -1,4 +1,4 @@
-import type { ProgressReporter } from '../core/tools/tool';
+import type { ProgressReporter } from '../kernel/tool';
 import type { RequestContext } from './surface';
 
 type ProgressToken = string | number;

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { type ExpectedSecret, secretDigest } from '../core/expectedSecret';
+import { type ExpectedSecret, secretDigest } from '../base/expectedSecret';
 
 /**
  * Digests of the expected secrets (the /mcp and /inbox tokens): each is the same on every request until it is

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Disposable } from '../base/disposable';
-import type { SteeringChange } from '../core/steering/steering';
-import type { SteeringService } from '../core/steering/steeringService';
+import type { SteeringChange } from '../features/works';
+import type { SteeringService } from '../features/works';
 import type { ChangeSink, McpSurface } from './surface';
 
 export const STEERING_URI_PREFIX = 'codespace://steering/';
@@ -29,7 +29,7 @@ const AGENT_LOOP = [
  * Steering for MCP clients that read resources and prompts: each open work's instruction queue as the resource
  * codespace://steering/{work_id} (subscribable: resources/subscribe on the 2025 era, subscriptions/listen on the
  * 2026 era; a change sends notifications/resources/updated), and the prompt codespace_agent_loop. Clients that do neither (most agents today)
- * still learn of queued instructions from `coordination` on every tool result (src/core/tools/dispatch.ts).
+ * still learn of queued instructions from `coordination` on every tool result (src/kernel/dispatch.ts).
  */
 /** The loop text, opened for one workspace and task when the client gives them (both optional). */
 export function agentLoopText(args: { workspace_id?: string | undefined; task?: string | undefined }): string {

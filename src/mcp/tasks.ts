@@ -1,9 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { HoldView } from '../core/approvals/hold';
-import type { ApprovalService } from '../core/approvals/approvalService';
-import type { ToolErrorBody } from '../core/errors';
-import type { ToolDispatcher } from '../core/tools/dispatch';
-import type { ExtraContent } from '../core/tools/tool';
+import type { HoldView } from '../kernel/approvals/hold';
+import type { ApprovalService } from '../kernel/approvals/approvalService';
+import type { ToolErrorBody } from '../base/errors';
+import type { ToolDispatcher } from '../kernel/dispatch';
+import type { ExtraContent } from '../kernel/tool';
 
 /** The MCP Tasks extension (2026-07-28): a tools/call may answer with a task, read with tasks/get. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

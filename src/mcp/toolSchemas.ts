@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
-import { kindFlags } from '../core/toolKinds';
-import type { ToolContract } from '../core/tools/tool';
+import { kindFlags } from '../kernel/toolKinds';
+import type { ToolContract } from '../kernel/tool';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -30,7 +30,7 @@ function fieldSchema(field: JsonSchema): JsonSchema {
  * spelled out); nested objects and arrays are typed, and their fields are documented in TOOLS.md. Clients check
  * `structuredContent` against it, so it must accept every real result: it is derived from the tool's own output
  * schema (which types the handler), only less detailed. It lists no `required` fields and allows fields it does
- * not name: any result may carry `coordination` and `diagnostics_update` (src/core/tools/dispatch.ts).
+ * not name: any result may carry `coordination` and `diagnostics_update` (src/kernel/dispatch.ts).
  */
 export function outputJsonSchema(shape: z.ZodRawShape): NonNullable<Tool['outputSchema']> {
   const full = zodToJsonSchema(z.object(shape), { strictUnions: true, pipeStrategy: 'output' }) as JsonSchema;

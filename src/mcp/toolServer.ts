@@ -4,12 +4,12 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import type { Disposable } from '../base/disposable';
-import type { ToolErrorBody } from '../core/errors';
-import type { ToolDispatcher } from '../core/tools/dispatch';
-import type { ApprovalService } from '../core/approvals/approvalService';
-import type { Logger } from '../core/ports/logger';
-import type { SteeringService } from '../core/steering/steeringService';
-import type { ExtraContent } from '../core/tools/tool';
+import type { ToolErrorBody } from '../base/errors';
+import type { ToolDispatcher } from '../kernel/dispatch';
+import type { ApprovalService } from '../kernel/approvals/approvalService';
+import type { Logger } from '../base/logger';
+import type { SteeringService } from '../features/works';
+import type { ExtraContent } from '../kernel/tool';
 import type { ModernServing } from './httpHost';
 import { completeWorkspaceId } from './completions';
 import { legacySurface } from './legacySurface';
@@ -65,7 +65,7 @@ export function errorResult(body: ToolErrorBody): CallToolResult {
  * resource templates, the agent-loop prompt and their completions. Per MCP 2025-11-25 (SEP-1303) bad arguments are
  * tool errors (`isError: true`, INVALID_ARGUMENTS); only an unknown tool (and malformed JSON-RPC, which the SDK
  * answers before us) is a protocol error. The dispatcher checks every result against the tool's output schema
- * before it leaves (src/core/tools/dispatch.ts), so that holds in both eras.
+ * before it leaves (src/kernel/dispatch.ts), so that holds in both eras.
  */
 export function defineServer(surface: McpSurface, served: ServedCore): void {
   const { dispatcher } = served;

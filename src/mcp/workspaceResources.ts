@@ -1,5 +1,5 @@
 import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDispatcher } from '../core/tools/dispatch';
+import type { ToolDispatcher } from '../kernel/dispatch';
 import { completePath, completeWorkspaceId, contextWorkspace } from './completions';
 import type { McpSurface } from './surface';
 

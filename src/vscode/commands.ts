@@ -1,10 +1,11 @@
 import * as vscode from 'vscode';
-import { connectionText } from '../core/connection';
-import type { ServerControl } from '../core/ports/serverControl';
-import { COMMANDS } from './commandIds';
-import type { OutputLogger } from './log';
-import { settings } from './settings';
-import type { TokenStore } from './tokenStore';
+import { connectionText } from '../features/connect';
+import type { ServerControl } from '../kernel/serverControl';
+import { endpointUrl } from '../kernel/serverControl';
+import { COMMANDS } from '../kernel/vscode/commandIds';
+import type { OutputLogger } from '../kernel/vscode/log';
+import { settings } from '../kernel/vscode/settings';
+import type { TokenStore } from '../kernel/vscode/tokenStore';
 import { describeError } from '../base/describeError';
 
 export interface CommandDeps {
@@ -14,10 +15,6 @@ export interface CommandDeps {
   readonly serverName: string;
   /** The port Restart Server asks for (default: the setting). */
   readonly preferredPort?: () => number;
-}
-
-export function endpointUrl(server: ServerControl): string | undefined {
-  return server.state.kind === 'running' ? `http://127.0.0.1:${server.state.port}/mcp` : undefined;
 }
 
 /** Registers the palette commands. Each is small and returns something a test can check (never the token). */

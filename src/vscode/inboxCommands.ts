@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import type { ServerControl } from '../core/ports/serverControl';
-import { COMMANDS } from './commandIds';
-import type { OutputLogger } from './log';
-import type { TokenStore } from './tokenStore';
+import type { ServerControl } from '../kernel/serverControl';
+import { COMMANDS } from '../kernel/vscode/commandIds';
+import type { OutputLogger } from '../kernel/vscode/log';
+import type { TokenStore } from '../kernel/vscode/tokenStore';
 
 /** The /inbox URL of a running server. */
 export function inboxUrl(server: ServerControl): string | undefined {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import type { ServerControl } from '../core/ports/serverControl';
-import { endpointUrl } from './commands';
-import type { TokenStore } from './tokenStore';
+import type { ServerControl } from '../kernel/serverControl';
+import { endpointUrl } from '../kernel/serverControl';
+import type { TokenStore } from '../kernel/vscode/tokenStore';
 
 /** The parts of VS Code's MCP API (finalised after 1.100) that we use; feature-detected at run time. */
 interface McpApi {

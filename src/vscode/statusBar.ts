@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import type { ServerControl, ServerState } from '../core/ports/serverControl';
-import { COMMANDS } from './commandIds';
+import type { ServerControl, ServerState } from '../kernel/serverControl';
+import { COMMANDS } from '../kernel/vscode/commandIds';
 
 /** Shows the endpoint's state and port; a click offers the server actions. */
 export class ServerStatusBar implements vscode.Disposable {

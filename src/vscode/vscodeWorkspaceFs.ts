@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../core/ports/workspaceFs';
+import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../base/workspaceFs';
 
 /**
  * WorkspaceFs for the extension: disk access goes to `disk` (the confined node:fs adapter, wired in by the

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Disposable } from '../base/disposable';
-import type { FolderInfo, WorkspaceSource } from '../core/ports/workspaceSource';
-import { settings } from './settings';
+import type { FolderInfo, WorkspaceSource } from '../kernel/workspaceSource';
+import { settings } from '../kernel/vscode/settings';
 
 /** The window's folders, trust and per-folder settings, as the core's WorkspaceSource. */
 export class VsCodeWorkspaceSource implements WorkspaceSource {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { discoveryDirs, readAllRecords } from '../../src/node/discovery/discoveryFiles';
+import { discoveryDirs, readAllRecords } from '../../src/features/connect/node/discoveryFiles';
 
 /** Repo root: this file compiles to out/test/e2e/host.js. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');

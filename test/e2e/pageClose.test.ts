@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV } from '../../src/node/processHost/hostBackends';
+import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV } from '../../src/features/processes/node/processHost/hostBackends';
 import { findFiles } from './files';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';

@@ -7,8 +7,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { discoveryDirs, readAllRecords } from '../../src/node/discovery/discoveryFiles';
-import { HOST_GRACE_ENV } from '../../src/node/processHost/hostBackends';
+import { discoveryDirs, readAllRecords } from '../../src/features/connect/node/discoveryFiles';
+import { HOST_GRACE_ENV } from '../../src/features/processes/node/processHost/hostBackends';
 import { findFiles } from './files';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';

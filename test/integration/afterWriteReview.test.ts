@@ -4,9 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import type { AfterWriteResult } from '../../src/vscode/review/afterWriteReview';
-import { toAfterUri } from '../../src/vscode/review/afterWriteReview';
-import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
+import type { AfterWriteResult } from '../../src/features/review/vscode/afterWriteReview';
+import { toAfterUri } from '../../src/features/review/vscode/afterWriteReview';
+import type { ReviewCommentsForTests } from '../../src/features/review/vscode/reviewComments';
 import { activateExtension, call, connectToFirstFolder, folder, pollFor } from './helpers';
 
 // Review after the write in the real editor: with codespace.review.mode "after" on the first folder (and patches

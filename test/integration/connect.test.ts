@@ -4,8 +4,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { FoundRecord } from '../../src/core/discovery/record';
-import { discoveryDir, readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
+import type { FoundRecord } from '../../src/features/connect/common/record';
+import { discoveryDir, readRecords, readToken } from '../../src/features/connect/node/discoveryFiles';
 import { activateExtension, connectionFromCommand, folder } from './helpers';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

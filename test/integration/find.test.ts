@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
-import { compileGlob } from '../../src/core/policy/glob';
+import { compileGlob } from '../../src/base/glob';
 import { activateExtension, call, connectClient, connectionFromCommand, folder } from './helpers';
 
 /**

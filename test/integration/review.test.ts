@@ -2,9 +2,9 @@ import * as assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
-import { headerPath } from '../../src/core/patch/parser';
-import { fromProposalUri, toProposalUri } from '../../src/vscode/review/proposalUri';
-import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
+import { headerPath } from '../../src/features/patches/common/parser';
+import { fromProposalUri, toProposalUri } from '../../src/features/review/vscode/proposalUri';
+import type { ReviewCommentsForTests } from '../../src/features/review/vscode/reviewComments';
 import { activateExtension, call, callError, connectToFirstFolder, folder } from './helpers';
 
 // The review of held patches in VS Code's own diff editors, driven by a real MCP client against the real

@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
-import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
-import { toProposalUri } from '../../src/vscode/review/proposalUri';
+import type { ReviewCommentsForTests } from '../../src/features/review/vscode/reviewComments';
+import { toProposalUri } from '../../src/features/review/vscode/proposalUri';
 import { activateExtension, call, callError, connectToFirstFolder, folder } from './helpers';
 
 // Line comments on either side of a held patch's diff (the proposal, and the file before it, a deleted file too), through the extension's comment controller (the same code path as the

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import type { ReviewCommentsForTests } from '../../src/vscode/review/reviewComments';
+import type { ReviewCommentsForTests } from '../../src/features/review/vscode/reviewComments';
 import { activateExtension, call, connectToFirstFolder, folder } from './helpers';
 
 // The review of a whole work and the reviewed commit, in the real editor with the built-in Git extension: the

@@ -6,12 +6,12 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_APPROVAL_POLICY } from '../../src/core/approvals/approvalService';
-import type { ReviewMode } from '../../src/core/approvals/holdPolicy';
-import { hunkAtLine, hunksOf, keepHunk, undoHunk, undoPatch } from '../../src/core/review/afterWriteHunks';
-import type { ReviewUndone } from '../../src/core/review/afterWriteReviews';
-import { reviewIdOf } from '../../src/core/review/afterWriteReviews';
-import { ToolError } from '../../src/core/errors';
+import { DEFAULT_APPROVAL_POLICY } from '../../src/kernel/approvals/approvalService';
+import type { ReviewMode } from '../../src/kernel/approvals/holdPolicy';
+import { hunkAtLine, hunksOf, keepHunk, undoHunk, undoPatch } from '../../src/features/review/common/afterWriteHunks';
+import type { ReviewUndone } from '../../src/features/review/common/afterWriteReviews';
+import { reviewIdOf } from '../../src/features/review/common/afterWriteReviews';
+import { ToolError } from '../../src/base/errors';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 

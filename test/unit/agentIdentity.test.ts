@@ -1,6 +1,6 @@
 /**
  * Agent identities: each agent's own credential (AgentCredentials: SecretStorage for the credential, only its
- * SHA-256 in the global state), the one self-review check (src/core/identity.ts) across sessions, and the endpoint
+ * SHA-256 in the global state), the one self-review check (src/kernel/identity.ts) across sessions, and the endpoint
  * (a real host on 127.0.0.1, real MCP clients of both eras): two agents, a hold one of them asked for, a work one of
  * them made, and revocation (401 for its credential, its sessions closed at once).
  */
@@ -12,20 +12,20 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ToolError } from '../../src/core/errors';
-import type { Authors, Caller } from '../../src/core/identity';
-import { agentIdOf, assertNotOwn, withAuthor } from '../../src/core/identity';
-import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { InMemoryLogger, silentLogger } from '../../src/core/ports/logger';
-import { contentVersion } from '../../src/core/patch/version';
-import { AGENTS_KEY, AGENT_SECRET_PREFIX, AgentCredentialError, AgentCredentials } from '../../src/vscode/agentCredentials';
-import { AgentDirectory } from '../../src/vscode/agentDirectory';
+import { ToolError } from '../../src/base/errors';
+import type { Authors, Caller } from '../../src/kernel/identity';
+import { agentIdOf, assertNotOwn, withAuthor } from '../../src/kernel/identity';
+import { InMemoryWorkspaceSource } from '../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../src/kernel/workspaces';
+import { InMemoryLogger, silentLogger } from '../../src/base/logger';
+import { contentVersion } from '../../src/features/patches/common/version';
+import { AGENTS_KEY, AGENT_SECRET_PREFIX, AgentCredentialError, AgentCredentials } from '../../src/features/connect/vscode/agentCredentials';
+import { AgentDirectory } from '../../src/features/connect/vscode/agentDirectory';
 import { upstreamHeaders } from '../../src/bridge/upstreamHeaders';
-import type { AssembledServices } from '../../src/node/assembleServices';
-import { assembleServices } from '../../src/node/assembleServices';
+import type { AssembledServices } from '../../src/app/assembleServices';
+import { assembleServices } from '../../src/app/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
-import { GitWorktreeFactory } from '../../src/node/gitWorktreeFactory';
+import { GitWorktreeFactory } from '../../src/features/works/node/gitWorktreeFactory';
 import { makeRepo } from './helpers/gitRepo';
 import type { RunningHost } from './helpers/httpFixture';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';

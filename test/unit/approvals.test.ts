@@ -6,9 +6,9 @@
  */
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
-import type { ApprovalPolicy } from '../../src/core/approvals/approvalService';
-import { DEFAULT_APPROVAL_POLICY, MAX_PENDING } from '../../src/core/approvals/approvalService';
-import type { RunnerEvent } from '../../src/core/runner/events';
+import type { ApprovalPolicy } from '../../src/kernel/approvals/approvalService';
+import { DEFAULT_APPROVAL_POLICY, MAX_PENDING } from '../../src/kernel/approvals/approvalService';
+import type { RunnerEvent } from '../../src/kernel/runner/events';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 import { toolError } from './helpers/workspaceFixture';

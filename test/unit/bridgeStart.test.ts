@@ -15,9 +15,9 @@ import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotoc
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import type { ShippedCatalogue } from '../../src/bridge/catalogueSource';
-import { silentLogger } from '../../src/core/ports/logger';
-import { DISCOVERY_DIR_ENV } from '../../src/node/discovery/discoveryFiles';
-import { WindowPublisher } from '../../src/node/discovery/windowPublisher';
+import { silentLogger } from '../../src/base/logger';
+import { DISCOVERY_DIR_ENV } from '../../src/features/connect/node/discoveryFiles';
+import { WindowPublisher } from '../../src/features/connect/node/windowPublisher';
 import type { RunningHost } from './helpers/httpFixture';
 import { MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
 

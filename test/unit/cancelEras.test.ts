@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { RunnerEvent } from '../../src/core/runner/events';
+import type { RunnerEvent } from '../../src/kernel/runner/events';
 import type { RunningHost } from './helpers/httpFixture';
 import { startHost } from './helpers/httpFixture';
 import { sha256 } from './helpers/patchWorld';

@@ -1,5 +1,5 @@
 /**
- * Checkpoints of a work (src/core/checkpoints): an agent patches through the real tools (an SDK client on the
+ * Checkpoints of a work (src/features/review/common): an agent patches through the real tools (an SDK client on the
  * assembled services); the developer rewinds two checkpoints back and redoes it. The files on disk, the ledger and
  * what the agent claims from its steering queue agree; a file changed outside the work refuses the rewind without a
  * byte written; a write failing half-way leaves every file as it was; content no longer kept refuses too.
@@ -8,19 +8,19 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ToolError } from '../../src/core/errors';
-import type { RunnerEvent } from '../../src/core/runner/events';
+import { ToolError } from '../../src/base/errors';
+import type { RunnerEvent } from '../../src/kernel/runner/events';
 import { parsePageMessage } from '../../src/shared/panelProtocol';
 import { buildPanelState } from '../../src/vscode/panel/panelModel';
-import type { PatchFaults } from '../../src/core/patch/patchService';
-import { contentVersion } from '../../src/core/patch/version';
-import { occupancyScope } from '../../src/core/policy/workspaces';
-import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import type { AssembledServices } from '../../src/node/assembleServices';
-import { assembleServices } from '../../src/node/assembleServices';
+import type { PatchFaults } from '../../src/features/patches/common/patchService';
+import { contentVersion } from '../../src/features/patches/common/version';
+import { occupancyScope } from '../../src/kernel/workspaces';
+import { InMemoryWorkspaceSource } from '../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../src/kernel/workspaces';
+import type { AssembledServices } from '../../src/app/assembleServices';
+import { assembleServices } from '../../src/app/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
-import { FileBlobStore } from '../../src/node/fileBlobStore';
+import { FileBlobStore } from '../../src/features/review/node/fileBlobStore';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, ok, removeTree } from './helpers/workspaceFixture';
 

@@ -2,14 +2,14 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { TURN_SLICE_MS } from '../../src/node/confinedFs';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { TURN_SLICE_MS } from '../../src/kernel/node/confinedFs';
+import { NodeWorkspaceFs } from '../../src/kernel/node/nodeWorkspaceFs';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 import { makeTree, removeTree } from './helpers/workspaceFixture';
 
 /**
  * A one-file patch needs no worker of libuv's thread pool, apart from the ledger's fsyncs: every other step is a
- * synchronous call on the page cache (src/node/confinedFs.ts says why). Proven by occupying every worker with an open
+ * synchronous call on the page cache (src/kernel/node/confinedFs.ts says why). Proven by occupying every worker with an open
  * of a FIFO that has no writer yet, and checking that reads, writes and the patch's file steps still complete.
  */
 describe('confined file access on a busy thread pool', () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
+import { RipgrepContentSearch } from '../../src/features/files/node/ripgrepContentSearch';
 import { startBearerProxy } from './helpers/bearerProxy';
 import type { RunningHost } from './helpers/httpFixture';
 import { startHost } from './helpers/httpFixture';

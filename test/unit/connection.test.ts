@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { agentConnections, mergeMcpJson, shellQuote } from '../../src/core/connection';
+import { agentConnections, mergeMcpJson, shellQuote } from '../../src/features/connect/common/connection';
 
 const bridge = { command: 'node', args: ["/home/a b/.vscode/extensions/codespace.codespace-vscode-0.1.0/dist/stdio.js"] };
 const info = { url: 'http://127.0.0.1:4567/mcp', token: 'TOKEN'.repeat(9), serverName: 'codespace', bridge };

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { DiscoveryRecord, FoundRecord } from '../../src/core/discovery/record';
-import { endpointUrlFor, parseRecord, pathContains, selectByWorkspace, selectSameFolders } from '../../src/core/discovery/record';
-import { DISCOVERY_DIR_ENV, DiscoveryDirError, DiscoveryEntry, checkDiscoveryDir, discoveryDir, discoveryDirs, ownPidStart, readAllRecords, readRecords, readToken } from '../../src/node/discovery/discoveryFiles';
+import type { DiscoveryRecord, FoundRecord } from '../../src/features/connect/common/record';
+import { endpointUrlFor, parseRecord, pathContains, selectByWorkspace, selectSameFolders } from '../../src/features/connect/common/record';
+import { DISCOVERY_DIR_ENV, DiscoveryDirError, DiscoveryEntry, checkDiscoveryDir, discoveryDir, discoveryDirs, ownPidStart, readAllRecords, readRecords, readToken } from '../../src/features/connect/node/discoveryFiles';
 
 function record(port: number, folders: string[], pid = process.pid, createdAt = new Date().toISOString()): DiscoveryRecord {
   return { version: 1, pid, port, url: endpointUrlFor(port), protocol: 'mcp-streamable-http', workspaceFolders: folders, createdAt, serverVersion: 't' };

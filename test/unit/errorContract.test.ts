@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { ERROR_CODES, InvalidArgumentsError } from '../../src/core/errors';
-import { defineTool } from '../../src/core/tools/tool';
+import { ERROR_CODES, InvalidArgumentsError } from '../../src/base/errors';
+import { defineTool } from '../../src/kernel/tool';
 import type { RunningHost } from './helpers/httpFixture';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
 import type { Harness } from './helpers/workspaceFixture';

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { sep } from 'node:path';
-import { InvalidArgumentsError } from '../../src/core/errors';
-import { GLOB_LIMITS, checkGlob, compileGlob } from '../../src/core/policy/glob';
+import { InvalidArgumentsError } from '../../src/base/errors';
+import { GLOB_LIMITS, checkGlob, compileGlob } from '../../src/base/glob';
 import { vscodeGlobMatch } from './helpers/vscodeGlobReference';
 
 /** Patterns in the editor's dialect, and paths to try each on; small enough for VS Code's backtracking regex. */

@@ -1,14 +1,14 @@
 /**
- * The one hold decision (src/core/approvals/holdPolicy.ts) and `codespace.review.mode` through the real stack: in a
+ * The one hold decision (src/kernel/approvals/holdPolicy.ts) and `codespace.review.mode` through the real stack: in a
  * workspace reviewed after the write, a patch that `confirm` would hold applies at once unless it touches a
  * sensitive path, while commands keep their own setting.
  */
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
-import type { ApprovalPolicy } from '../../src/core/approvals/approvalService';
-import { DEFAULT_APPROVAL_POLICY } from '../../src/core/approvals/approvalService';
-import type { ReviewMode } from '../../src/core/approvals/holdPolicy';
-import { holdReason } from '../../src/core/approvals/holdPolicy';
+import type { ApprovalPolicy } from '../../src/kernel/approvals/approvalService';
+import { DEFAULT_APPROVAL_POLICY } from '../../src/kernel/approvals/approvalService';
+import type { ReviewMode } from '../../src/kernel/approvals/holdPolicy';
+import { holdReason } from '../../src/kernel/approvals/holdPolicy';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 import { toolError } from './helpers/workspaceFixture';

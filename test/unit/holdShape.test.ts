@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { hasReviewFiles } from '../../src/core/approvals/hold';
-import type { HoldView } from '../../src/core/approvals/hold';
-import { heldWork, holdWorkspace } from '../../src/core/approvals/holdWork';
-import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import { ToolError } from '../../src/core/errors';
+import { hasReviewFiles } from '../../src/kernel/approvals/hold';
+import type { HoldView } from '../../src/kernel/approvals/hold';
+import { heldWork, holdWorkspace } from '../../src/kernel/approvals/holdWork';
+import { WorkspaceRegistry } from '../../src/kernel/workspaces';
+import { InMemoryWorkspaceSource } from '../../src/kernel/workspaceSource';
+import { ToolError } from '../../src/base/errors';
 import { commandHold, patchHold } from './helpers/panelPorts';
 
 describe("a hold's shape decides what the editor does with it", () => {

@@ -7,7 +7,7 @@
  */
 import * as assert from 'node:assert/strict';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
+import { RipgrepContentSearch } from '../../src/features/files/node/ripgrepContentSearch';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 

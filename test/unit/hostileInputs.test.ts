@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { PATCH_LIMITS } from '../../src/core/patch/parser';
+import { PATCH_LIMITS } from '../../src/features/patches/common/parser';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 import { STALL_BOUND_MS, whileHostile } from './helpers/stallProbe';

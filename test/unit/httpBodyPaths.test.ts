@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import type { RawResponse, RunningHost } from './helpers/httpFixture';
-import { silentLogger } from '../../src/core/ports/logger';
+import { silentLogger } from '../../src/base/logger';
 import { McpHttpHost } from '../../src/mcp/httpHost';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
 import { makeTree, removeTree } from './helpers/workspaceFixture';

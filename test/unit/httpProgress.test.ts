@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
+import { RipgrepContentSearch } from '../../src/features/files/node/ripgrepContentSearch';
 import type { RunningHost } from './helpers/httpFixture';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
 import { makeTree, removeTree } from './helpers/workspaceFixture';

@@ -1,8 +1,8 @@
-// The bundle's stand-in for iconv-lite (src/node/iconvLite.ts) decodes as iconv-lite itself does, for the
+// The bundle's stand-in for iconv-lite (src/base/node/iconvLite.ts) decodes as iconv-lite itself does, for the
 // encodings a request body may name, whole or split into chunks at any byte; unknown ones fail the same way.
 import * as assert from 'node:assert/strict';
 import * as real from 'iconv-lite';
-import * as shim from '../../src/node/iconvLite';
+import * as shim from '../../src/base/node/iconvLite';
 
 const samples: Buffer[] = [
   Buffer.from('{"jsonrpc":"2.0","method":"tools/call","params":{"name":"read","arguments":{"path":"naïve/日本語/😀.txt"}}}', 'utf8'),

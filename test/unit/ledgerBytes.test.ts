@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { ToolError } from '../../src/core/errors';
-import { hashArguments } from '../../src/core/ledger/canonicalJson';
-import type { MintRequest } from '../../src/core/ledger/operationLedger';
-import { DEFAULT_LEDGER_MAX_RECORD_BYTES, OperationLedger } from '../../src/core/ledger/operationLedger';
-import { InMemoryJournal } from '../../src/core/ports/journal';
+import { ToolError } from '../../src/base/errors';
+import { hashArguments } from '../../src/base/canonicalJson';
+import type { MintRequest } from '../../src/kernel/ledger/operationLedger';
+import { DEFAULT_LEDGER_MAX_RECORD_BYTES, OperationLedger } from '../../src/kernel/ledger/operationLedger';
+import { InMemoryJournal } from '../../src/base/journal';
 import { openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 
 function mintRequest(key: string, paths = 1, pathLength = 8): MintRequest {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { canonicalJson, hashArguments } from '../../src/core/ledger/canonicalJson';
+import { canonicalJson, hashArguments } from '../../src/base/canonicalJson';
 
 describe('ledger canonical JSON and argument hashes', () => {
   it('sorts keys at every depth and drops whitespace', () => {

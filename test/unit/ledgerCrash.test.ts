@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { OperationLedger } from '../../src/core/ledger/operationLedger';
-import { FileJournal } from '../../src/node/fileJournal';
+import { OperationLedger } from '../../src/kernel/ledger/operationLedger';
+import { FileJournal } from '../../src/base/node/fileJournal';
 import { ADDED, EXISTING, SCENARIO_KEY, diskHashes, prepareWorkspace, runScenario, sha256 } from './helpers/ledgerScenario';
 import type { LedgerTempDir } from './helpers/ledgerTempDir';
 import { makeLedgerTempDir } from './helpers/ledgerTempDir';

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { InMemoryLogger } from '../../src/core/ports/logger';
-import { InMemoryJournal, decodeJournalText } from '../../src/core/ports/journal';
-import { FileJournal } from '../../src/node/fileJournal';
+import { InMemoryLogger } from '../../src/base/logger';
+import { InMemoryJournal, decodeJournalText } from '../../src/base/journal';
+import { FileJournal } from '../../src/base/node/fileJournal';
 import type { LedgerTempDir } from './helpers/ledgerTempDir';
 import { makeLedgerTempDir } from './helpers/ledgerTempDir';
 

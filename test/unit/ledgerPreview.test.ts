@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { OperationLedger } from '../../src/core/ledger/operationLedger';
-import { InMemoryJournal } from '../../src/core/ports/journal';
+import { OperationLedger } from '../../src/kernel/ledger/operationLedger';
+import { InMemoryJournal } from '../../src/base/journal';
 
 describe('ledger: a preview cut off by a crash', () => {
   it('is settled as not_applied, never as applied', async () => {

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
-import type { Logger } from '../../src/core/ports/logger';
-import { silentLogger } from '../../src/core/ports/logger';
-import type { ServerState } from '../../src/core/ports/serverControl';
+import type { Logger } from '../../src/base/logger';
+import { silentLogger } from '../../src/base/logger';
+import type { ServerState } from '../../src/kernel/serverControl';
 import { McpHttpHost } from '../../src/mcp/httpHost';
-import { TokenStore } from '../../src/vscode/tokenStore';
+import { TokenStore } from '../../src/kernel/vscode/tokenStore';
 
 type SecretStorage = ConstructorParameters<typeof TokenStore>[0];
 

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-// The bundle replaces mime-db with src/node/mimeDbSubset.json (esbuild alias). express consults it through
+// The bundle replaces mime-db with src/base/node/mimeDbSubset.json (esbuild alias). express consults it through
 // mime-types: res.json → contentType('application/json') (charset), res.send(string) → 'html', sendStatus → 'txt',
 // a Buffer → 'bin', and body parsers through type-is. These checks keep the subset true to mime-db and complete
 // for those lookups.

@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import type { LookupAddress } from 'node:dns';
-import { PACKAGE_REGISTRY_DOMAINS, checkHost, isIpLiteral, parseAllowList, parseDomainPattern } from '../../src/core/policy/networkDomains';
-import { refusedAddress } from '../../src/node/sandbox/addressPolicy';
-import { NetworkProxy, pinnedLookup } from '../../src/node/sandbox/networkProxy';
-import { InMemoryLogger } from '../../src/core/ports/logger';
+import { PACKAGE_REGISTRY_DOMAINS, checkHost, isIpLiteral, parseAllowList, parseDomainPattern } from '../../src/features/processes/common/networkDomains';
+import { refusedAddress } from '../../src/features/processes/node/sandbox/addressPolicy';
+import { NetworkProxy, pinnedLookup } from '../../src/features/processes/node/sandbox/networkProxy';
+import { InMemoryLogger } from '../../src/base/logger';
 
 describe('network allow-list (pure)', () => {
   it('parses names and *.name patterns, normalized; refuses URLs, ports, addresses, bare wildcards', () => {

@@ -1,11 +1,11 @@
-// The bundle replaces qs with src/node/noQs.ts (esbuild alias). This loads express and body-parser with that
+// The bundle replaces qs with src/base/node/noQs.ts (esbuild alias). This loads express and body-parser with that
 // stand-in in qs's place, as the bundle does, and serves what this server serves: JSON bodies and simple query
 // strings (the inbox's ?status=). Nothing reaches the stand-in; were anything to, it throws with a clear message.
 import * as assert from 'node:assert/strict';
 import type ExpressModule from 'express';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import * as shim from '../../src/node/noQs';
+import * as shim from '../../src/base/node/noQs';
 
 type Express = typeof ExpressModule;
 

@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ownTempDir, sweepAbandoned } from '../../src/node/ownTempDir';
+import { ownTempDir, sweepAbandoned } from '../../src/base/node/ownTempDir';
 
 describe('own temporary folders', () => {
   let root: string;

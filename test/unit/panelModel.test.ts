@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import type { RunnerEvent } from '../../src/core/runner/events';
+import type { RunnerEvent } from '../../src/kernel/runner/events';
 import { MAX_ACTIVITY_SHOWN, MAX_STALE_SHOWN, buildPanelState } from '../../src/vscode/panel/panelModel';
 import { commandHold, patchHold } from './helpers/panelPorts';
 

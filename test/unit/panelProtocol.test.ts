@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { ToolError } from '../../src/core/errors';
-import { InMemoryLogger } from '../../src/core/ports/logger';
+import { ToolError } from '../../src/base/errors';
+import { InMemoryLogger } from '../../src/base/logger';
 import type { HostMessage } from '../../src/shared/panelProtocol';
 import { MAX_NOTE_CHARS, parsePageMessage } from '../../src/shared/panelProtocol';
 import { PanelController } from '../../src/vscode/panel/panelController';

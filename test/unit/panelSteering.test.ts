@@ -2,12 +2,12 @@
 // model and the badge, instruction text shown exactly, and the host acting on a real SteeringService (in-memory
 // journal): drafts, edits, queueing, and instruction text that can never act as a panel request.
 import * as assert from 'node:assert/strict';
-import { SharedJournal } from '../../src/core/ledger/sharedJournal';
-import { LINE_TYPES } from '../../src/core/ledger/schemas';
-import { ToolError } from '../../src/core/errors';
-import { InMemoryJournal } from '../../src/core/ports/journal';
-import { InMemoryLogger, silentLogger } from '../../src/core/ports/logger';
-import { SteeringService } from '../../src/core/steering/steeringService';
+import { SharedJournal } from '../../src/kernel/ledger/sharedJournal';
+import { LINE_TYPES } from '../../src/kernel/ledger/schemas';
+import { ToolError } from '../../src/base/errors';
+import { InMemoryJournal } from '../../src/base/journal';
+import { InMemoryLogger, silentLogger } from '../../src/base/logger';
+import { SteeringService } from '../../src/features/works/common/steeringService';
 import type { HostMessage, PanelState } from '../../src/shared/panelProtocol';
 import { MAX_INSTRUCTION_BYTES, parsePageMessage } from '../../src/shared/panelProtocol';
 import { visiblePieces, visibleString } from '../../src/shared/visibleText';

@@ -3,9 +3,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { unifiedDiff } from '../../src/core/patch/diff';
-import { parsePatch } from '../../src/core/patch/parser';
-import { planPatch } from '../../src/core/patch/plan';
+import { unifiedDiff } from '../../src/features/patches/common/diff';
+import { parsePatch } from '../../src/features/patches/common/parser';
+import { planPatch } from '../../src/features/patches/common/plan';
 
 /** A small deterministic PRNG so failures reproduce. */
 function rng(seed: number): () => number {

@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ToolError } from '../../src/core/errors';
-import { parsePatch } from '../../src/core/patch/parser';
-import { planPatch } from '../../src/core/patch/plan';
-import type { PlannedPatch } from '../../src/core/patch/plan';
-import { contentVersion } from '../../src/core/patch/version';
+import { ToolError } from '../../src/base/errors';
+import { parsePatch } from '../../src/features/patches/common/parser';
+import { planPatch } from '../../src/features/patches/common/plan';
+import type { PlannedPatch } from '../../src/features/patches/common/plan';
+import { contentVersion } from '../../src/features/patches/common/version';
 import { openPatchWorld } from './helpers/patchWorld';
 import { toolError } from './helpers/workspaceFixture';
 

@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
-import { ToolError } from '../../src/core/errors';
-import { Pacer } from '../../src/core/patch/pacer';
-import { PATCH_LIMITS, parsePatch, parsePatchPaced } from '../../src/core/patch/parser';
-import { contentVersionSteps, planPatch } from '../../src/core/patch/plan';
-import { runSync } from '../../src/core/patch/pacer';
-import { contentVersion } from '../../src/core/patch/version';
-import { MAX_UPDATE_FILE_BYTES, planFileUpdate } from '../../src/core/patch/planner';
+import { ToolError } from '../../src/base/errors';
+import { Pacer } from '../../src/features/patches/common/pacer';
+import { PATCH_LIMITS, parsePatch, parsePatchPaced } from '../../src/features/patches/common/parser';
+import { contentVersionSteps, planPatch } from '../../src/features/patches/common/plan';
+import { runSync } from '../../src/features/patches/common/pacer';
+import { contentVersion } from '../../src/features/patches/common/version';
+import { MAX_UPDATE_FILE_BYTES, planFileUpdate } from '../../src/features/patches/common/planner';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = (b: Uint8Array): string => new TextDecoder().decode(b);

@@ -7,14 +7,14 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ToolError } from '../../src/core/errors';
-import { silentLogger } from '../../src/core/ports/logger';
-import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import { DEFAULT_LIMITS } from '../../src/core/policy/limits';
-import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import type { AssembledServices } from '../../src/node/assembleServices';
-import { assembleServices } from '../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { ToolError } from '../../src/base/errors';
+import { silentLogger } from '../../src/base/logger';
+import { InMemoryWorkspaceSource } from '../../src/kernel/workspaceSource';
+import { DEFAULT_LIMITS } from '../../src/kernel/limits';
+import { WorkspaceRegistry } from '../../src/kernel/workspaces';
+import type { AssembledServices } from '../../src/app/assembleServices';
+import { assembleServices } from '../../src/app/assembleServices';
+import { NodeWorkspaceFs } from '../../src/kernel/node/nodeWorkspaceFs';
 import { sha256 } from './helpers/patchWorld';
 
 /** NodeWorkspaceFs that records realpath calls and runs an adversary's step right after each one returns. */

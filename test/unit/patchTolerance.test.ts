@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { ToolError } from '../../src/core/errors';
-import { headerPath, parsePatch } from '../../src/core/patch/parser';
-import { planFileUpdate } from '../../src/core/patch/planner';
-import type { UpdateFileOp } from '../../src/core/patch/parser';
+import { ToolError } from '../../src/base/errors';
+import { headerPath, parsePatch } from '../../src/features/patches/common/parser';
+import { planFileUpdate } from '../../src/features/patches/common/planner';
+import type { UpdateFileOp } from '../../src/features/patches/common/parser';
 
 /**
  * The format's tolerance (blanks around every marker, at the start as at the end) and its errors: every parse error

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { InvalidArgumentsError, ToolError } from '../../src/core/errors';
-import { checkRelativePath, confine, isInside } from '../../src/core/policy/paths';
-import { NodeWorkspaceFs } from '../../src/node/nodeWorkspaceFs';
+import { InvalidArgumentsError, ToolError } from '../../src/base/errors';
+import { checkRelativePath, confine, isInside } from '../../src/base/paths';
+import { NodeWorkspaceFs } from '../../src/kernel/node/nodeWorkspaceFs';
 import { makeTree, removeTree, SpyWorkspaceFs } from './helpers/workspaceFixture';
 
 describe('path confinement', () => {

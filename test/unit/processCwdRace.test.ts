@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ToolError } from '../../src/core/errors';
-import { execCommandTool } from '../../src/core/tools/execCommand';
+import { ToolError } from '../../src/base/errors';
+import { execCommandTool } from '../../src/features/processes/common/tools/execCommand';
 import type { ProcessToolsFixture } from './helpers/processToolsFixture';
 import { processToolsFixture } from './helpers/processToolsFixture';
 

@@ -3,11 +3,11 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../src/core/ports/logger';
-import type { ProcessBackend } from '../../src/core/ports/processBackend';
-import { HostConnection } from '../../src/node/processHost/client';
-import { ProcessHost } from '../../src/node/processHost/host';
-import { FRAME_JSON, FrameReader, MAX_FRAME, MAX_HELLO_FRAME, encodeMessage } from '../../src/node/processHost/protocol';
+import { silentLogger } from '../../src/base/logger';
+import type { ProcessBackend } from '../../src/features/processes/common/processBackend';
+import { HostConnection } from '../../src/features/processes/node/processHost/client';
+import { ProcessHost } from '../../src/features/processes/node/processHost/host';
+import { FRAME_JSON, FrameReader, MAX_FRAME, MAX_HELLO_FRAME, encodeMessage } from '../../src/features/processes/node/processHost/protocol';
 import { ScriptedHandle } from './helpers/scriptedHandle';
 
 async function waitFor(what: string, check: () => boolean, deadlineMs = 30_000): Promise<void> {

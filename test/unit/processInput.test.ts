@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InvalidArgumentsError, ToolError } from '../../src/core/errors';
-import { execCommandTool } from '../../src/core/tools/execCommand';
-import { processStatusTool } from '../../src/core/tools/processStatus';
-import { writeStdinTool } from '../../src/core/tools/writeStdin';
+import { InvalidArgumentsError, ToolError } from '../../src/base/errors';
+import { execCommandTool } from '../../src/features/processes/common/tools/execCommand';
+import { processStatusTool } from '../../src/features/processes/common/tools/processStatus';
+import { writeStdinTool } from '../../src/features/processes/common/tools/writeStdin';
 import type { ProcessToolsFixture } from './helpers/processToolsFixture';
 import { processToolsFixture } from './helpers/processToolsFixture';
 

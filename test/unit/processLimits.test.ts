@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { InvalidArgumentsError } from '../../src/core/errors';
-import { execCommandTool } from '../../src/core/tools/execCommand';
-import { argMax } from '../../src/node/processTable';
+import { InvalidArgumentsError } from '../../src/base/errors';
+import { execCommandTool } from '../../src/features/processes/common/tools/execCommand';
+import { argMax } from '../../src/features/processes/node/processTable';
 import type { ProcessToolsFixture } from './helpers/processToolsFixture';
 import { processToolsFixture } from './helpers/processToolsFixture';
 

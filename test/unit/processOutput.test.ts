@@ -3,11 +3,11 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Workspace } from '../../src/core/policy/workspaces';
-import type { ProcessRead, ProcessStatus } from '../../src/core/process/supervisor';
-import { ProcessSupervisor } from '../../src/core/process/supervisor';
-import { ChildProcessBackend } from '../../src/node/childProcessBackend';
-import { NodePtyBackend } from '../../src/node/nodePtyBackend';
+import type { Workspace } from '../../src/kernel/workspaces';
+import type { ProcessRead, ProcessStatus } from '../../src/features/processes/common/supervisor';
+import { ProcessSupervisor } from '../../src/features/processes/common/supervisor';
+import { ChildProcessBackend } from '../../src/features/processes/node/childProcessBackend';
+import { NodePtyBackend } from '../../src/features/processes/node/nodePtyBackend';
 
 /**
  * The output collected for a command that has exited is complete: byte for byte, on a PTY (where node-pty

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { RingBuffer } from '../../src/core/process/ringBuffer';
+import { RingBuffer } from '../../src/features/processes/common/ringBuffer';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

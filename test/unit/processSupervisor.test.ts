@@ -1,15 +1,15 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { ToolError } from '../../src/core/errors';
-import type { Workspace } from '../../src/core/policy/workspaces';
-import type { ProcessBackend } from '../../src/core/ports/processBackend';
-import type { Clock, ProcessSupervisorOptions, ProcessStatus } from '../../src/core/process/supervisor';
-import { ProcessSupervisor } from '../../src/core/process/supervisor';
-import { ChildProcessBackend } from '../../src/node/childProcessBackend';
-import { NodePtyBackend } from '../../src/node/nodePtyBackend';
-import type { ProcessEntry } from '../../src/node/processTable';
-import { descendantsOf, isLive, listProcesses } from '../../src/node/processTable';
+import { ToolError } from '../../src/base/errors';
+import type { Workspace } from '../../src/kernel/workspaces';
+import type { ProcessBackend } from '../../src/features/processes/common/processBackend';
+import type { Clock, ProcessSupervisorOptions, ProcessStatus } from '../../src/features/processes/common/supervisor';
+import { ProcessSupervisor } from '../../src/features/processes/common/supervisor';
+import { ChildProcessBackend } from '../../src/features/processes/node/childProcessBackend';
+import { NodePtyBackend } from '../../src/features/processes/node/nodePtyBackend';
+import type { ProcessEntry } from '../../src/features/processes/node/processTable';
+import { descendantsOf, isLive, listProcesses } from '../../src/features/processes/node/processTable';
 import { ScriptedHandle } from './helpers/scriptedHandle';
 
 const GRACE_MS = 600;

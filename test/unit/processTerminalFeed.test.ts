@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { TerminalFeed, WRITE_DELAY_MS, droppedMarker } from '../../src/core/process/terminalFeed';
+import { TerminalFeed, WRITE_DELAY_MS, droppedMarker } from '../../src/features/processes/common/terminalFeed';
 
 /** A feed whose timer and terminal the test drives by hand. */
 const enc = (text: string): Uint8Array => new TextEncoder().encode(text);

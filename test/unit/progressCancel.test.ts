@@ -4,7 +4,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import type { RunnerEvent } from '../../src/core/runner/events';
+import type { RunnerEvent } from '../../src/kernel/runner/events';
 import { PROGRESS_MIN_INTERVAL_MS, progressReporter } from '../../src/mcp/progress';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, ok, removeTree } from './helpers/workspaceFixture';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_IMAGE_BYTES, sniffImage } from '../../src/core/tools/images';
+import { MAX_IMAGE_BYTES, sniffImage } from '../../src/features/files/common/images';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, ok, removeTree, toolError } from './helpers/workspaceFixture';
 

@@ -5,12 +5,12 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_SEARCH_SETTINGS } from '../../src/core/ports/contentSearch';
-import { marker } from '../../src/core/secretRedactor';
-import { shownText } from '../../src/core/shownText';
-import { execCommandTool } from '../../src/core/tools/execCommand';
-import { readProcessTool } from '../../src/core/tools/readProcess';
-import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
+import { DEFAULT_SEARCH_SETTINGS } from '../../src/features/files/common/contentSearch';
+import { marker } from '../../src/base/secretRedactor';
+import { shownText } from '../../src/base/shownText';
+import { execCommandTool } from '../../src/features/processes/common/tools/execCommand';
+import { readProcessTool } from '../../src/features/processes/common/tools/readProcess';
+import { RipgrepContentSearch } from '../../src/features/files/node/ripgrepContentSearch';
 import { fakeSecrets } from './helpers/fakeSecrets';
 import type { ProcessToolsFixture } from './helpers/processToolsFixture';
 import { processToolsFixture } from './helpers/processToolsFixture';

@@ -5,8 +5,8 @@
  */
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
-import { DEFAULT_APPROVAL_POLICY } from '../../src/core/approvals/approvalService';
-import { reviewIdOf } from '../../src/core/review/afterWriteReviews';
+import { DEFAULT_APPROVAL_POLICY } from '../../src/kernel/approvals/approvalService';
+import { reviewIdOf } from '../../src/features/review/common/afterWriteReviews';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld, sha256, v4a } from './helpers/patchWorld';
 import { ok } from './helpers/workspaceFixture';

@@ -2,9 +2,9 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEFAULT_SEARCH_SETTINGS } from '../../src/core/ports/contentSearch';
-import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
-import { bundledRipgrepCandidates } from '../../src/vscode/search/ripgrepLocations';
+import { DEFAULT_SEARCH_SETTINGS } from '../../src/features/files/common/contentSearch';
+import { RipgrepContentSearch } from '../../src/features/files/node/ripgrepContentSearch';
+import { bundledRipgrepCandidates } from '../../src/features/files/vscode/ripgrepLocations';
 
 /** Debian's ripgrep, copied into the fake layouts (a real binary, so the search really runs). */
 const SYSTEM_RG = '/usr/bin/rg';

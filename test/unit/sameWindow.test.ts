@@ -4,13 +4,13 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { WindowAnswer } from '../../src/core/discovery/liveness';
-import { WindowLiveness } from '../../src/core/discovery/liveness';
-import type { DiscoveryRecord } from '../../src/core/discovery/record';
-import { endpointUrlFor } from '../../src/core/discovery/record';
-import { silentLogger } from '../../src/core/ports/logger';
-import { DiscoveryEntry, readRecords } from '../../src/node/discovery/discoveryFiles';
-import { PingAnswerer, askSameWindows } from '../../src/node/discovery/sameWindow';
+import type { WindowAnswer } from '../../src/features/connect/common/liveness';
+import { WindowLiveness } from '../../src/features/connect/common/liveness';
+import type { DiscoveryRecord } from '../../src/features/connect/common/record';
+import { endpointUrlFor } from '../../src/features/connect/common/record';
+import { silentLogger } from '../../src/base/logger';
+import { DiscoveryEntry, readRecords } from '../../src/features/connect/node/discoveryFiles';
+import { PingAnswerer, askSameWindows } from '../../src/features/connect/node/sameWindow';
 
 async function waitFor(what: string, check: () => boolean, deadlineMs = 30_000): Promise<void> {
   const end = Date.now() + deadlineMs;

@@ -5,12 +5,12 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execCommandTool } from '../../src/core/tools/execCommand';
-import { processStatusTool } from '../../src/core/tools/processStatus';
-import { workspaceInfoTool } from '../../src/core/tools/workspaceInfo';
-import type { IsolationSettings } from '../../src/node/sandbox/commandSandbox';
-import type { IncompleteProtection } from '../../src/node/sandbox/protectionCheck';
-import { NESTED_SCAN } from '../../src/node/sandbox/sandboxInventory';
+import { execCommandTool } from '../../src/features/processes/common/tools/execCommand';
+import { processStatusTool } from '../../src/features/processes/common/tools/processStatus';
+import { workspaceInfoTool } from '../../src/features/files/common/workspaceInfo';
+import type { IsolationSettings } from '../../src/features/processes/node/sandbox/commandSandbox';
+import type { IncompleteProtection } from '../../src/features/processes/node/sandbox/protectionCheck';
+import { NESTED_SCAN } from '../../src/features/processes/node/sandbox/sandboxInventory';
 import type { ProcessToolsFixture } from './helpers/processToolsFixture';
 import { processToolsFixture } from './helpers/processToolsFixture';
 

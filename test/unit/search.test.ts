@@ -2,10 +2,10 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { ContentSearch, ContentSearchRequest, ContentSearchResult } from '../../src/core/ports/contentSearch';
-import { DEFAULT_SEARCH_SETTINGS } from '../../src/core/ports/contentSearch';
-import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
-import { RipgrepSearch, anchorGlob, ripgrepArgs } from '../../src/node/ripgrepSearch';
+import type { ContentSearch, ContentSearchRequest, ContentSearchResult } from '../../src/features/files/common/contentSearch';
+import { DEFAULT_SEARCH_SETTINGS } from '../../src/features/files/common/contentSearch';
+import { RipgrepContentSearch } from '../../src/features/files/node/ripgrepContentSearch';
+import { RipgrepSearch, anchorGlob, ripgrepArgs } from '../../src/features/files/node/ripgrepSearch';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, ok, removeTree, toolError } from './helpers/workspaceFixture';
 

@@ -14,9 +14,9 @@ import {
   seccompLaunch,
   seccompUnavailable,
   unixSocketFilter,
-} from '../../src/node/sandbox/seccomp';
-import { mergeHidden, runtimeSocketEntries } from '../../src/node/sandbox/runtimeSockets';
-import { SandboxPlanError, bubblewrapArgs } from '../../src/node/sandbox/bubblewrapArgs';
+} from '../../src/features/processes/node/sandbox/seccomp';
+import { mergeHidden, runtimeSocketEntries } from '../../src/features/processes/node/sandbox/runtimeSockets';
+import { SandboxPlanError, bubblewrapArgs } from '../../src/features/processes/node/sandbox/bubblewrapArgs';
 
 /** A classic-BPF interpreter for the instructions a seccomp filter may use here, run on the encoded bytes. */
 function runFilter(program: Buffer, data: { nr: number; arch: number; args?: bigint[] }): number {

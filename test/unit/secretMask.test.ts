@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { SecretMask } from '../../src/core/secretMask';
+import { SecretMask } from '../../src/base/secretMask';
 
 describe('log masking', () => {
   const token = randomBytes(32).toString('base64url');

@@ -4,12 +4,12 @@
  * assembles is always the redacted text, and no piece of a secret ever shows.
  */
 import * as assert from 'node:assert/strict';
-import { readRedacted } from '../../src/core/process/redactedRead';
-import { RingBuffer } from '../../src/core/process/ringBuffer';
-import type { Found } from '../../src/core/secretRedactor';
-import { SECRET_RULES_FOR_TESTS, SecretRedactor, marker } from '../../src/core/secretRedactor';
+import { readRedacted } from '../../src/features/processes/common/redactedRead';
+import { RingBuffer } from '../../src/features/processes/common/ringBuffer';
+import type { Found } from '../../src/base/secretRedactor';
+import { SECRET_RULES_FOR_TESTS, SecretRedactor, marker } from '../../src/base/secretRedactor';
 import { fakeAwsSecret, fakeAwsStsJson, fakePgpPrivateKey, fakePrivateKey, fakeSecrets } from './helpers/fakeSecrets';
-import { shownText } from '../../src/core/shownText';
+import { shownText } from '../../src/base/shownText';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

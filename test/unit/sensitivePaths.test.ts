@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { isSensitivePath, sensitivePaths } from '../../src/core/approvals/sensitivePaths';
+import { isSensitivePath, sensitivePaths } from '../../src/kernel/approvals/sensitivePaths';
 
 describe('sensitive paths (held for the reviewer under approvals "sensitive")', () => {
   const sensitive = [

@@ -6,11 +6,11 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { ExecLog } from '../../src/core/ledger/execLog';
-import { SharedJournal } from '../../src/core/ledger/sharedJournal';
-import { isOperationRecord } from '../../src/core/ledger/operationRecord';
-import { InMemoryJournal } from '../../src/core/ports/journal';
-import { silentLogger } from '../../src/core/ports/logger';
+import { ExecLog } from '../../src/kernel/ledger/execLog';
+import { SharedJournal } from '../../src/kernel/ledger/sharedJournal';
+import { isOperationRecord } from '../../src/kernel/ledger/operationRecord';
+import { InMemoryJournal } from '../../src/base/journal';
+import { silentLogger } from '../../src/base/logger';
 import type { PatchWorld } from './helpers/patchWorld';
 import { WS_ID, openPatchWorld } from './helpers/patchWorld';
 import { toolError } from './helpers/workspaceFixture';

@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { InMemoryLogger } from '../../src/core/ports/logger';
-import { FileJournal } from '../../src/node/fileJournal';
-import { StateClaim, chooseStateFolder, sameWorkspaceFolders } from '../../src/node/stateFolder';
-import type { ProcessIdentity } from '../../src/node/survivors';
-import { identify } from '../../src/node/survivors';
+import { InMemoryLogger } from '../../src/base/logger';
+import { FileJournal } from '../../src/base/node/fileJournal';
+import { StateClaim, chooseStateFolder, sameWorkspaceFolders } from '../../src/kernel/node/stateFolder';
+import type { ProcessIdentity } from '../../src/base/node/processIdentity';
+import { identify } from '../../src/base/node/processIdentity';
 
 const EXT = 'codespace.codespace-vscode';
 
@@ -198,8 +198,8 @@ describe('the state folder of a window (ledger, checkpoints, worktrees) across e
     const previous = (StateClaim.take(first, liveOther())) as StateClaim;
     previous.release();
     // Each racer stays alive after it answered (as an extension host would), so a winner is never found dead.
-    const script = `const { StateClaim } = require(${JSON.stringify(path.resolve(__dirname, '../../src/node/stateFolder.js'))});
-      const { identify } = require(${JSON.stringify(path.resolve(__dirname, '../../src/node/survivors.js'))});
+    const script = `const { StateClaim } = require(${JSON.stringify(path.resolve(__dirname, '../../src/kernel/node/stateFolder.js'))});
+      const { identify } = require(${JSON.stringify(path.resolve(__dirname, '../../src/features/processes/node/survivors.js'))});
       try { process.stdout.write(StateClaim.take(${JSON.stringify(first)}, identify(process.pid)) ? 'took' : 'refused'); } catch (e) { process.stdout.write('error ' + e.message); }
       setTimeout(() => undefined, 60000);`;
     const outs = await Promise.all(

@@ -4,15 +4,15 @@
  * developer has something pending, and idempotent creates.
  */
 import * as assert from 'node:assert/strict';
-import { SharedJournal } from '../../src/core/ledger/sharedJournal';
-import { LINE_TYPES } from '../../src/core/ledger/schemas';
-import { InMemoryJournal } from '../../src/core/ports/journal';
-import { silentLogger } from '../../src/core/ports/logger';
-import type { SteeringChange } from '../../src/core/steering/steering';
-import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES } from '../../src/core/steering/steering';
-import { SteeringService } from '../../src/core/steering/steeringService';
-import type { SteeringServiceOptions } from '../../src/core/steering/steeringService';
-import { ToolError, InvalidArgumentsError } from '../../src/core/errors';
+import { SharedJournal } from '../../src/kernel/ledger/sharedJournal';
+import { LINE_TYPES } from '../../src/kernel/ledger/schemas';
+import { InMemoryJournal } from '../../src/base/journal';
+import { silentLogger } from '../../src/base/logger';
+import type { SteeringChange } from '../../src/features/works/common/steering';
+import { MAX_INSTRUCTIONS_PER_WORK, MAX_INSTRUCTION_BYTES } from '../../src/features/works/common/steering';
+import { SteeringService } from '../../src/features/works/common/steeringService';
+import type { SteeringServiceOptions } from '../../src/features/works/common/steeringService';
+import { ToolError, InvalidArgumentsError } from '../../src/base/errors';
 
 const workspaces = {
   get(id: string) {

@@ -4,11 +4,12 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { InMemoryLogger } from '../../src/core/ports/logger';
-import { ProcessSupervisor } from '../../src/core/process/supervisor';
-import { ChildProcessBackend } from '../../src/node/childProcessBackend';
-import type { ProcessIdentity } from '../../src/node/survivors';
-import { SurvivorRegistry, identify, isSameProcessAlive, reapSurvivors } from '../../src/node/survivors';
+import { InMemoryLogger } from '../../src/base/logger';
+import { ProcessSupervisor } from '../../src/features/processes/common/supervisor';
+import { ChildProcessBackend } from '../../src/features/processes/node/childProcessBackend';
+import type { ProcessIdentity } from '../../src/base/node/processIdentity';
+import { SurvivorRegistry, reapSurvivors } from '../../src/features/processes/node/survivors';
+import { identify, isSameProcessAlive } from '../../src/base/node/processIdentity';
 
 /** A child of this test, leading its own process group like a supervised process; its end is awaited. */
 interface Child {

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
-import type { ProcessStatus } from '../../src/core/process/supervisor';
-import { formatDuration, processSummary } from '../../src/vscode/terminals/processSummary';
-import type { SlotHolder } from '../../src/vscode/terminals/terminalSlots';
-import { MAX_FINISHED_TERMINALS, terminalSlots } from '../../src/vscode/terminals/terminalSlots';
+import type { ProcessStatus } from '../../src/features/processes/common/supervisor';
+import { formatDuration, processSummary } from '../../src/features/processes/vscode/processSummary';
+import type { SlotHolder } from '../../src/features/processes/vscode/terminalSlots';
+import { MAX_FINISHED_TERMINALS, terminalSlots } from '../../src/features/processes/vscode/terminalSlots';
 
 const running = (processId: string, requested = false): SlotHolder => ({ processId, requested });
 const finished = (processId: string, finishedSeq: number, requested = false): SlotHolder => ({ processId, finishedSeq, requested });

@@ -3,12 +3,12 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../src/core/ports/logger';
-import type { ServerControl, ServerState } from '../../src/core/ports/serverControl';
+import { silentLogger } from '../../src/base/logger';
+import type { ServerControl, ServerState } from '../../src/kernel/serverControl';
 import { McpHttpHost } from '../../src/mcp/httpHost';
 import { secretsEqual } from '../../src/mcp/security';
-import { WindowPublisher } from '../../src/node/discovery/windowPublisher';
-import { TokenStore, VERIFIER_SUFFIX, type VerifierStore } from '../../src/vscode/tokenStore';
+import { WindowPublisher } from '../../src/features/connect/node/windowPublisher';
+import { TokenStore, VERIFIER_SUFFIX, type VerifierStore } from '../../src/kernel/vscode/tokenStore';
 
 type SecretStorage = ConstructorParameters<typeof TokenStore>[0];
 

@@ -9,9 +9,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ToolError } from '../../src/core/errors';
-import { WorkDelivery, compareUrlOf } from '../../src/node/works/deliver';
-import type { PullRequestOpener, PullRequestRequest } from '../../src/node/works/deliver';
+import { ToolError } from '../../src/base/errors';
+import { WorkDelivery, compareUrlOf } from '../../src/features/works/node/deliver';
+import type { PullRequestOpener, PullRequestRequest } from '../../src/features/works/node/deliver';
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: GIT_ENV });

@@ -10,15 +10,15 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { InMemoryWorkspaceSource } from '../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../src/core/policy/workspaces';
-import { contentVersion } from '../../src/core/patch/version';
-import { branchSlug } from '../../src/core/steering/steeringService';
-import type { AssembledServices } from '../../src/node/assembleServices';
-import { assembleServices } from '../../src/node/assembleServices';
+import { InMemoryWorkspaceSource } from '../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../src/kernel/workspaces';
+import { contentVersion } from '../../src/features/patches/common/version';
+import { branchSlug } from '../../src/features/works/common/steeringService';
+import type { AssembledServices } from '../../src/app/assembleServices';
+import { assembleServices } from '../../src/app/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
-import { GitWorktreeFactory } from '../../src/node/gitWorktreeFactory';
-import { RipgrepContentSearch } from '../../src/node/ripgrepContentSearch';
+import { GitWorktreeFactory } from '../../src/features/works/node/gitWorktreeFactory';
+import { RipgrepContentSearch } from '../../src/features/files/node/ripgrepContentSearch';
 import { GIT_ENV, git, makeRepo } from './helpers/gitRepo';
 
 /** Everything the developer's folder is: HEAD, branch, status and every file's bytes. */

@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import type { TextRange } from '../../src/core/ports/languageFeatures';
-import { parsePatch } from '../../src/core/patch/parser';
-import type { UpdateFileOp } from '../../src/core/patch/parser';
-import { planFileUpdate } from '../../src/core/patch/planner';
-import { workspaceEditToPatch } from '../../src/core/patch/workspaceEditToPatch';
-import type { FileEdits } from '../../src/core/patch/workspaceEditToPatch';
+import type { TextRange } from '../../src/features/editor/common/languageFeatures';
+import { parsePatch } from '../../src/features/patches/common/parser';
+import type { UpdateFileOp } from '../../src/features/patches/common/parser';
+import { planFileUpdate } from '../../src/features/patches/common/planner';
+import { workspaceEditToPatch } from '../../src/features/patches/common/workspaceEditToPatch';
+import type { FileEdits } from '../../src/features/patches/common/workspaceEditToPatch';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

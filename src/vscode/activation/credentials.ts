@@ -2,10 +2,10 @@ import type * as vscode from 'vscode';
 import type { Disposable } from '../../base/disposable';
 import { describeErrorWithStack } from '../../base/describeError';
 import type { McpHttpHost } from '../../mcp/httpHost';
-import { AgentCredentials } from '../agentCredentials';
-import { AgentDirectory } from '../agentDirectory';
-import type { OutputLogger } from '../log';
-import { INBOX_TOKEN_KEY, TokenStore } from '../tokenStore';
+import { AgentCredentials } from '../../features/connect/vscode';
+import { AgentDirectory } from '../../features/connect/vscode';
+import type { OutputLogger } from '../../kernel/vscode/log';
+import { INBOX_TOKEN_KEY, TokenStore } from '../../kernel/vscode/tokenStore';
 
 /** The window's credentials: the /mcp token, the /inbox token, and each connected agent's own. */
 export interface Credentials {

@@ -2,22 +2,23 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Disposable } from '../../base/disposable';
 import { describeErrorWithStack } from '../../base/describeError';
-import { childBaseEnvironment } from '../../core/process/baseEnvironment';
-import type { WorkspaceRegistry } from '../../core/policy/workspaces';
-import type { AssembleOptions, AssembledServices } from '../../node/assembleServices';
-import type { GitWorkBaseline } from '../../node/gitWorkBaseline';
-import { GitWorktreeFactory } from '../../node/gitWorktreeFactory';
-import { NodeWorkspaceFs } from '../../node/nodeWorkspaceFs';
-import { nodePtyCandidates } from '../../node/nodePtyLoader';
-import { RipgrepContentSearch } from '../../node/ripgrepContentSearch';
-import type { FreezeGit } from '../../node/works/freezeGit';
-import { COMMANDS } from '../commandIds';
-import type { VsCodeLanguageFeatures } from '../language/vscodeLanguageFeatures';
-import type { OutputLogger } from '../log';
-import { newRepositoryExposure } from '../newRepositories';
-import { editorRipgrep } from '../search/vscodeContentSearch';
-import { settings } from '../settings';
+import { childBaseEnvironment } from '../../features/processes';
+import type { WorkspaceRegistry } from '../../kernel/workspaces';
+import type { AssembleOptions, AssembledServices } from '../../app/assembleServices';
+import type { GitWorkBaseline } from '../../features/works/node';
+import { GitWorktreeFactory } from '../../features/works/node';
+import { NodeWorkspaceFs } from '../../kernel/node/nodeWorkspaceFs';
+import { nodePtyCandidates } from '../../features/processes/node';
+import { RipgrepContentSearch } from '../../features/files/node';
+import type { FreezeGit } from '../../features/works/node';
+import { COMMANDS } from '../../kernel/vscode/commandIds';
+import type { VsCodeLanguageFeatures } from '../../features/editor/vscode';
+import type { OutputLogger } from '../../kernel/vscode/log';
+import { newRepositoryExposure } from '../../features/processes/vscode';
+import { editorRipgrep } from '../../features/files/vscode';
+import { settings } from '../../kernel/vscode/settings';
 import { VsCodeWorkspaceFs } from '../vscodeWorkspaceFs';
+import { processSettings } from '../../features/processes/vscode';
 
 /** What the services are built on that is not a setting: the window's adapters and where its state is. */
 export interface ServiceParts {
@@ -58,7 +59,7 @@ export function serviceOptions(p: ServiceParts): AssembleOptions {
       incompleteProtection: settings.execIncompleteProtection,
       newRepositories: newRepositoryExposure,
       maxProcesses: settings.execMaxProcesses,
-      allowedDomains: settings.execAllowedDomains,
+      allowedDomains: processSettings.execAllowedDomains,
       // In VS Code's test mode only (extensionTestsPath given), the in-editor tests map a name to their stand-in registry.
       ...(context.extensionMode === vscode.ExtensionMode.Test ? { testHosts: p.testNetworkHosts } : {}),
     },

@@ -2,15 +2,15 @@ import * as vscode from 'vscode';
 import type { Disposable } from '../../base/disposable';
 import { describeErrorWithStack } from '../../base/describeError';
 import { SerialQueue } from '../../base/serialQueue';
-import { WindowLiveness } from '../../core/discovery/liveness';
+import { WindowLiveness } from '../../features/connect';
 import type { McpHttpHost } from '../../mcp/httpHost';
-import type { AssembledServices } from '../../node/assembleServices';
-import { discoveryDir } from '../../node/discovery/discoveryFiles';
-import { PingAnswerer, askSameWindows } from '../../node/discovery/sameWindow';
-import type { StateFolderChoice } from '../../node/stateFolder';
-import { chooseStateFolder } from '../../node/stateFolder';
-import { identify } from '../../node/survivors';
-import type { OutputLogger } from '../log';
+import type { AssembledServices } from '../../app/assembleServices';
+import { discoveryDir } from '../../features/connect/node';
+import { PingAnswerer, askSameWindows } from '../../features/connect/node';
+import type { StateFolderChoice } from '../../kernel/node/stateFolder';
+import { chooseStateFolder } from '../../kernel/node/stateFolder';
+import { identify } from '../../base/node/processIdentity';
+import type { OutputLogger } from '../../kernel/vscode/log';
 
 /** How long a new extension host waits for the owners of records on its folders to answer (askSameWindows). */
 const SAME_WINDOW_ASK_MS = 12_000;
@@ -46,7 +46,7 @@ export interface WindowState {
 
 /**
  * The window's state (ledger, checkpoints, worktrees): in the folder VS Code gave, unless this window's previous
- * extension host, still alive, had it in another one and released it (src/node/stateFolder.ts).
+ * extension host, still alive, had it in another one and released it (src/kernel/node/stateFolder.ts).
  */
 export function chooseWindowState(context: vscode.ExtensionContext, log: OutputLogger): WindowState {
   const self = identify(process.pid);

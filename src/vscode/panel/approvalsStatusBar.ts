@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import type { Approvals } from '../../core/approvals/hold';
-import { COMMANDS } from '../commandIds';
+import type { Approvals } from '../../kernel/approvals/hold';
+import { COMMANDS } from '../../kernel/vscode/commandIds';
 
 /** `$(bell-dot) N` while N holds wait for the reviewer (hidden at 0); a click shows the panel. */
 export class ApprovalsStatusBar implements vscode.Disposable {

@@ -1,15 +1,15 @@
 // The host half of the panel protocol, without vscode: it validates what the page sends, acts through the
 // Approvals and Steering ports and editor commands, and sends the page the authoritative state (debounced). panelView.ts
 // attaches it to a real webview; the unit tests attach it to a recording sink.
-import type { Approvals } from '../../core/approvals/hold';
-import { hasReviewFiles } from '../../core/approvals/hold';
+import type { Approvals } from '../../kernel/approvals/hold';
+import { hasReviewFiles } from '../../kernel/approvals/hold';
 import type { Disposable } from '../../base/disposable';
-import type { Logger } from '../../core/ports/logger';
-import type { Activity } from '../../core/runner/events';
-import type { Steering, WorkView } from '../../core/steering/steering';
+import type { Logger } from '../../base/logger';
+import type { Activity } from '../../kernel/runner/events';
+import type { Steering, WorkView } from '../../features/works';
 import type { HostMessage, PageRequest, PanelState } from '../../shared/panelProtocol';
 import { parsePageMessage } from '../../shared/panelProtocol';
-import { COMMANDS } from '../commandIds';
+import { COMMANDS } from '../../kernel/vscode/commandIds';
 import { buildPanelState, panelBadge } from './panelModel';
 
 /** State changes closer together than this reach the page as one message. */
@@ -29,7 +29,7 @@ export interface PanelControllerDeps {
   readonly steering?: Steering;
   /** Whether a review can diff a work from its baseline. */
   readonly reviewable?: (work: WorkView) => boolean;
-  /** The agents with a credential and what this window saw of them (src/vscode/agentDirectory.ts). */
+  /** The agents with a credential and what this window saw of them (src/features/connect/vscode/agentDirectory.ts). */
   readonly agents?: PanelAgents;
   readonly log: Logger;
   /** `vscode.commands.executeCommand`. */

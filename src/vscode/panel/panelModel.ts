@@ -1,9 +1,9 @@
 // The panel's view model, built from the core's ports only (Approvals: pending() and list(); Activity: recent()).
 // Pure and vscode-free, so the unit tests run it in plain Node.
-import type { HoldView } from '../../core/approvals/hold';
-import { hasReviewFiles } from '../../core/approvals/hold';
-import type { RunnerEvent } from '../../core/runner/events';
-import type { InstructionView, SteeringCounts, WorkView } from '../../core/steering/steering';
+import type { HoldView } from '../../kernel/approvals/hold';
+import { hasReviewFiles } from '../../kernel/approvals/hold';
+import type { RunnerEvent } from '../../kernel/runner/events';
+import type { InstructionView, SteeringCounts, WorkView } from '../../features/works';
 import type { PanelActivity, PanelDelivery, PanelHold, PanelInstruction, PanelProcess, PanelState, PanelWork } from '../../shared/panelProtocol';
 
 /** Most activity lines sent to the page (the runner keeps 500 events). */

@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
-import type { Approvals } from '../../core/approvals/hold';
-import type { Logger } from '../../core/ports/logger';
-import type { Activity } from '../../core/runner/events';
-import type { Steering, WorkView } from '../../core/steering/steering';
+import type { Approvals } from '../../kernel/approvals/hold';
+import type { Logger } from '../../base/logger';
+import type { Activity } from '../../kernel/runner/events';
+import type { Steering, WorkView } from '../../features/works';
 import type { HostMessage, PanelState } from '../../shared/panelProtocol';
-import { COMMANDS } from '../commandIds';
+import { COMMANDS } from '../../kernel/vscode/commandIds';
 import { ApprovalsStatusBar } from './approvalsStatusBar';
 import { PanelController } from './panelController';
 import type { PanelAgents } from './panelController';

@@ -1,9 +1,9 @@
-import { silentLogger } from '../../../src/core/ports/logger';
-import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
-import type { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import type { AssembleOptions, AssembledServices } from '../../../src/node/assembleServices';
-import type { AnyTool, ToolContract } from '../../../src/core/tools/tool';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import { silentLogger } from '../../../src/base/logger';
+import { DEFAULT_LIMITS } from '../../../src/kernel/limits';
+import type { WorkspaceRegistry } from '../../../src/kernel/workspaces';
+import type { AssembleOptions, AssembledServices } from '../../../src/app/assembleServices';
+import type { AnyTool, ToolContract } from '../../../src/kernel/tool';
+import { NodeWorkspaceFs } from '../../../src/kernel/node/nodeWorkspaceFs';
 
 /**
  * What a plain-Node test assembles the services with, unless it says otherwise: the real file system, no log, the

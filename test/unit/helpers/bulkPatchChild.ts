@@ -4,7 +4,7 @@
  * random moment, as an extension-host crash would.
  * argv: <storage dir> <workspace root>
  */
-import { applyPatchTool } from '../../../src/core/tools/applyPatch';
+import { applyPatchTool } from '../../../src/features/patches/common/applyPatch';
 import { BULK_KEY, bulkPatch } from './bulkPatchScenario';
 import { assembleChildServices } from './crashChild';
 import { createdTool } from './assembleOptions';

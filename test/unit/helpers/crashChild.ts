@@ -1,13 +1,13 @@
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
-import type { PatchFaults } from '../../../src/core/patch/patchService';
-import { silentLogger } from '../../../src/core/ports/logger';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
-import type { AssembledServices } from '../../../src/node/assembleServices';
-import { assembleServices } from '../../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import type { PatchFaults } from '../../../src/features/patches/common/patchService';
+import { silentLogger } from '../../../src/base/logger';
+import { InMemoryWorkspaceSource } from '../../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/kernel/workspaces';
+import { DEFAULT_LIMITS } from '../../../src/kernel/limits';
+import type { AssembledServices } from '../../../src/app/assembleServices';
+import { assembleServices } from '../../../src/app/assembleServices';
+import { NodeWorkspaceFs } from '../../../src/kernel/node/nodeWorkspaceFs';
 
 export interface ChildExit {
   code: number | null;

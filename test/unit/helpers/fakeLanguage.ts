@@ -9,7 +9,7 @@ import type {
   TextPosition,
   TextRange,
   WorkspaceSymbol,
-} from '../../../src/core/ports/languageFeatures';
+} from '../../../src/features/editor/common/languageFeatures';
 
 /** A language server double: each answer is whatever the test sets; every call is recorded. */
 export class FakeLanguage implements LanguageFeatures {

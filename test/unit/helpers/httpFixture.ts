@@ -2,18 +2,18 @@ import { promises as fsp } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../../src/core/ports/logger';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
+import { silentLogger } from '../../../src/base/logger';
+import { InMemoryWorkspaceSource } from '../../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/kernel/workspaces';
 import { McpHttpHost } from '../../../src/mcp/httpHost';
 import { bothEras } from '../../../src/mcp/toolServer';
-import { assembleServices } from '../../../src/node/assembleServices';
-import type { AssembledServices } from '../../../src/node/assembleServices';
+import { assembleServices } from '../../../src/app/assembleServices';
+import type { AssembledServices } from '../../../src/app/assembleServices';
 import { unitAssembleOptions } from './assembleOptions';
-import type { ContentSearch } from '../../../src/core/ports/contentSearch';
-import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
-import type { LanguageFeatures } from '../../../src/core/ports/languageFeatures';
-import type { AgentVerifier } from '../../../src/core/identity';
+import type { ContentSearch } from '../../../src/features/files/common/contentSearch';
+import type { ApprovalPolicy } from '../../../src/kernel/approvals/approvalService';
+import type { LanguageFeatures } from '../../../src/features/editor/common/languageFeatures';
+import type { AgentVerifier } from '../../../src/kernel/identity';
 
 export interface RawResponse {
   status: number;

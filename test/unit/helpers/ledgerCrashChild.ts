@@ -3,8 +3,8 @@
  * requested point, so the ledger is left exactly as an extension-host crash would leave it.
  * argv: <journal folder> <workspace folder> <before-write | between-writes | after-writes>
  */
-import { OperationLedger } from '../../../src/core/ledger/operationLedger';
-import { FileJournal } from '../../../src/node/fileJournal';
+import { OperationLedger } from '../../../src/kernel/ledger/operationLedger';
+import { FileJournal } from '../../../src/base/node/fileJournal';
 import { runScenario } from './ledgerScenario';
 
 function die(): never {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { hashArguments } from '../../../src/core/ledger/canonicalJson';
-import type { OperationLedger } from '../../../src/core/ledger/operationLedger';
-import type { OperationRecord } from '../../../src/core/ledger/operationRecord';
+import { hashArguments } from '../../../src/base/canonicalJson';
+import type { OperationLedger } from '../../../src/kernel/ledger/operationLedger';
+import type { OperationRecord } from '../../../src/kernel/ledger/operationRecord';
 
 /**
  * One patch, run the way the apply_patch tool is meant to use the ledger (lookup → mint → write → finish),

@@ -1,10 +1,10 @@
 // Small in-memory implementations of the two ports the panel reads (Approvals, Activity), for the panel's unit
 // tests. They keep the rules the panel relies on: only a pending hold can be resolved, list() is newest first.
-import type { Approvals, Decider, HoldView, ProposalFile } from '../../../src/core/approvals/hold';
+import type { Approvals, Decider, HoldView, ProposalFile } from '../../../src/kernel/approvals/hold';
 import type { Disposable } from '../../../src/base/disposable';
-import { ToolError } from '../../../src/core/errors';
-import type { ReviewComment } from '../../../src/core/policy/reviewComments';
-import type { Activity, RunnerEvent } from '../../../src/core/runner/events';
+import { ToolError } from '../../../src/base/errors';
+import type { ReviewComment } from '../../../src/kernel/approvals/reviewComments';
+import type { Activity, RunnerEvent } from '../../../src/kernel/runner/events';
 import { Emitter } from '../../../src/base/emitter';
 
 export function patchHold(id: string, over: Partial<HoldView> = {}): HoldView {

@@ -4,8 +4,8 @@
  * SIGKILLs itself at the requested point, leaving disk and ledger exactly as an extension-host crash would.
  * argv: <storage dir> <workspace root> <before-write | after-first-write | before-finish>
  */
-import type { PatchFaults } from '../../../src/core/patch/patchService';
-import { applyPatchTool } from '../../../src/core/tools/applyPatch';
+import type { PatchFaults } from '../../../src/features/patches/common/patchService';
+import { applyPatchTool } from '../../../src/features/patches/common/applyPatch';
 import { assembleChildServices } from './crashChild';
 import { createdTool } from './assembleOptions';
 import type { CrashPoint } from './patchCrashScenario';

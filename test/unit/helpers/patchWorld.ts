@@ -4,24 +4,24 @@
  * (connectHarness over InMemoryTransport). The file system is wrapped twice: BreakableFs can make writes fail
  * from the n-th one on (a disk that turns read-only), and SpyWorkspaceFs records calls and holds the `dirty` set.
  */
-import type { ContentSearch } from '../../../src/core/ports/contentSearch';
+import type { ContentSearch } from '../../../src/features/files/common/contentSearch';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { PatchFaults } from '../../../src/core/patch/patchService';
-import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
-import type { Profile } from '../../../src/core/ports/workspaceSource';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import type { ApprovalPolicy } from '../../../src/core/approvals/approvalService';
-import type { ReviewMode } from '../../../src/core/approvals/holdPolicy';
-import type { AssembleOptions, AssembledServices } from '../../../src/node/assembleServices';
-import { assembleServices } from '../../../src/node/assembleServices';
+import type { PatchFaults } from '../../../src/features/patches/common/patchService';
+import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/base/workspaceFs';
+import type { Profile } from '../../../src/kernel/workspaceSource';
+import { InMemoryWorkspaceSource } from '../../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/kernel/workspaces';
+import type { ApprovalPolicy } from '../../../src/kernel/approvals/approvalService';
+import type { ReviewMode } from '../../../src/kernel/approvals/holdPolicy';
+import type { AssembleOptions, AssembledServices } from '../../../src/app/assembleServices';
+import { assembleServices } from '../../../src/app/assembleServices';
 import { unitAssembleOptions } from './assembleOptions';
-import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import type { IsolationSettings } from '../../../src/features/processes/node/sandbox/commandSandbox';
+import { NodeWorkspaceFs } from '../../../src/kernel/node/nodeWorkspaceFs';
 import type { Harness } from './workspaceFixture';
 import { SpyWorkspaceFs, connectHarness, ok, toolError } from './workspaceFixture';
 

@@ -9,8 +9,8 @@ import { promises as fsp } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { z } from 'zod';
-import { toolCatalogue } from '../../../src/core/tools/catalogue';
-import type { ToolContract } from '../../../src/core/tools/tool';
+import { toolCatalogue } from '../../../src/app/catalogue';
+import type { ToolContract } from '../../../src/kernel/tool';
 
 const sha256 = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`;
 const v4a = (...lines: string[]): string => ['*** Begin Patch', ...lines, '*** End Patch', ''].join('\n');

@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../../src/core/ports/logger';
-import { CommandSandbox } from '../../../src/node/sandbox/commandSandbox';
+import { silentLogger } from '../../../src/base/logger';
+import { CommandSandbox } from '../../../src/features/processes/node/sandbox/commandSandbox';
 
 export interface BoundResult {
   readonly limit: number | null;

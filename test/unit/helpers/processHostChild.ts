@@ -1,15 +1,15 @@
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
-import { silentLogger } from '../../../src/core/ports/logger';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
-import type { AssembledServices } from '../../../src/node/assembleServices';
-import { assembleServices } from '../../../src/node/assembleServices';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import { silentLogger } from '../../../src/base/logger';
+import { InMemoryWorkspaceSource } from '../../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/kernel/workspaces';
+import { DEFAULT_LIMITS } from '../../../src/kernel/limits';
+import type { AssembledServices } from '../../../src/app/assembleServices';
+import { assembleServices } from '../../../src/app/assembleServices';
+import { NodeWorkspaceFs } from '../../../src/kernel/node/nodeWorkspaceFs';
 
 /** The compiled process host entry point (out/src/node/processHost/main.js). */
-export const HOST_SCRIPT = path.join(__dirname, '..', '..', '..', 'src', 'node', 'processHost', 'main.js');
+export const HOST_SCRIPT = path.join(__dirname, '..', '..', '..', 'src', 'features', 'processes', 'node', 'processHost', 'main.js');
 
 /**
  * The services of one window as the extension assembles them, with agent processes in the process host: the

@@ -2,19 +2,19 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import { silentLogger } from '../../../src/core/ports/logger';
-import type { Logger } from '../../../src/core/ports/logger';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import type { AssembledServices } from '../../../src/node/assembleServices';
-import { assembleServices } from '../../../src/node/assembleServices';
+import { WorkspaceRegistry } from '../../../src/kernel/workspaces';
+import { silentLogger } from '../../../src/base/logger';
+import type { Logger } from '../../../src/base/logger';
+import { InMemoryWorkspaceSource } from '../../../src/kernel/workspaceSource';
+import type { AssembledServices } from '../../../src/app/assembleServices';
+import { assembleServices } from '../../../src/app/assembleServices';
 import { createdTool, unitAssembleOptions } from './assembleOptions';
-import type { ProcessSupervisor } from '../../../src/core/process/supervisor';
-import { readProcessTool } from '../../../src/core/tools/readProcess';
-import type { ToolContext, ToolContract } from '../../../src/core/tools/tool';
-import { ChildProcessBackend } from '../../../src/node/childProcessBackend';
-import { NodePtyBackend } from '../../../src/node/nodePtyBackend';
-import type { IsolationSettings } from '../../../src/node/sandbox/commandSandbox';
+import type { ProcessSupervisor } from '../../../src/features/processes/common/supervisor';
+import { readProcessTool } from '../../../src/features/processes/common/tools/readProcess';
+import type { ToolContext, ToolContract } from '../../../src/kernel/tool';
+import { ChildProcessBackend } from '../../../src/features/processes/node/childProcessBackend';
+import { NodePtyBackend } from '../../../src/features/processes/node/nodePtyBackend';
+import type { IsolationSettings } from '../../../src/features/processes/node/sandbox/commandSandbox';
 
 /** A workspace `proj` (exec profile) in a fresh temporary folder, with the real backends behind the process tools. */
 export interface ProcessToolsFixture {

@@ -1,4 +1,4 @@
-import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, SettleOptions, WorkspaceSymbol } from '../../../src/core/ports/languageFeatures';
+import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, SettleOptions, WorkspaceSymbol } from '../../../src/features/editor/common/languageFeatures';
 
 /** The one problem ReportingLanguage finds in every file: a warning on the first line. */
 export const REPORTED: EditorDiagnostic = { range: { start: { line: 1, character: 1 }, end: { line: 1, character: 2 } }, severity: 'warning', message: 'reported by the test language server', source: 'test' };

@@ -1,6 +1,6 @@
 import type { Disposable } from '../../../src/base/disposable';
-import type { ExitInfo, ProcessHandle } from '../../../src/core/ports/processBackend';
-import { HandleEvents } from '../../../src/core/process/handleEvents';
+import type { ExitInfo, ProcessHandle } from '../../../src/features/processes/common/processBackend';
+import { HandleEvents } from '../../../src/features/processes/common/handleEvents';
 
 /** A process whose output, skips and exit the test makes (`events`), for a fake backend to hand out. */
 export class ScriptedHandle implements ProcessHandle {

@@ -4,19 +4,19 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/core/ports/workspaceFs';
-import type { FolderInfo } from '../../../src/core/ports/workspaceSource';
-import type { ContentSearch } from '../../../src/core/ports/contentSearch';
-import { InMemoryWorkspaceSource } from '../../../src/core/ports/workspaceSource';
-import { WorkspaceRegistry } from '../../../src/core/policy/workspaces';
-import type { AnyTool } from '../../../src/core/tools/tool';
-import type { Limits } from '../../../src/core/policy/limits';
-import { DEFAULT_LIMITS } from '../../../src/core/policy/limits';
+import type { FileContent, FileStat, FindOptions, FindResult, Within, WorkspaceFs } from '../../../src/base/workspaceFs';
+import type { FolderInfo } from '../../../src/kernel/workspaceSource';
+import type { ContentSearch } from '../../../src/features/files/common/contentSearch';
+import { InMemoryWorkspaceSource } from '../../../src/kernel/workspaceSource';
+import { WorkspaceRegistry } from '../../../src/kernel/workspaces';
+import type { AnyTool } from '../../../src/kernel/tool';
+import type { Limits } from '../../../src/kernel/limits';
+import { DEFAULT_LIMITS } from '../../../src/kernel/limits';
 import { createToolServer } from '../../../src/mcp/toolServer';
-import type { AssembledServices } from '../../../src/node/assembleServices';
-import { assembleServices } from '../../../src/node/assembleServices';
+import type { AssembledServices } from '../../../src/app/assembleServices';
+import { assembleServices } from '../../../src/app/assembleServices';
 import { unitAssembleOptions } from './assembleOptions';
-import { NodeWorkspaceFs } from '../../../src/node/nodeWorkspaceFs';
+import { NodeWorkspaceFs } from '../../../src/kernel/node/nodeWorkspaceFs';
 
 /** Makes a temp folder holding `files` (path → content); returns its real absolute path. */
 export async function makeTree(files: Record<string, string | Uint8Array>, prefix = 'codespace-ws-'): Promise<string> {

@@ -1,0 +1,5 @@
+// What other modules may use of this feature (its node side): everything else in it is private.
+export * from './bridgeLauncher';
+export * from './discoveryFiles';
+export * from './sameWindow';
+export * from './windowPublisher';

@@ -1,0 +1,5 @@
+// What other modules may use of this feature (its vscode side): everything else in it is private.
+export * from './newRepositories';
+export * from './processSettings';
+export * from './processTerminals';
+export * from './showProcessTerminal';

@@ -1,0 +1,3 @@
+// What other modules may use of this feature: everything else in it is private.
+export * from './common/steering';
+export * from './common/steeringService';
