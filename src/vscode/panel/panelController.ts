@@ -22,16 +22,20 @@ export interface PanelSink {
   setBadge(count: number, tooltip: string): void;
 }
 
-export interface PanelControllerDeps {
+/** What the panel shows, from the core's ports: the same for the view and its controller. */
+export interface PanelSources {
   readonly approvals: Approvals;
   readonly activity: Activity;
-  /** Works and instructions (the composer); absent in hosts without it. Only its developer-side methods are used. */
+  /** Works and instructions (the composer); absent in hosts without it: the panel shows no steering section. */
   readonly steering?: Steering;
-  /** Whether a review can diff a work from its baseline. */
+  /** Whether a work review can diff a work from its baseline. */
   readonly reviewable?: (work: WorkView) => boolean;
-  /** The agents with a credential and what this window saw of them (src/features/connect/vscode/agentDirectory.ts). */
+  /** The agents with a credential and what this window saw of them (absent: the panel shows no agents section). */
   readonly agents?: PanelAgents;
   readonly log: Logger;
+}
+
+export interface PanelControllerDeps extends PanelSources {
   /** `vscode.commands.executeCommand`. */
   readonly executeCommand: (command: string, ...args: unknown[]) => PromiseLike<unknown>;
   readonly debounceMs?: number;

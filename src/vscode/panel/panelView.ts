@@ -1,13 +1,10 @@
 import * as vscode from 'vscode';
-import type { Approvals } from '../../kernel/approvals/hold';
 import type { Logger } from '../../base/logger';
-import type { Activity } from '../../kernel/runner/events';
-import type { Steering, WorkView } from '../../features/works';
 import type { HostMessage, PanelState } from '../../shared/panelProtocol';
 import { COMMANDS } from '../../kernel/vscode/commandIds';
 import { ApprovalsStatusBar } from './approvalsStatusBar';
 import { PanelController } from './panelController';
-import type { PanelAgents } from './panelController';
+import type { PanelSources } from './panelController';
 import { newNonce, panelHtml } from './panelHtml';
 
 /** The view container (activity bar) and the webview view, as package.json contributes them. */
@@ -31,17 +28,8 @@ export interface PanelForTests {
   statusBarCount(): number;
 }
 
-export interface PanelDeps {
+export interface PanelDeps extends PanelSources {
   readonly extensionUri: vscode.Uri;
-  readonly approvals: Approvals;
-  readonly activity: Activity;
-  /** Works and instructions: the composer (absent: the panel shows no steering section). */
-  readonly steering?: Steering;
-  /** Whether a work review can diff a work from its baseline. */
-  readonly reviewable?: (work: WorkView) => boolean;
-  /** The agents with a credential (absent: the panel shows no agents section). */
-  readonly agents?: PanelAgents;
-  readonly log: Logger;
 }
 
 export interface PanelRegistration extends vscode.Disposable {
