@@ -62,11 +62,11 @@ const builds = [
     alias: {
       // The v2 MCP SDK's Node shims without their inlined ajv copy: src/mcp/v2Shims.ts.
       '@modelcontextprotocol/server/_shims': './src/mcp/v2Shims.ts',
-      'iconv-lite': './src/node/iconvLite.ts',
-      'mime-db': './src/node/mimeDbSubset.json',
-      qs: './src/node/noQs.ts',
-      socks: './src/node/sandbox/noSocks.ts',
-      'socks-proxy-agent': './src/node/sandbox/noSocks.ts',
+      'iconv-lite': './src/base/node/iconvLite.ts',
+      'mime-db': './src/base/node/mimeDbSubset.json',
+      qs: './src/base/node/noQs.ts',
+      socks: './src/features/processes/node/sandbox/noSocks.ts',
+      'socks-proxy-agent': './src/features/processes/node/sandbox/noSocks.ts',
     },
     sourcemap: !production,
     minify: production,
@@ -95,7 +95,7 @@ const builds = [
     target: 'node20',
     external: ['node-pty'],
     // The sandbox's network proxy runs here too: the same SOCKS stand-in as the extension's bundle.
-    alias: { socks: './src/node/sandbox/noSocks.ts', 'socks-proxy-agent': './src/node/sandbox/noSocks.ts' },
+    alias: { socks: './src/features/processes/node/sandbox/noSocks.ts', 'socks-proxy-agent': './src/features/processes/node/sandbox/noSocks.ts' },
     sourcemap: !production,
     minify: production,
     logLevel: 'info',

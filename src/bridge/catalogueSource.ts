@@ -1,5 +1,5 @@
 // What the bridge answers before it has found the window, from the one definition the window serves: the tool
-// catalogue (src/core/tools) with the schemas of src/mcp/toolSchemas.ts, and the server's identity. esbuild computes
+// catalogue (src/app/catalogue.ts) with the schemas of src/mcp/toolSchemas.ts, and the server's identity. esbuild computes
 // it once at build time (scripts/shippedCatalogue.mjs) and puts the result in dist/stdio.js as data; run from the
 // sources (tests), shippedCatalogue.ts computes it here.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';

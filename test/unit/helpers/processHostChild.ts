@@ -8,7 +8,7 @@ import type { AssembledServices } from '../../../src/app/assembleServices';
 import { assembleServices } from '../../../src/app/assembleServices';
 import { NodeWorkspaceFs } from '../../../src/kernel/node/nodeWorkspaceFs';
 
-/** The compiled process host entry point (out/src/node/processHost/main.js). */
+/** The compiled process host entry point (out/src/features/processes/node/processHost/main.js). */
 export const HOST_SCRIPT = path.join(__dirname, '..', '..', '..', 'src', 'features', 'processes', 'node', 'processHost', 'main.js');
 
 /**
