@@ -6,7 +6,7 @@ import * as path from 'node:path';
 // mime-types: res.json → contentType('application/json') (charset), res.send(string) → 'html', sendStatus → 'txt',
 // a Buffer → 'bin', and body parsers through type-is. These checks keep the subset true to mime-db and complete
 // for those lookups.
-const subset = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'src', 'node', 'mimeDbSubset.json'), 'utf8')) as Record<string, unknown>;
+const subset = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'src', 'base', 'node', 'mimeDbSubset.json'), 'utf8')) as Record<string, unknown>;
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const mimeDb = require('mime-db') as Record<string, unknown>;
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -199,7 +199,7 @@ describe('the state folder of a window (ledger, checkpoints, worktrees) across e
     previous.release();
     // Each racer stays alive after it answered (as an extension host would), so a winner is never found dead.
     const script = `const { StateClaim } = require(${JSON.stringify(path.resolve(__dirname, '../../src/kernel/node/stateFolder.js'))});
-      const { identify } = require(${JSON.stringify(path.resolve(__dirname, '../../src/features/processes/node/survivors.js'))});
+      const { identify } = require(${JSON.stringify(path.resolve(__dirname, '../../src/base/node/processIdentity.js'))});
       try { process.stdout.write(StateClaim.take(${JSON.stringify(first)}, identify(process.pid)) ? 'took' : 'refused'); } catch (e) { process.stdout.write('error ' + e.message); }
       setTimeout(() => undefined, 60000);`;
     const outs = await Promise.all(

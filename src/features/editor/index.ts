@@ -1,4 +1,4 @@
 // What other modules may use of this feature: everything else in it is private.
 export * from './common/diagnostics';
-export * from './common/diagnosticsFeed';
-export * from './common/languageFeatures';
+export type * from './common/diagnosticsFeed';
+export type * from './common/languageFeatures';

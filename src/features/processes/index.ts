@@ -1,5 +1,5 @@
 // What other modules may use of this feature: everything else in it is private.
 export * from './common/baseEnvironment';
-export * from './common/commandIsolation';
-export * from './common/supervisor';
+export type * from './common/commandIsolation';
+export type * from './common/supervisor';
 export * from './common/tools/execCommand';

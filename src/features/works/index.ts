@@ -1,3 +1,3 @@
 // What other modules may use of this feature: everything else in it is private.
-export * from './common/steering';
-export * from './common/steeringService';
+export type * from './common/steering';
+export type * from './common/steeringService';
