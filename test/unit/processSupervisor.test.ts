@@ -147,11 +147,14 @@ describe('process supervisor (real processes)', function () {
 
     it('goes from running to exited and then eof', async () => {
       const sup = supervisor();
-      const id = await run(sup, ['sh', '-c', 'echo a; sleep 0.4; echo b']);
+      // The process waits for a line before it goes on, so it is still running at the first read however slow the
+      // machine (a fixed sleep was not: under load the read came after the exit).
+      const id = await run(sup, ['sh', '-c', 'echo a; read go; echo b']);
       assert.equal(sup.status(id).state, 'running');
       assert.equal(sup.status(id).termination, undefined);
       const first = await sup.read(id, 0, 1000, 5000);
       assert.equal(first.eof, false);
+      await sup.write(id, 'go\n');
       const s = await waitExited(sup, id);
       assert.equal(s.termination, 'exited');
       const rest = await readAll(sup, id);
