@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
@@ -96,7 +97,9 @@ describe('patch review in the diff editor', function () {
    */
   async function hold(patch: string, existing: string[]): Promise<string> {
     const expected_versions: Record<string, string> = {};
-    for (const rel of existing) expected_versions[rel] = (await call<{ version: string }>(client, 'read', { workspace_id: wsId, path: rel })).version;
+    // The version of a file is the sha256 of its bytes (docs/TOOLS.md): `read` refuses a binary file, so it is computed
+    // here from the bytes on disk, for text and binary alike.
+    for (const rel of existing) expected_versions[rel] = `sha256:${createHash('sha256').update(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(root(), rel))).digest('hex')}`;
     const err = await callError(client, 'apply_patch', { workspace_id: wsId, patch, expected_versions, operation_key: `review-test-${Date.now()}-${++n}` });
     assert.equal(err.code, 'APPROVAL_REQUIRED', err.message);
     const id = err.details?.approval_id;
