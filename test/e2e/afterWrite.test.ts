@@ -26,6 +26,9 @@ import { call } from './mcpClient';
 import { sleep } from './webview';
 
 const FILE = 'src/util/math.ts';
+// Where a test clicks a line of a side-by-side diff: near its start. A view line's box is as wide as its longest
+// line, wider than its pane, so its centre can sit under the other side's gutter, where a hover then takes the click.
+const AT_LINE_START = { x: 4, y: 4 };
 const sha = (b: Uint8Array | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 describe('review after the write: undo one change from the diff editor, the agent is told', function () {
@@ -87,8 +90,8 @@ describe('review after the write: undo one change from the diff editor, the agen
 
     // The cursor in the second change, then the context menu's Undo Change.
     await wb.runCommand('Notifications: Clear All Notifications'); // the connection toast would cover the picture
-    await line.click();
-    await line.click({ button: 'right' });
+    await line.click({ position: AT_LINE_START });
+    await line.click({ button: 'right', position: AT_LINE_START });
     const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
     await item.waitFor({ timeout: 30_000 });
     await item.hover();
@@ -145,8 +148,8 @@ describe('review after the write: undo one change from the diff editor, the agen
     const line = activeGroup().locator('.monaco-diff-editor .editor.original .view-line', { hasText: 'line two' }).first();
     await line.waitFor({ timeout: 60_000 });
     await wb.runCommand('Notifications: Clear All Notifications');
-    await line.click();
-    await line.click({ button: 'right' });
+    await line.click({ position: AT_LINE_START });
+    await line.click({ button: 'right', position: AT_LINE_START });
     const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
     await item.waitFor({ timeout: 30_000 });
     await item.hover();
@@ -191,8 +194,8 @@ describe('review after the write: undo one change from the diff editor, the agen
     const hex = createHash('sha256').update(bin).digest('hex');
     await activeGroup().locator('.monaco-diff-editor .editor.original .view-line', { hasText: `sha256: ${hex.slice(0, 16)}` }).first().waitFor({ timeout: 30_000 });
     await wb.runCommand('Notifications: Clear All Notifications');
-    await said.click();
-    await said.click({ button: 'right' });
+    await said.click({ position: AT_LINE_START });
+    await said.click({ button: 'right', position: AT_LINE_START });
     const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
     await item.waitFor({ timeout: 30_000 });
     await item.hover();
