@@ -11,10 +11,13 @@ import { call, connect, copyConnectionSettings } from './mcpClient';
 export async function startWorkbenchWithAgent(options: StartWorkbenchOptions, clientName: string): Promise<{ wb: Workbench; client: Client; wsId: string }> {
   const wb = await startWorkbench(options);
   try {
+    const t0 = Date.now();
     await wb.waitForActivation();
+    const t1 = Date.now();
     const { url, token } = await copyConnectionSettings(wb);
     const client = await connect(url, token, clientName);
     const all = await call<{ workspaces: { id: string }[] }>(client, 'workspace_info', {});
+    console.log(`      [e2e] agent connected: activation ${((t1 - t0) / 1000).toFixed(1)} s, connection settings and workspace_info ${((Date.now() - t1) / 1000).toFixed(1)} s`);
     return { wb, client, wsId: all.workspaces[0]?.id as string };
   } catch (error) {
     // The caller never gets `wb` to stop: a workbench left running would keep this test run from ending.

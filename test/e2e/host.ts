@@ -235,11 +235,16 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
   };
   let server: Awaited<ReturnType<VsCodeHostModule['startCodeServer']>> | undefined;
   let browser: Browser | undefined;
-  const cleanup = async (): Promise<void> => {
+  /** Stops everything started; says how long the browser and code-server each took to go. */
+  const cleanup = async (): Promise<string> => {
+    const c0 = Date.now();
     await browser?.close().catch(() => undefined);
+    const c1 = Date.now();
     await server?.stop();
+    const c2 = Date.now();
     if (server) liveServers.delete(server.pid);
     host.removeDir(tmpRoot);
+    return `browser ${((c1 - c0) / 1000).toFixed(1)} s, code-server ${((c2 - c1) / 1000).toFixed(1)} s`;
   };
   try {
     const fixtures = host.copyFixtures({
@@ -418,8 +423,8 @@ export async function startWorkbench(options: StartWorkbenchOptions = {}): Promi
       stop: async () => {
         if (stopped) return;
         stopped = true;
-        await cleanup();
-        console.log(`      [e2e] VS Code stopped ${((Date.now() - t0) / 1000).toFixed(1)} s after it started`);
+        const took = await cleanup();
+        console.log(`      [e2e] VS Code stopped ${((Date.now() - t0) / 1000).toFixed(1)} s after it started (${took})`);
       },
     };
   } catch (error) {
