@@ -34,14 +34,6 @@ export function place(file) {
 /** Whether a file on `from` side may use a file on `to` side: common is plain Node; node and vscode build on common. */
 const sideOk = (from, to) => to === 'common' || to === from;
 const FOUNDATION = ['base', 'kernel'];
-/**
- * The one exception, named so that it cannot grow unseen: the works' MCP surfaces (the /inbox API, the steering
- * queues as resources, and the session end that releases a session's works) still take the works' service from
- * src/mcp through its index. Inverting them (the works module registering routes and resources with src/mcp) is
- * the next step of the module map; until then these three files, and only they, may.
- */
-const WORKS_SURFACES = ['src/mcp/inbox.ts', 'src/mcp/steeringResources.ts', 'src/mcp/toolServer.ts'];
-
 /** Why `from` may not import `to`, or undefined when it may. */
 export function refusal(from, to) {
   if (FOUNDATION.includes(to.unit) && !sideOk(from.side ?? 'vscode', to.side)) {
@@ -54,7 +46,6 @@ export function refusal(from, to) {
     case 'kernel':
       return FOUNDATION.includes(to.unit) ? undefined : 'the kernel imports only src/base and itself: features plug into it (their tools, hooks and services), it never names one.';
     case 'mcp':
-      if (to.unit === 'feature' && to.index && to.side === 'common' && to.feature === 'works' && WORKS_SURFACES.includes(from.rel)) return undefined;
       return [...FOUNDATION, 'mcp'].includes(to.unit) ? undefined : 'src/mcp serves the kernel: it imports src/base and src/kernel only, never a feature.';
     case 'shared':
       return to.unit === 'shared' ? undefined : 'src/shared holds message types only and imports nothing else of ours.';

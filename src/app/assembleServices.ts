@@ -60,6 +60,9 @@ import { DiagnosticsFeed } from '../features/editor/common/diagnosticsFeed';
 import { CheckpointService } from '../features/review/common/checkpointService';
 import { FileBlobStore } from '../features/review/node/fileBlobStore';
 import { describeErrorWithStack } from '../base/describeError';
+import type { AgentResources } from '../kernel/agentResources';
+import { steeringResources } from '../features/works/common/steeringResources';
+import { completeWorkspaceId } from '../mcp/completions';
 
 export interface AssembleOptions {
   readonly workspaces: WorkspaceRegistry;
@@ -149,8 +152,8 @@ export interface AssembledServices {
    * the served one has them.
    */
   dispatcherWith(extra: readonly AnyTool[]): ToolDispatcher;
-  /** What the MCP server takes (src/mcp/toolServer.ts ServedCore): the dispatcher, the works, the holds, the log. */
-  readonly serving: { readonly dispatcher: ToolDispatcher; readonly steering: SteeringService; readonly holds: ApprovalService; readonly logger: Logger };
+  /** What the MCP server takes (src/mcp/toolServer.ts ServedCore): the dispatcher, the modules' resources and prompts, the holds, the log. */
+  readonly serving: { readonly dispatcher: ToolDispatcher; readonly resources: AgentResources; readonly holds: ApprovalService; readonly logger: Logger };
   /** The review after the write (`codespace.review.mode` `after`). */
   readonly afterWrite: AfterWriteReviews;
   /** Freezing, bound reviews and reviewed commits of works. */
@@ -374,7 +377,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     supervisor,
     tools,
     dispatcherWith,
-    serving: { dispatcher, steering, holds: approvals, logger: o.logger },
+    serving: { dispatcher, resources: steeringResources(steering, (prefix) => completeWorkspaceId(dispatcher, prefix)), holds: approvals, logger: o.logger },
     afterWrite,
     freezer,
     isolation,

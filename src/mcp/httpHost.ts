@@ -13,8 +13,6 @@ import type { Disposable } from '../base/disposable';
 import { Emitter } from '../base/emitter';
 import type { Logger } from '../base/logger';
 import type { ServerControl, ServerState as HostState } from '../kernel/serverControl';
-import type { InboxOptions } from './inbox';
-import { INBOX_PATH, inboxRouter } from './inbox';
 import { plainBody, readJsonBody } from './jsonBody';
 import { declaredSizeCheck, preAuthServerOptions } from './security';
 import { JsonSessionTransport } from './jsonSessionTransport';
@@ -55,6 +53,12 @@ export interface ModernServing {
   readonly watch?: (sink: ChangeSink) => Disposable;
 }
 
+/** A route served beside /mcp: every request under `path` goes to `handler`, which checks its own credential. */
+export interface HttpRoute {
+  readonly path: string;
+  readonly handler: express.RequestHandler;
+}
+
 export interface McpHttpHostOptions {
   /** Builds a fresh MCP server for each 2025-era session. */
   readonly createServer: () => McpServer;
@@ -63,8 +67,11 @@ export interface McpHttpHostOptions {
   /** The /mcp token, or its verifier while the token is loading (see ExpectedSecret); undefined refuses every request. */
   readonly token: () => ExpectedSecret | undefined;
   readonly logger: Logger;
-  /** Serves the /inbox JSON API (steering) behind the same Host and Origin guards, with its own token. */
-  readonly inbox?: InboxOptions;
+  /**
+   * Routes the modules serve beside /mcp (the works' /inbox API): behind the same Host and Origin guards, before the
+   * /mcp token, so each authenticates its requests itself and neither token opens the other.
+   */
+  readonly routes?: readonly HttpRoute[];
   /** Agent credentials accepted besides the token (each names its agent: src/mcp/agentIdentity.ts). */
   readonly agents?: AgentVerifier;
 }
@@ -115,17 +122,17 @@ export class McpHttpHost implements ServerControl {
     this.stateChanges.emit(s);
   }
 
-  /** A declared body over the largest limit: refused before anything else, for /mcp and /inbox alike. */
+  /** A declared body over the largest limit: refused before anything else, for /mcp and every route beside it alike. */
   private readonly preAuthChecks: readonly RequestCheck[] = [declaredSizeCheck(MAX_BODY_BYTES)];
 
-  /** Host, then Origin, on every request; then the /mcp token on everything but /inbox (which checks its own). */
+  /** Host, then Origin, on every request; then the /mcp token on everything but the routes beside /mcp (each checks its own). */
   private readonly outerChecks: readonly RequestCheck[];
   private readonly tokenCheck: RequestCheck;
 
   /**
    * The listener. A request for exactly /mcp whose body needs no decoding but UTF-8 JSON (every MCP client's) is
    * served here: the same checks in the same order, then the body read as express.json() reads it (jsonBody.ts).
-   * Anything else (/inbox, other paths, /mcp with a query or a compressed body) goes to the express app, which runs
+   * Anything else (the routes beside /mcp, other paths, /mcp with a query or a compressed body) goes to the express app, which runs
    * the same checks. Express's routing and body parsing cost more per call than the rest of a small request's HTTP
    * handling (`npm run bench:editor read`), so the path every tool call takes does not go through them.
    */
@@ -172,8 +179,8 @@ export class McpHttpHost implements ServerControl {
     app.disable('x-powered-by');
     app.set('etag', false);
     for (const check of this.outerChecks) app.use(asMiddleware(check));
-    // Before the /mcp token: /inbox answers every request under it with its own token check, so neither token opens the other.
-    if (this.options.inbox) app.use(INBOX_PATH, inboxRouter(this.options.inbox));
+    // Before the /mcp token: a route beside /mcp answers every request under its path with its own credential check.
+    for (const route of this.options.routes ?? []) app.use(route.path, route.handler);
     app.use(asMiddleware(this.tokenCheck));
     app.use(express.json({ limit: MAX_BODY }));
     app.all(MCP_PATH, (req, res) => {

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { isJsonContentType } from '../base/node/httpRequest';
 
 /** What reading a request's JSON body gave. */
 export type JsonBody =
@@ -15,11 +16,6 @@ export type JsonBody =
   | { readonly kind: 'invalid' }
   /** The client went away before the body ended. */
   | { readonly kind: 'aborted' };
-
-/** application/json, with or without parameters; never a substring match ("application/jsonx"). */
-export function isJsonContentType(value: string | undefined): boolean {
-  return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
-}
 
 /** The charset parameter of a Content-Type header, lower-cased. */
 function charsetOf(req: IncomingMessage): string | undefined {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCResultResponse, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { isJsonContentType } from './jsonBody';
+import { isJsonContentType } from '../base/node/httpRequest';
 import { jsonBytes } from './jsonBytes';
 import { sendRpcError } from './security';
 import {

@@ -1,28 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { type ExpectedSecret, secretDigest } from '../base/expectedSecret';
-
-/**
- * Digests of the expected secrets (the /mcp and /inbox tokens): each is the same on every request until it is
- * rotated, so it is hashed once. Kept small: a rotation adds one, and past four the old ones go.
- */
-const expectedDigests = new Map<string, Buffer>();
-
-/**
- * Compares a given secret with the expected one in time that does not depend on where they differ (nor, via
- * hashing, on length). Against a verifier, the digests alone decide: equal SHA-256 digests are equal secrets.
- */
-export function secretsEqual(given: string, expected: ExpectedSecret): boolean {
-  if (typeof expected !== 'string') return expected.sha256.length === 32 && timingSafeEqual(secretDigest(given), expected.sha256);
-  let digest = expectedDigests.get(expected);
-  if (digest === undefined) {
-    if (expectedDigests.size >= 4) expectedDigests.clear();
-    digest = secretDigest(expected);
-    expectedDigests.set(expected, digest);
-  }
-  return timingSafeEqual(secretDigest(given), digest) && given.length === expected.length;
-}
+import type { ExpectedSecret } from '../base/expectedSecret';
+import { closeUnreadBody, secretsEqual } from '../base/node/httpRequest';
 
 /** Why a request is turned away before any handler runs: the HTTP status, the JSON-RPC error and extra headers. */
 export interface Refusal {
@@ -95,11 +74,6 @@ export function preAuthServerOptions(): ServerOptions {
   };
 }
 
-/** Whether a request declares a body: a Content-Length above 0, or a Transfer-Encoding. */
-function declaresBody(req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-}
-
 /**
  * Refuses, before the token is looked at, a body whose Content-Length is over `limit` (the largest any listener takes
  * after authentication): 413 at once, and nothing of the body is read (see `closeUnreadBody`).
@@ -110,16 +84,6 @@ export function declaredSizeCheck(limit: number): RequestCheck {
     if (declared === undefined || !(Number(declared) > limit)) return undefined;
     return { status: 413, code: -32600, message: `Request body too large: ${declared} bytes declared, the limit is ${limit}.` };
   };
-}
-
-/**
- * A request answered before its body was read (a refusal: a wrong Host or Origin, no token, a declared size over
- * the limit): the answer says `Connection: close` and the connection closes once it is sent, so no more of the body
- * is read than had already arrived. (Node would otherwise read the rest of the body and drop it, however long.)
- * Call it before the answer's headers are written.
- */
-export function closeUnreadBody(req: IncomingMessage, res: ServerResponse): void {
-  if (declaresBody(req) && !req.complete && !res.headersSent) res.setHeader('Connection', 'close');
 }
 
 /** A JSON-RPC error with no id, as bytes with their length; `extra` headers first (WWW-Authenticate). */

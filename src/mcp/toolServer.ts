@@ -8,14 +8,13 @@ import type { ToolErrorBody } from '../base/errors';
 import type { ToolDispatcher } from '../kernel/dispatch';
 import type { ApprovalService } from '../kernel/approvals/approvalService';
 import type { Logger } from '../base/logger';
-import type { SteeringService } from '../features/works';
+import type { AgentResources } from '../kernel/agentResources';
 import type { ExtraContent } from '../kernel/tool';
 import type { ModernServing } from './httpHost';
-import { completeWorkspaceId } from './completions';
 import { legacySurface } from './legacySurface';
 import { modernSurface } from './modernSurface';
 import { progressReporter } from './progress';
-import { registerSteeringResources, registerSteeringSubscriptions, watchSteering } from './steeringResources';
+import { registerAgentResources, registerSubscriptions, watchAgentResources } from './agentResources';
 import type { ChangeSink, McpSurface } from './surface';
 import { HeldOperationTasks } from './tasks';
 import { listedTool } from './toolSchemas';
@@ -27,12 +26,12 @@ export { SERVER_NAME };
 
 /**
  * What the server serves, passed explicitly: tools/call and tools/list (the dispatcher, with the tool groups it
- * serves), the works (steering resources, and the end of a closed session's coordination), the holds (held calls as
- * tasks), and where it logs.
+ * serves), what the modules offer beside their tools (resources, prompts, and what a closed session lets go), the
+ * holds (held calls as tasks), and where it logs.
  */
 export interface ServedCore {
   readonly dispatcher: ToolDispatcher;
-  readonly steering: SteeringService;
+  readonly resources: AgentResources;
   readonly holds: Pick<ApprovalService, 'get' | 'withdraw'>;
   readonly logger: Logger;
 }
@@ -61,8 +60,8 @@ export function errorResult(body: ToolErrorBody): CallToolResult {
 /**
  * The one definition of what this server offers, for either era (surface.ts): tools/list serves the tools the
  * operator has not turned off (src/mcp/toolSchemas.ts: compact schemas, annotations from the kind table); tools/call
- * goes to the core's ToolDispatcher, and its outcome becomes a CallToolResult; the workspace-file and steering
- * resource templates, the agent-loop prompt and their completions. Per MCP 2025-11-25 (SEP-1303) bad arguments are
+ * goes to the core's ToolDispatcher, and its outcome becomes a CallToolResult; the workspace-file resource template,
+ * what the modules offer beside their tools (the works' queues and the agent-loop prompt) and their completions. Per MCP 2025-11-25 (SEP-1303) bad arguments are
  * tool errors (`isError: true`, INVALID_ARGUMENTS); only an unknown tool (and malformed JSON-RPC, which the SDK
  * answers before us) is a protocol error. The dispatcher checks every result against the tool's output schema
  * before it leaves (src/kernel/dispatch.ts), so that holds in both eras.
@@ -71,9 +70,10 @@ export function defineServer(surface: McpSurface, served: ServedCore): void {
   const { dispatcher } = served;
   // Our own handlers, not McpServer.registerTool: the SDK would serve its own, larger conversion of the schemas.
   surface.handle('tools/list', () => ({ tools: dispatcher.served().map(listedTool) }));
-  // Workspace files (a read-only template) and the steering queues (subscribable, listed per open work).
+  // Workspace files (a read-only template), then what the modules offer (the works' instruction queues, subscribable
+  // and listed per open work, and the agent-loop prompt).
   registerWorkspaceResources(surface, dispatcher);
-  registerSteeringResources(surface, served.steering, (prefix) => completeWorkspaceId(dispatcher, prefix));
+  registerAgentResources(surface, served.resources);
   const tasks = new HeldOperationTasks(dispatcher, served.holds, errorResult, successResult);
   surface.serveTasks?.({ get: (taskId, ctx) => tasks.get(taskId, ctx.signal) as never, cancel: (taskId) => tasks.cancel(taskId) });
   surface.handle('tools/call', async (params, ctx) => {
@@ -102,14 +102,14 @@ function successResult(value: Record<string, unknown>, extra?: readonly ExtraCon
   return { content: [{ type: 'text', text: text(value) }, ...(extra ?? [])], structuredContent: value };
 }
 
-/** Tells `sink` what changes the served lists or the steering queues: the tool set and the open works. */
-export function watchChanges(served: Pick<ServedCore, 'dispatcher' | 'steering'>, sink: ChangeSink, wanted?: (uri: string) => boolean): Disposable {
+/** Tells `sink` what changes the served lists or the modules' resources: the tool set, the resources and their lists. */
+export function watchChanges(served: Pick<ServedCore, 'dispatcher' | 'resources'>, sink: ChangeSink, wanted?: (uri: string) => boolean): Disposable {
   const tools = served.dispatcher.toolGroups.onDidChange(() => sink.toolsChanged());
-  const steering = watchSteering(served.steering, sink, wanted);
+  const resources = watchAgentResources(served.resources, sink, wanted);
   return {
     dispose: () => {
       tools.dispose();
-      steering.dispose();
+      resources.dispose();
     },
   };
 }
@@ -119,11 +119,11 @@ export function watchChanges(served: Pick<ServedCore, 'dispatcher' | 'steering'>
  * resources/subscribe, change notifications on its stream, and the end of its coordination when it closes.
  */
 export function createToolServer(options: ServedCore & { version: string }): McpServer {
-  const { logger, steering } = options;
+  const { logger, resources } = options;
   const server = new McpServer(serverInfo(options.version), { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: true } } });
   const surface = legacySurface(server);
   defineServer(surface, options);
-  const wanted = registerSteeringSubscriptions(surface, steering);
+  const wanted = registerSubscriptions(surface, resources);
   const failed = (what: string) => (err: unknown) => logger.debug(`[mcp] ${what} not sent: ${describeError(err)}`);
   const listening = watchChanges(
     options,
@@ -149,7 +149,7 @@ export function createToolServer(options: ServedCore & { version: string }): Mcp
   };
   surface.onClose(() => {
     listening.dispose();
-    if (session !== undefined) steering.endSession(session);
+    if (session !== undefined) resources.sessionEnded(session);
   });
   return server;
 }

@@ -3,7 +3,7 @@ import * as net from 'node:net';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { secretsEqual } from '../../src/mcp/security';
+import { secretsEqual } from '../../src/base/node/httpRequest';
 import type { RunningHost } from './helpers/httpFixture';
 import { INIT_BODY, MCP_HEADERS, rawRequest, startHost } from './helpers/httpFixture';
 import { makeTree, removeTree } from './helpers/workspaceFixture';

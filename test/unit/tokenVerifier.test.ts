@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { silentLogger } from '../../src/base/logger';
 import type { ServerControl, ServerState } from '../../src/kernel/serverControl';
 import { McpHttpHost } from '../../src/mcp/httpHost';
-import { secretsEqual } from '../../src/mcp/security';
+import { secretsEqual } from '../../src/base/node/httpRequest';
 import { WindowPublisher } from '../../src/features/connect/node/windowPublisher';
 import { TokenStore, VERIFIER_SUFFIX, type VerifierStore } from '../../src/kernel/vscode/tokenStore';
 

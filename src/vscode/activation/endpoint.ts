@@ -21,6 +21,7 @@ import type { Credentials } from './credentials';
 import { reactToTokenChanges } from './credentials';
 import { reactToSettings } from './settingsWiring';
 import { ownFolders } from './windowContinuity';
+import { inboxRoute } from '../../features/works/node';
 
 /** The MCP endpoint and what connects agents to it. */
 export interface Endpoint {
@@ -42,7 +43,7 @@ export function buildEndpoint(context: vscode.ExtensionContext, core: AssembledS
     token: () => tokens.expected(),
     agents: agentCredentials,
     logger: log,
-    inbox: { steering: core.steering, token: () => inboxTokens.expected(), logger: log },
+    routes: [inboxRoute({ steering: core.steering, token: () => inboxTokens.expected(), logger: log })],
   });
   credentials.agentDirectory.attach(host);
   const ports = new PortMemory(context.workspaceState, host);

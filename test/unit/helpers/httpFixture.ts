@@ -14,6 +14,7 @@ import type { ContentSearch } from '../../../src/features/files/common/contentSe
 import type { ApprovalPolicy } from '../../../src/kernel/approvals/approvalService';
 import type { LanguageFeatures } from '../../../src/features/editor/common/languageFeatures';
 import type { AgentVerifier } from '../../../src/kernel/identity';
+import { inboxRoute } from '../../../src/features/works/node';
 
 export interface RawResponse {
   status: number;
@@ -76,7 +77,7 @@ export async function startHost(root: string, preferredPort = 0, options: { cont
     token: () => token.value,
     ...(options.agents ? { agents: options.agents } : {}),
     logger: silentLogger,
-    inbox: { steering: services.steering, token: () => inboxToken.value, logger: silentLogger },
+    routes: [inboxRoute({ steering: services.steering, token: () => inboxToken.value, logger: silentLogger })],
   });
   const port = await host.start(preferredPort);
   return {

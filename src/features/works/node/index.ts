@@ -3,3 +3,4 @@ export * from './deliver';
 export type * from './freezeGit';
 export type * from './gitWorkBaseline';
 export * from './gitWorktreeFactory';
+export * from './inbox';

@@ -1,14 +1,13 @@
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
-import { InvalidArgumentsError, ToolError } from '../base/errors';
-import type { ToolErrorBody } from '../base/errors';
-import type { Logger } from '../base/logger';
-import type { WorkView } from '../features/works';
-import type { SteeringService } from '../features/works';
-import { isJsonContentType } from './jsonBody';
-import type { ExpectedSecret } from '../base/expectedSecret';
-import { closeUnreadBody, secretsEqual } from './security';
-import { describeErrorWithStack } from '../base/describeError';
+import { InvalidArgumentsError, ToolError } from '../../../base/errors';
+import type { ToolErrorBody } from '../../../base/errors';
+import type { Logger } from '../../../base/logger';
+import type { ExpectedSecret } from '../../../base/expectedSecret';
+import { closeUnreadBody, isJsonContentType, secretsEqual } from '../../../base/node/httpRequest';
+import { describeErrorWithStack } from '../../../base/describeError';
+import type { WorkView } from '../common/steering';
+import type { SteeringService } from '../common/steeringService';
 
 export const INBOX_PATH = '/inbox';
 /** Largest /inbox request body: an instruction is at most 16 KiB of text, so 64 KiB of JSON is plenty. */
@@ -124,11 +123,16 @@ function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): 
 }
 
 /**
- * The /inbox JSON API: what the panel can do with a work's instructions, for a user-facing client outside the
- * editor. Its own bearer token; JSON only; the Host and Origin guards of the HTTP host run before it. It can list
- * works and instructions and create, edit, delete and queue drafts: it never approves, never changes a setting.
+ * The /inbox JSON API as a route the HTTP host serves beside /mcp (its `routes` option): what the panel can do with
+ * a work's instructions, for a user-facing client outside the editor. Its own bearer token, checked here before
+ * anything else (the /mcp token never opens it); JSON only; the host's Host and Origin guards run before it. It can
+ * list works and instructions and create, edit, delete and queue drafts: it never approves, never changes a setting.
  */
-export function inboxRouter(options: InboxOptions): Router {
+export function inboxRoute(options: InboxOptions): { readonly path: string; readonly handler: Router } {
+  return { path: INBOX_PATH, handler: inboxRouter(options) };
+}
+
+function inboxRouter(options: InboxOptions): Router {
   const { steering } = options;
   const router = express.Router({ strict: true, caseSensitive: true });
   router.use(inboxToken(options.token));
