@@ -8,12 +8,12 @@
 // in-editor and the end-to-end suite run on both (1.100 and 1.139).
 //
 // Time (docs/TESTING.md, "How npm test spends its time"): type-check, lint, packaging and compiling the tests run at
-// once; then the bundle is built, and the suites run from a queue, at most three at once (CODESPACE_TEST_JOBS): the
-// end-to-end suite of each VS Code first (the longest), then the unit tests, then the in-editor suites. A suite
-// starts only once its VS Code host is installed; the hosts install (first run only) in the background from the
-// start. One suite's output streams; each other's is printed whole when it ends (or streams once it is the oldest
-// still running). After a failure anywhere no suite starts. CODESPACE_TEST_SERIAL=1 runs every step one after the
-// other.
+// once; then the bundle is built, and two lanes run side by side: the unit tests followed by the in-editor suites
+// of each VS Code, one after the other, and the end-to-end suites of each VS Code, one after the other. The two
+// end-to-end suites never run at once (a window reload under that load is what failed before), and each suite waits
+// only for its own VS Code host, which installs (first run only) in the background from the start. The first
+// lane's output streams as it comes; the second's is held and printed whole when the first is done (then streams).
+// Each lane stops at the first failure anywhere. CODESPACE_TEST_SERIAL=1 runs every step one after the other.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT, installedVersion, hostPaths, selectHosts } from './installVsCodeHost.mjs';
@@ -88,8 +88,8 @@ function run(command, args, env, out) {
 const live = { write: (text) => (count(text), process.stdout.write(text)) };
 
 /**
- * An output held in memory until release(to), then written through to `to` as it comes: a suite's output while another
- * streams, and a host's install output where a suite first waits for it.
+ * An output held in memory until release(to), then written through to `to` as it comes: the second lane's steps
+ * print whole after the first's, and a host's install output where a suite first waits for it.
  */
 function heldOutput() {
   const held = [];
@@ -200,48 +200,19 @@ async function suiteOn(key, [name, suite], out) {
 }
 
 /**
- * Runs the jobs (each `{ title, ready, run(out) }`: `ready` resolves once it may start, `run` with its exit code) at
- * most `slots` at once, in the order given among those ready, until one fails (the running ones still finish). One
- * job's output streams (the oldest running); every other's is held and printed whole when it ends or once it becomes
- * the oldest. Resolves when every started job has ended.
+ * A lane: its steps one after the other (each `(out) => Promise<exit code>`), until one fails or a step of another
+ * lane has failed. Resolves with the first failing code, or 0.
  */
-function pool(jobs, slots) {
-  return new Promise((resolve) => {
-    const waiting = jobs.map((job) => ({ ...job, isReady: false }));
-    const running = [];
-    let streaming;
-    const promote = () => {
-      if (streaming || running.length === 0) return;
-      streaming = running[0];
-      streaming.out.release();
-    };
-    const next = () => {
-      while (exitCode === 0 && running.length < slots) {
-        const i = waiting.findIndex((j) => j.isReady);
-        if (i < 0) break;
-        const [job] = waiting.splice(i, 1);
-        const entry = { out: heldOutput() };
-        running.push(entry);
-        promote();
-        job.run(entry.out).then((code) => {
-          fail([code]);
-          running.splice(running.indexOf(entry), 1);
-          if (streaming === entry) streaming = undefined;
-          else entry.out.release(); // printed whole (it never streamed)
-          promote();
-          next();
-        });
-      }
-      if (running.length === 0 && (exitCode !== 0 || waiting.length === 0)) resolve();
-    };
-    for (const job of waiting) {
-      job.ready.then(() => {
-        job.isReady = true;
-        next();
-      });
+function lane(steps) {
+  return async (out) => {
+    for (const s of steps) {
+      if (exitCode !== 0) return exitCode;
+      const code = await s(out);
+      fail([code]);
+      if (code !== 0) return code;
     }
-    next();
-  });
+    return 0;
+  };
 }
 
 for (const group of checks) {
@@ -252,18 +223,13 @@ for (const group of checks) {
 // The unit tests run mocha on the compiled tests (npm run test:unit would compile them again while a VS Code
 // suite loads them).
 const unit = (out) => step('unit', process.execPath, [MOCHA, '--config', '.mocharc.json'], {}, out);
-// A suite on a VS Code is ready once that host is installed (its install output goes where the suite prints).
-const installed = (key) => installs.get(key)?.done ?? Promise.resolve(0);
-const onHost = (key, suite) => ({ ready: installed(key), run: (out) => suiteOn(key, suite, out) });
-const slots = serial ? 1 : Math.max(1, Number(process.env.CODESPACE_TEST_JOBS) || 3);
+const inEditor = hosts.map((key) => (out) => suiteOn(key, INTEGRATION, out));
+const endToEnd = hosts.map((key) => (out) => suiteOn(key, E2E, out));
 if (exitCode === 0) {
   const t0 = Date.now();
-  // Serial: the old order. Otherwise the longest first: the end-to-end suites, then the unit tests and the in-editor suites.
-  const jobs = serial
-    ? [{ ready: Promise.resolve(), run: unit }, ...hosts.map((key) => onHost(key, INTEGRATION)), ...hosts.map((key) => onHost(key, E2E))]
-    : [...hosts.map((key) => onHost(key, E2E)), { ready: Promise.resolve(), run: unit }, ...hosts.map((key) => onHost(key, INTEGRATION))];
-  await pool(jobs, slots);
-  console.log(`\n=== unit, in-editor and end-to-end suites on ${hosts.join(', ')}, at most ${slots} at once: ${seconds(t0)} s ===`);
+  if (serial) await lane([unit, ...inEditor, ...endToEnd])(live);
+  else await atOnce([lane([unit, ...inEditor]), lane(endToEnd)]);
+  console.log(`\n=== unit, in-editor and end-to-end suites on ${hosts.join(', ')}${serial ? ', one after the other' : ' in two lanes'}: ${seconds(t0)} s ===`);
 }
 // A host nobody waited for (a failure came first) still finishes installing before the run ends (it is not left
 // half-written), and says so when its install failed.
