@@ -5,6 +5,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
 import { headerPath } from '../../src/features/patches/common/parser';
 import { fromProposalUri, toProposalUri } from '../../src/features/review/vscode/proposalUri';
+import { REVIEW_SCHEME, fromReviewUri, toReviewUri } from '../../src/features/review/vscode/reviewDocuments';
+import type { ReviewDocumentRef } from '../../src/features/review/vscode/reviewDocuments';
 import type { ReviewCommentsForTests } from '../../src/features/review/vscode/reviewComments';
 import { activateExtension, call, callError, connectToFirstFolder, folder } from './helpers';
 
@@ -12,7 +14,7 @@ import { activateExtension, call, callError, connectToFirstFolder, folder } from
 // approvals service: apply_patch is held (codespace.approvals.patches = confirm), the reviewer decides with the
 // review commands, and operation_resume returns what happened.
 
-const SCHEME = 'codespace-proposal';
+const SCHEME = 'codespace-review';
 const STALE_MARK = '(stale — cannot be approved)';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -561,22 +563,45 @@ describe('proposal URIs', () => {
 
   it('rejects anything malformed', () => {
     for (const text of [
-      'file://before.approval.ap_1/a.ts',
-      'codespace-proposal://before.other.ap_1/a.ts',
-      'codespace-proposal://after.approval.ap_1/a.ts',
-      'codespace-proposal://before.approval./a.ts',
-      'codespace-proposal://before.approval.ap_1/',
-      'codespace-proposal://before.approval.ap_1/../a.ts',
-      'codespace-proposal://before.approval.ap_1/a//b.ts',
-      'codespace-proposal://before.approval.ap_1/a.ts?x=1',
-      'codespace-proposal://before.approval.ap%201/a.ts',
-      'codespace-proposal://before.approval.ap~00/a.ts',
-      'codespace-proposal://before.approval.~0061p/a.ts',
-      'codespace-proposal://approval/ap_1/before/a.ts',
+      'file://approval.before.ap_1/a.ts',
+      'codespace-review://other.before.ap_1/a.ts',
+      'codespace-review://approval.after.ap_1/a.ts',
+      'codespace-review://work.baseline.ap_1/a.ts',
+      'codespace-review://approval.before./a.ts',
+      'codespace-review://approval.before.ap_1/',
+      'codespace-review://approval.before.ap_1/../a.ts',
+      'codespace-review://approval.before.ap_1/a//b.ts',
+      'codespace-review://approval.before.ap_1/a.ts?x=1',
+      'codespace-review://approval.before.ap_1/a.ts#x',
+      'codespace-review://approval.before.ap%201/a.ts',
+      'codespace-review://approval.before.ap~00/a.ts',
+      'codespace-review://approval.before.~0061p/a.ts',
+      'codespace-review://approval/ap_1/before/a.ts',
     ]) {
       assert.equal(fromProposalUri(vscode.Uri.parse(text)), undefined, text);
     }
     assert.throws(() => toProposalUri({ approvalId: 'ap_1', side: 'before', path: '../etc/passwd' }));
     assert.throws(() => toProposalUri({ approvalId: '', side: 'before', path: 'a.ts' }));
+  });
+
+  it('is one scheme and one codec for every review document: each kind round-trips, and one kind is never read as another', () => {
+    const refs: ReviewDocumentRef[] = [
+      { kind: 'approval', side: 'before', id: 'ap_1', path: '/src/a.ts' },
+      { kind: 'preview', side: 'proposed', id: 'run-7', path: '/b.ts' },
+      { kind: 'work', side: 'binary-baseline', id: 'wk_Odd id/ü', path: vscode.Uri.file('/tmp/some root/a #?.bin').path },
+      { kind: 'frozen', side: 'base', id: '0123456789abcdef0123456789abcdef01234567', path: vscode.Uri.file('/tmp/top/x.txt').path },
+      { kind: 'after', side: 'none', id: 'rv_1', path: vscode.Uri.file('/tmp/root/gone.ts').path },
+    ];
+    for (const ref of refs) {
+      const uri = toReviewUri(ref);
+      assert.equal(uri.scheme, REVIEW_SCHEME);
+      assert.deepEqual(fromReviewUri(vscode.Uri.parse(uri.toString())), ref, uri.toString());
+    }
+    // A hold's document is no preview's, and a work's document is no hold's.
+    assert.equal(fromProposalUri(toReviewUri({ kind: 'work', side: 'before', id: 'ap_1', path: '/a.ts' })), undefined);
+    assert.deepEqual(fromProposalUri(toReviewUri({ kind: 'preview', side: 'before', id: 'ap_1', path: '/a.ts' })), { previewId: 'ap_1', side: 'before', path: 'a.ts' });
+    assert.throws(() => toReviewUri({ kind: 'work', side: 'Base', id: 'w', path: '/a' }), /invalid side/);
+    assert.throws(() => toReviewUri({ kind: 'work', side: 'base', id: 'w\0', path: '/a' }), /invalid work id/);
+    assert.throws(() => toReviewUri({ kind: 'after', side: 'base', id: 'r', path: 'a' }), /invalid path/);
   });
 });

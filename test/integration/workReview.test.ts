@@ -119,7 +119,8 @@ describe('work review and reviewed commit (git)', function () {
     ]);
     const edit = files.find((f) => f.path === 'review/edit.txt');
     assert.ok(edit);
-    assert.equal(vscode.Uri.parse(edit.left).scheme, 'codespace-work');
+    assert.equal(vscode.Uri.parse(edit.left).scheme, 'codespace-review');
+    assert.match(vscode.Uri.parse(edit.left).authority, /^work\.baseline\./);
     assert.equal(vscode.Uri.parse(edit.right).toString(), vscode.Uri.file(file('review/edit.txt')).toString(), 'the right side is the file on disk');
     assert.equal(vscode.Uri.parse(edit.left).path, vscode.Uri.parse(edit.right).path, 'both sides share the path (no rename shown)');
     assert.equal(dec.decode(await vscode.workspace.fs.readFile(vscode.Uri.parse(edit.left))), 'line 1\nline 2\n', 'the left side is the baseline');

@@ -113,7 +113,7 @@ describe('frozen works: freeze, review in the editor, reviewed commit (two git f
     assert.deepEqual(review.files?.map((f) => [f.workspace_id, f.path, f.kind]), [[ids[0], 'frozen/value.txt', 'update'], [ids[1], 'frozen/value.txt', 'update']]);
     const tab = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.label.startsWith('CodeSpace frozen work: Frozen values'));
     assert.ok(tab, `the review is open: ${vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.label).join(', ')}`);
-    const left = await vscode.workspace.fs.readFile(vscode.Uri.from({ scheme: 'codespace-frozen', authority: 'base', path: vscode.Uri.file(path.join(worktreeOf(roots[0] as string, w.branch), 'frozen', 'value.txt')).path, query: heads[0] as string }));
+    const left = await vscode.workspace.fs.readFile(vscode.Uri.from({ scheme: 'codespace-review', authority: `frozen.base.${heads[0] as string}`, path: vscode.Uri.file(path.join(worktreeOf(roots[0] as string, w.branch), 'frozen', 'value.txt')).path }));
     assert.equal(Buffer.from(left).toString('utf8'), 'value 0\n', 'the left side is the file before the work');
 
     // A change behind the freeze makes the approval stale; undone, the same digest is approved.

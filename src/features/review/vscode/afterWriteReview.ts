@@ -9,18 +9,18 @@ import type { AfterWriteReviews, AfterWriteSnapshot, ReviewFileNow, ReviewState,
 import type { Steering } from '../../works';
 import { visibleString } from '../../../shared/visibleText';
 import { COMMANDS } from '../../../kernel/vscode/commandIds';
-import { decodeId, encodeId, validPath } from './proposalUri';
+import { validPath } from './proposalUri';
+import { fromReviewUri, reviewDocuments, toReviewUri } from './reviewDocuments';
 import { describeError } from '../../../base/describeError';
 
 /**
  * The review after the write in the editor (`codespace.review.mode` `after`): one multi-file diff per review (a
- * work's, or a folder's patches without a work). Left: the file's accepted text, a read-only `codespace-after:`
- * document that changes in place when a hunk is kept; right: the file on disk, which an undo rewrites. Opened by
+ * work's, or a folder's patches without a work). Left: the file's accepted text, a read-only review
+ * document (kind `after`) that changes in place when a hunk is kept; right: the file on disk, which an undo rewrites. Opened by
  * the developer (the status bar item, the command), never by an agent's patch: nothing takes focus. Keep, Undo and
  * Mark as Reviewed act on the hunk at the cursor, on either side of the diff and for every kind of change (an added,
  * deleted or moved file: see reviewOfFile), from its context menu or the commands with the cursor there. The state (accepted texts, marks, undo notices for works) is kept in workspaceState.
  */
-export const AFTER_SCHEME = 'codespace-after';
 const STATE_KEY = 'codespace.afterWriteReviews';
 /** The context key of the menus: some review after the write has files to review. */
 const CONTEXT_KEY = 'codespace.afterWriteReview';
@@ -28,18 +28,16 @@ const CONTEXT_KEY = 'codespace.afterWriteReview';
 /** `base`: the accepted side; `none`: the empty side of a file that is not there; `now`: the file now, described (binary). */
 type Side = 'base' | 'none' | 'now';
 
-/** `codespace-after://<side>.<review id>/<path of the file on disk>`: both sides of a file share the path. */
+/** `codespace-review://after.<side>.<review id>/<path of the file on disk>`: both sides of a file share the path. */
 export function toAfterUri(reviewId: string, side: Side, root: string, file: string): vscode.Uri {
   if (!validPath(file)) throw new Error(`after-write URI: invalid path ${JSON.stringify(file)}`);
-  return vscode.Uri.from({ scheme: AFTER_SCHEME, authority: `${side}.${encodeId(reviewId)}`, path: vscode.Uri.file(path.join(root, ...file.split('/'))).path });
+  return toReviewUri({ kind: 'after', side, id: reviewId, path: vscode.Uri.file(path.join(root, ...file.split('/'))).path });
 }
 
 function fromAfterUri(uri: vscode.Uri): { reviewId: string; side: Side; uriPath: string } | undefined {
-  if (uri.scheme !== AFTER_SCHEME) return undefined;
-  const m = /^(base|none|now)\.(.+)$/.exec(uri.authority);
-  const reviewId = m ? decodeId(m[2] as string) : undefined;
-  if (!m || reviewId === undefined) return undefined;
-  return { reviewId, side: m[1] as Side, uriPath: uri.path };
+  const ref = fromReviewUri(uri);
+  if (ref?.kind !== 'after' || (ref.side !== 'base' && ref.side !== 'none' && ref.side !== 'now')) return undefined;
+  return { reviewId: ref.id, side: ref.side, uriPath: ref.path };
 }
 
 /** What the commands answer (to a test, or to a caller that wants to know). */
@@ -78,9 +76,9 @@ export interface AfterWriteDeps {
 
 /**
  * The review after the write, file and side of the diff that `uri` shows: the file itself (`file:`, the right side,
- * `new`), its accepted text (`codespace-after://base.…`, the left side, `old`) or the empty right side of a file that
- * is not there (`codespace-after://none.…`, a deleted file or a move's source: `new`, with `empty` set) or the file now
- * described (`codespace-after://now.…`, a binary file: `new`). The one place
+ * `new`), its accepted text (`codespace-review://after.base.…`, the left side, `old`) or the empty right side of a file that
+ * is not there (`codespace-review://after.none.…`, a deleted file or a move's source: `new`, with `empty` set) or the file now
+ * described (`codespace-review://after.now.…`, a binary file: `new`). The one place
  * that decides which file and side is under the cursor: for the hunk commands and for line comments
  * (`locateAfterWriteComment`), whatever kind of change the file had.
  */
@@ -152,7 +150,7 @@ function labelOf(f: ReviewFileNow): string {
 }
 
 /**
- * Read-only `codespace-after:` documents: the accepted text of a file, the empty side of a file that is not there,
+ * Read-only review documents of kind `after`: the accepted text of a file, the empty side of a file that is not there,
  * and for a binary file each side described (binary, size, sha256, mode) instead of its bytes.
  */
 class AcceptedTextFileSystem extends ReadOnlyDocuments {
@@ -404,7 +402,7 @@ export function registerAfterWriteReview(deps: AfterWriteDeps): vscode.Disposabl
     watching,
     saved,
     { dispose: () => refreshing && clearTimeout(refreshing) },
-    vscode.workspace.registerFileSystemProvider(AFTER_SCHEME, fs, { isCaseSensitive: true, isReadonly: true }),
+    reviewDocuments.serve(['after'], fs),
     vscode.commands.registerCommand(COMMANDS.reviewAfterWrite, open),
     vscode.commands.registerCommand(COMMANDS.keepChange, keep),
     vscode.commands.registerCommand(COMMANDS.undoChange, undo),

@@ -5,3 +5,4 @@ export * from './proposalUri';
 export * from './readOnlyDocuments';
 export * from './registerReview';
 export * from './reviewComments';
+export * from './reviewDocuments';

@@ -5,7 +5,8 @@ import { ToolError } from '../../../base/errors';
 import { binaryDescription, isReviewText, sideInfo } from '../common/reviewedContent';
 import type { Activity } from '../../../kernel/runner/events';
 import type { ProposalRef } from './proposalUri';
-import { PROPOSAL_SCHEME, fromProposalUri, toProposalUri } from './proposalUri';
+import { fromProposalUri, toProposalUri } from './proposalUri';
+import { reviewDocuments } from './reviewDocuments';
 import { describeError } from '../../../base/describeError';
 
 const EMPTY = new Uint8Array(0);
@@ -49,10 +50,10 @@ export function holdUris(hold: Pick<HoldView, 'approval_id' | 'files'>): vscode.
 }
 
 /**
- * `codespace-proposal:` documents. The left side (the file as it was when the hold was made) and every preview are
- * read-only; the right side of a pending patch hold is the reviewer's to edit, and saving it hands the bytes to
- * `approvals.setReviewed`, so what is granted is what the reviewer saw. Deleted files read as empty on the right,
- * added files as empty on the left.
+ * The review documents of holds and previews (kinds `approval` and `preview` of reviewDocuments.ts). The left side
+ * (the file as it was when the hold was made) and every preview are read-only; the right side of a pending patch
+ * hold is the reviewer's to edit, and saving it hands the bytes to `approvals.setReviewed`, so what is granted is
+ * what the reviewer saw. Deleted files read as empty on the right, added files as empty on the left.
  */
 export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
@@ -71,9 +72,9 @@ export class ProposalFileSystem implements vscode.FileSystemProvider, vscode.Dis
     private readonly activity: Activity,
   ) {}
 
-  /** Registers the provider for the scheme (case-sensitive paths; writability is decided per URI). */
+  /** Serves the holds' and previews' documents of the review scheme (writability is decided per URI). */
   register(): vscode.Disposable {
-    return vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this, { isCaseSensitive: true });
+    return reviewDocuments.serve(['approval', 'preview'], this);
   }
 
   /**

@@ -7,18 +7,17 @@ import type { WorkFreezer } from '../common/freeze';
 import type { Steering } from '../common/steering';
 import { visibleString } from '../../../shared/visibleText';
 import { COMMANDS } from '../../../kernel/vscode/commandIds';
-import { ReadOnlyDocuments } from '../../review/vscode';
+import { ReadOnlyDocuments, fromReviewUri, reviewDocuments, toReviewUri } from '../../review/vscode';
 import { describeError } from '../../../base/describeError';
 
 /**
  * The developer's review of a frozen work: every file of every repository of the work that differs from the commit
  * it started from (a worktree's base, or HEAD when it was frozen), in one multi-file diff, left side read-only from
- * git (`codespace-frozen:`), right side the file on disk. The review is bound to the work's digest: Approve and
+ * git (review documents of kind `frozen`), right side the file on disk. The review is bound to the work's digest: Approve and
  * Reject record the developer's review of the digest the review opened with, refused (REVIEW_STALE) when the work
  * changed since. Commit Frozen Work then commits exactly that content in each changed repository, and Deliver
  * Reviewed Work pushes the task branches and opens their pull requests.
  */
-export const FROZEN_SCHEME = 'codespace-frozen';
 
 export interface FrozenReviewDeps {
   readonly steering: Pick<Steering, 'work' | 'works'>;
@@ -42,9 +41,12 @@ export interface FrozenReviewResult {
   readonly delivered?: readonly { readonly workspace_id: string; readonly branch: string; readonly push: string; readonly pr_url?: string; readonly compare_url?: string; readonly pr_note?: string }[];
 }
 
-/** `codespace-frozen://<side>/<top as a path>/<file>?<commit>`: the file at a commit of a repository (side `base`), or nothing (`empty`). */
+/**
+ * `codespace-review://frozen.<side>.<commit>/<top as a path>/<file>`: the file at a commit of a repository (side
+ * `base`), or nothing (`empty`).
+ */
 function frozenUri(side: 'base' | 'empty', top: string, rel: string, commit: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: FROZEN_SCHEME, authority: side, path: vscode.Uri.file(path.join(top, ...rel.split('/'))).path, query: commit });
+  return toReviewUri({ kind: 'frozen', side, id: commit, path: vscode.Uri.file(path.join(top, ...rel.split('/'))).path });
 }
 
 class FrozenFileSystem extends ReadOnlyDocuments {
@@ -56,11 +58,12 @@ class FrozenFileSystem extends ReadOnlyDocuments {
   }
 
   protected async content(uri: vscode.Uri): Promise<Uint8Array> {
-    if (uri.authority === 'empty') return new Uint8Array(0);
+    const ref = fromReviewUri(uri);
+    if (ref?.kind === 'frozen' && ref.side === 'empty') return new Uint8Array(0);
     const top = this.tops.get(uri.path);
-    if (top === undefined || !/^[0-9a-f]{40,64}$/.test(uri.query)) throw vscode.FileSystemError.FileNotFound(uri);
+    if (ref?.kind !== 'frozen' || ref.side !== 'base' || top === undefined || !/^[0-9a-f]{40,64}$/.test(ref.id)) throw vscode.FileSystemError.FileNotFound(uri);
     const rel = path.relative(top, vscode.Uri.file(uri.path).fsPath).split(path.sep).join('/');
-    return (await this.checkpoints.show(top, uri.query, rel)) ?? new Uint8Array(0);
+    return (await this.checkpoints.show(top, ref.id, rel)) ?? new Uint8Array(0);
   }
 }
 
@@ -185,7 +188,7 @@ export function registerFrozenReview(deps: FrozenReviewDeps): vscode.Disposable[
   return [
     fs,
     vscode.commands.registerCommand(COMMANDS.deliverWork, deliver),
-    vscode.workspace.registerFileSystemProvider(FROZEN_SCHEME, fs, { isCaseSensitive: true, isReadonly: true }),
+    reviewDocuments.serve(['frozen'], fs),
     vscode.commands.registerCommand(COMMANDS.reviewFrozenWork, review),
     vscode.commands.registerCommand(COMMANDS.approveFrozenWork, (arg?: unknown, findings?: unknown) => decide(arg, true, findings)),
     vscode.commands.registerCommand(COMMANDS.rejectFrozenWork, (arg?: unknown, findings?: unknown) => decide(arg, false, findings)),

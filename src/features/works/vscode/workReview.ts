@@ -10,18 +10,17 @@ import type { Steering, WorkView } from '../common/steering';
 import { visibleString } from '../../../shared/visibleText';
 import { COMMANDS } from '../../../kernel/vscode/commandIds';
 import { gitApi, gitRepository } from './gitApi';
-import { decodeId, encodeId, validPath } from '../../review/vscode';
+import { fromReviewUri, reviewDocuments, toReviewUri, validPath } from '../../review/vscode';
 import { ReadOnlyDocuments } from '../../review/vscode';
 import { describeError } from '../../../base/describeError';
 
 /**
  * The review of a whole work: every file that differs between the baseline captured at work_open (a git tree)
  * and the workspace folder now, whoever changed it, in one multi-file diff (`vscode.changes`). The left side is
- * the baseline's content, a read-only `codespace-work:` document; the right side is the file on disk. When the
+ * the baseline's content, a read-only review document (kind `work`); the right side is the file on disk. When the
  * review opens, the sha256 and git blob id of each right side are recorded; Commit Reviewed Work commits exactly
  * those bytes through the Git extension, or refuses.
  */
-export const WORK_SCHEME = 'codespace-work';
 /** More changed files than this are not opened as one review (the multi-file diff editor would crawl). */
 export const MAX_REVIEW_FILES = 500;
 
@@ -29,25 +28,23 @@ export const MAX_REVIEW_FILES = 500;
 type WorkSide = 'baseline' | 'deleted' | 'binary-baseline' | 'binary-now';
 
 /**
- * `codespace-work://baseline.<work id>/<path of the file on disk>` (the left side) and
- * `codespace-work://deleted.<work id>/<…>` (the empty right side of a deleted file). The path is the one of the
- * file's `file:` URI, so both sides of a file share it: the multi-file diff editor flags a rename whenever the two
- * paths differ.
+ * `codespace-review://work.baseline.<work id>/<path of the file on disk>` (the left side) and
+ * `codespace-review://work.deleted.<work id>/<…>` (the empty right side of a deleted file). The path is the one of
+ * the file's `file:` URI, so both sides of a file share it: the multi-file diff editor flags a rename whenever the
+ * two paths differ.
  */
 export function toWorkUri(workId: string, side: WorkSide, root: string, file: string): vscode.Uri {
-  if (workId === '' || workId.includes('\0')) throw new Error(`work URI: invalid work id ${JSON.stringify(workId)}`);
   if (!validPath(file)) throw new Error(`work URI: invalid path ${JSON.stringify(file)}`);
-  return vscode.Uri.from({ scheme: WORK_SCHEME, authority: `${side}.${encodeId(workId)}`, path: vscode.Uri.file(diskPath(root, file)).path });
+  return toReviewUri({ kind: 'work', side, id: workId, path: vscode.Uri.file(diskPath(root, file)).path });
 }
+
+const WORK_SIDES: readonly string[] = ['baseline', 'deleted', 'binary-baseline', 'binary-now'] satisfies readonly WorkSide[];
 
 /** The work, side and `file:` URI path a work URI names, or undefined for anything else. */
 export function fromWorkUri(uri: vscode.Uri): { workId: string; side: WorkSide; uriPath: string } | undefined {
-  if (uri.scheme !== WORK_SCHEME || uri.query !== '' || uri.fragment !== '') return undefined;
-  const m = /^(baseline|deleted|binary-baseline|binary-now)\.(.+)$/.exec(uri.authority);
-  if (!m || !uri.path.startsWith('/')) return undefined;
-  const workId = decodeId(m[2] as string);
-  if (workId === undefined || encodeId(workId) !== m[2]) return undefined;
-  return { workId, side: m[1] as WorkSide, uriPath: uri.path };
+  const ref = fromReviewUri(uri);
+  if (ref?.kind !== 'work' || !WORK_SIDES.includes(ref.side)) return undefined;
+  return { workId: ref.id, side: ref.side as WorkSide, uriPath: ref.path };
 }
 
 /** The workspace-relative path of a work URI's file under `root`, or undefined when it is not under it. */
@@ -147,7 +144,7 @@ async function readDisk(root: string, file: string): Promise<Uint8Array | null> 
 }
 
 /**
- * Read-only `codespace-work:` documents: a work's baseline content, the empty right side of a deleted file, and
+ * Read-only review documents of kind `work`: a work's baseline content, the empty right side of a deleted file, and
  * both sides of a binary file described (binary, size, sha256) instead of shown.
  */
 class WorkBaselineFileSystem extends ReadOnlyDocuments {
@@ -414,7 +411,7 @@ export function registerWorkReview(deps: WorkReviewDeps): {
   return {
     disposables: [
       fs,
-      vscode.workspace.registerFileSystemProvider(WORK_SCHEME, fs, { isCaseSensitive: true, isReadonly: true }),
+      reviewDocuments.serve(['work'], fs),
       vscode.commands.registerCommand(COMMANDS.reviewWork, reviewWork),
       vscode.commands.registerCommand(COMMANDS.commitReviewedWork, commit),
     ],
