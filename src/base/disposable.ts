@@ -70,3 +70,48 @@ export class DisposableStore implements Disposable {
     for (const err of disposeAll(this.items.splice(0).reverse())) this.onError(err);
   }
 }
+
+/** A resource whose release may take time (a flush, processes ending). */
+export interface AsyncDisposable {
+  dispose(): void | Promise<void>;
+}
+
+/**
+ * What a composition owns, released by one `dispose()` in the reverse order of adding: the last made is the first
+ * gone, each awaited before the next, continuing past failures (they go to `onError`). A module adds each release at
+ * the point where what it needs still exists: the processes end before the command log that records their ends is
+ * closed, because their release is added after the log. `dispose()` runs once; later calls wait for that run.
+ */
+export class AsyncDisposableStore {
+  private readonly items: AsyncDisposable[] = [];
+  private done: Promise<void> | undefined;
+
+  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
+
+  /** Adds a resource, or a release step given as a function. Adding once disposal began releases it at once. */
+  add<T extends AsyncDisposable | (() => void | Promise<void>)>(item: T): T {
+    const entry: AsyncDisposable = typeof item === 'function' ? { dispose: item } : item;
+    if (this.done) void this.release(entry);
+    else this.items.push(entry);
+    return item;
+  }
+
+  get isDisposed(): boolean {
+    return this.done !== undefined;
+  }
+
+  dispose(): Promise<void> {
+    this.done ??= (async () => {
+      for (const item of this.items.splice(0).reverse()) await this.release(item);
+    })();
+    return this.done;
+  }
+
+  private async release(item: AsyncDisposable): Promise<void> {
+    try {
+      await item.dispose();
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+}
