@@ -19,7 +19,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Locator } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import type { Workbench } from './index';
 import { screenshotForDocs, startWorkbenchWithAgent, stopWorkbenchWithAgent } from './agentWorkbench';
 import { call } from './mcpClient';
@@ -29,6 +29,25 @@ const FILE = 'src/util/math.ts';
 // Where a test clicks a line of a side-by-side diff: near its start. A view line's box is as wide as its longest
 // line, wider than its pane, so its centre can sit under the other side's gutter, where a hover then takes the click.
 const AT_LINE_START = { x: 4, y: 4 };
+
+/**
+ * Clicks `line` (a line of a diff) with `button`, once no hover covers it. A hover left from where the mouse last was
+ * (a tab's title, opened under the pointer, shows one below the tabs, over the first lines) takes the click: the
+ * mouse is moved onto the line first (no hover there) and Escape closes what is still shown.
+ */
+async function clickLine(page: Page, line: Locator, button: 'left' | 'right' = 'left'): Promise<void> {
+  const hover = page.locator('.context-view.monaco-component, .monaco-hover:not(.hidden)');
+  for (let attempt = 0; ; attempt++) {
+    await line.hover({ position: AT_LINE_START, force: true });
+    if (await hover.first().isVisible().catch(() => false)) await page.keyboard.press('Escape');
+    try {
+      await line.click({ button, position: AT_LINE_START, timeout: 5_000 });
+      return;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+    }
+  }
+}
 const sha = (b: Uint8Array | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 describe('review after the write: undo one change from the diff editor, the agent is told', function () {
@@ -90,8 +109,8 @@ describe('review after the write: undo one change from the diff editor, the agen
 
     // The cursor in the second change, then the context menu's Undo Change.
     await wb.runCommand('Notifications: Clear All Notifications'); // the connection toast would cover the picture
-    await line.click({ position: AT_LINE_START });
-    await line.click({ button: 'right', position: AT_LINE_START });
+    await clickLine(wb.page, line);
+    await clickLine(wb.page, line, 'right');
     const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
     await item.waitFor({ timeout: 30_000 });
     await item.hover();
@@ -148,8 +167,8 @@ describe('review after the write: undo one change from the diff editor, the agen
     const line = activeGroup().locator('.monaco-diff-editor .editor.original .view-line', { hasText: 'line two' }).first();
     await line.waitFor({ timeout: 60_000 });
     await wb.runCommand('Notifications: Clear All Notifications');
-    await line.click({ position: AT_LINE_START });
-    await line.click({ button: 'right', position: AT_LINE_START });
+    await clickLine(wb.page, line);
+    await clickLine(wb.page, line, 'right');
     const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
     await item.waitFor({ timeout: 30_000 });
     await item.hover();
@@ -194,8 +213,8 @@ describe('review after the write: undo one change from the diff editor, the agen
     const hex = createHash('sha256').update(bin).digest('hex');
     await activeGroup().locator('.monaco-diff-editor .editor.original .view-line', { hasText: `sha256: ${hex.slice(0, 16)}` }).first().waitFor({ timeout: 30_000 });
     await wb.runCommand('Notifications: Clear All Notifications');
-    await said.click({ position: AT_LINE_START });
-    await said.click({ button: 'right', position: AT_LINE_START });
+    await clickLine(wb.page, said);
+    await clickLine(wb.page, said, 'right');
     const item = wb.page.locator('.monaco-menu .action-item', { hasText: 'Undo Change' }).first();
     await item.waitFor({ timeout: 30_000 });
     await item.hover();
