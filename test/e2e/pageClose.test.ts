@@ -6,6 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { DEFAULT_HOST_GRACE_MS, HOST_GRACE_ENV } from '../../src/features/processes/node/processHost/hostBackends';
+import { hostLogFile } from '../../src/features/processes/node/processHost/hostLog';
 import { findFiles } from './files';
 import { startWorkbench } from './index';
 import type { Workbench } from './index';
@@ -72,6 +73,24 @@ async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T |
   }
 }
 
+/**
+ * What a failed wait shows: which of the host's processes live, the process host's own log lines (its log in the
+ * window's storage, and the shared one beside the discovery folder, about this host) and the extension's lines
+ * about its window and the host, from every extension host of the window.
+ */
+function whatTheHostSaid(wb: Workbench, host: number, pids: readonly number[]): string {
+  const tail = (text: string, keep: (line: string) => boolean, n: number): string => text.split('\n').filter(keep).slice(-n).join('\n');
+  const own = findFiles(wb.userDataDir, /^process-host\.log$/).map((f) => tail(fs.readFileSync(f, 'utf8'), () => true, 40));
+  let shared = '';
+  try {
+    shared = tail(fs.readFileSync(hostLogFile(), 'utf8'), (l) => l.includes(String(host)), 40);
+  } catch {
+    // no shared log
+  }
+  const extension = tail(wb.readExtensionLog(), (l) => /process.host|window|liveness|lost|grace/i.test(l), 40);
+  return [`still alive: ${pids.filter(alive).join(', ') || 'none'}`, '--- process-host.log (storage)', ...own, '--- process-host.log (shared)', shared, '--- the extension', extension].join('\n');
+}
+
 describe("closing a window's page ends its processes within the grace", function () {
   this.timeout(30 * 60_000);
   let wb: Workbench | undefined;
@@ -123,7 +142,9 @@ describe("closing a window's page ends its processes within the grace", function
       client = undefined;
       const closed = Date.now();
       await wb!.closePage();
-      await waitFor(`every process of the host to end (round ${round})`, () => (pids.some(alive) ? undefined : true), DEFAULT_HOST_GRACE_MS + 120_000);
+      await waitFor(`every process of the host to end (round ${round})`, () => (pids.some(alive) ? undefined : true), DEFAULT_HOST_GRACE_MS + 120_000).catch((error: unknown) => {
+        throw new Error(`${String(error)}\n${whatTheHostSaid(wb!, hosts[0] as number, pids)}`);
+      });
       took.push(Date.now() - closed);
       console.log(`      round ${round}: ${pids.length} process(es) gone ${took[took.length - 1]} ms after the page closed (grace ${HOST_GRACE_MS} ms)`);
     }
