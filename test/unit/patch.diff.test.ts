@@ -101,7 +101,9 @@ describe('unifiedDiff', () => {
     });
   });
 
-  it('is reproduced by git apply (random edits, varying context)', () => {
+  it('is reproduced by git apply (random edits, varying context)', function () {
+    // Runs git apply once per case: seconds on a quiet machine, past 20 s on a loaded one.
+    this.timeout(120_000);
     const rand = rng(42);
     const vocab = ['{', '}', '', 'return x;', 'let a = 1;', 'foo();', 'bar();', '// note', '  indent', 'if (x) {'];
     for (let n = 0; n < 40; n++) {
