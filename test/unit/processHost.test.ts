@@ -258,7 +258,8 @@ describe('process host: processes outlive the extension host', function () {
       await w.processHost?.shutdown().catch(() => undefined);
       await w.shutdown().catch(() => undefined);
     }
-    fs.rmSync(tmp, { recursive: true, force: true });
+    // A process host that is still exiting may write its last record meanwhile: the removal tries again.
+    fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   async function open(graceMs = GRACE_MS): Promise<{ w: AssembledServices; workspaceId: string }> {
@@ -938,7 +939,8 @@ describe('process host: output gathered into frames', function () {
     connection = undefined;
     await host?.close().catch(() => undefined);
     host = undefined;
-    fs.rmSync(tmp, { recursive: true, force: true });
+    // A process host that is still exiting may write its last record meanwhile: the removal tries again.
+    fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   /** What the extension's side of the handle receives: the bytes (copied), each delivery, skips, and the exit. */
@@ -1083,7 +1085,8 @@ describe('process host: another extension host of the window asks for the host',
     for (const r of raws.splice(0)) r.destroy();
     await host?.close().catch(() => undefined);
     host = undefined;
-    fs.rmSync(tmp, { recursive: true, force: true });
+    // A process host that is still exiting may write its last record meanwhile: the removal tries again.
+    fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   /** The first extension host: attached, with one process running. */
