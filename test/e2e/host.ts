@@ -219,17 +219,19 @@ process.on('exit', () => {
 
 /**
  * The options most files start their window with. One window with them is started ahead, in the background, while
- * other files run, and handed to the next file that asks for them (with the environment it was started in: a file
- * that changes the environment first, as the process-host tests do, starts its own). Each file still gets a window
- * of its own, never used before: only its start (about 20 s: code-server, the browser, the workbench, the
- * extension's activation) is taken off the file's time. CODESPACE_E2E_AHEAD=0 starts every window when asked.
+ * other files run, and handed to the next file that asks for them under the usual environment (the one this run
+ * began with: a file that changes it first, as the process-host and connect tests do, starts its own and leaves the
+ * window started ahead to the next). Each file still gets a window of its own, never used before: only its start
+ * (about 20 s: code-server, the browser, the workbench, the extension's activation) is taken off the file's time.
+ * CODESPACE_E2E_AHEAD=0 starts every window when asked.
  */
 const AHEAD_OPTIONS = JSON.stringify({ workspace: 'workspace' });
-let ahead: { readonly env: string; readonly window: Promise<Workbench | undefined> } | undefined;
 const environment = (): string => JSON.stringify(Object.entries(process.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const USUAL_ENVIRONMENT = environment();
+let ahead: Promise<Workbench | undefined> | undefined;
 
-function startAhead(): void {
-  const window = startWindow(JSON.parse(AHEAD_OPTIONS) as StartWorkbenchOptions, 'started ahead')
+function startAhead(): Promise<Workbench | undefined> {
+  return startWindow(JSON.parse(AHEAD_OPTIONS) as StartWorkbenchOptions, 'started ahead')
     .then(async (wb) => {
       try {
         await wb.waitForActivation();
@@ -244,7 +246,6 @@ function startAhead(): void {
       console.log(`      [e2e] the window started ahead did not start: ${String(error)}`);
       return undefined;
     });
-  ahead = { env: environment(), window };
 }
 
 // The window started ahead that no file took is stopped when the run ends (mocha's root hook).
@@ -252,19 +253,17 @@ if (typeof after === 'function') {
   after(async () => {
     const left = ahead;
     ahead = undefined;
-    await (await left?.window)?.stop();
+    await (await left)?.stop();
   });
 }
 
 /** Starts a VS Code workbench with the extension under development loaded. Call stop() in an after hook. */
 export async function startWorkbench(options: StartWorkbenchOptions = {}): Promise<Workbench> {
-  if (process.env.CODESPACE_E2E_AHEAD === '0' || JSON.stringify(options) !== AHEAD_OPTIONS) return startWindow(options);
+  const usual = process.env.CODESPACE_E2E_AHEAD !== '0' && JSON.stringify(options) === AHEAD_OPTIONS && environment() === USUAL_ENVIRONMENT;
+  if (!usual) return startWindow(options);
   const taken = ahead;
-  ahead = undefined;
-  const same = taken?.env === environment();
-  if (taken && !same) void taken.window.then((wb) => wb?.stop());
-  startAhead(); // for the next file that asks
-  const wb = same ? await taken.window : undefined;
+  ahead = startAhead(); // for the next file that asks
+  const wb = taken ? await taken : undefined;
   if (wb) console.log('      [e2e] took the window started ahead');
   return wb ?? startWindow(options);
 }
