@@ -37,7 +37,7 @@ import { NO_CONTENT_SEARCH } from '../features/files/common/contentSearch';
 import type { LanguageFeatures } from '../features/editor/common/languageFeatures';
 import { FileBlobStore } from '../features/review/node/fileBlobStore';
 import { describeErrorWithStack } from '../base/describeError';
-import { AsyncDisposableStore } from '../base/disposable';
+import { AsyncDisposableStore, flushThenDispose } from '../base/disposable';
 import { assembleProcesses } from '../features/processes/node/assembleProcesses';
 import type { ProcessesOptions } from '../features/processes/node/assembleProcesses';
 import { assembleWorks } from '../features/works/node/assembleWorks';
@@ -192,13 +192,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     }),
   );
   const execLog = new ExecLog({ journal: shared.section([LINE_TYPES.exec.type]), logger: o.logger });
-  owned.add(async () => {
-    try {
-      await execLog.flush();
-    } finally {
-      execLog.dispose();
-    }
-  });
+  owned.add(flushThenDispose(execLog));
   const execs = await execLog.open();
   // Commands the process host kept running across the reload are not interrupted: they run on (or ended meanwhile).
   // Those a host ended as it exited with no window attached (or that ended by themselves then) read as it recorded.

@@ -115,3 +115,16 @@ export class AsyncDisposableStore {
     }
   }
 }
+
+/** The release of a store that writes behind: what it still holds back is written, then it is disposed (even when that failed). */
+export function flushThenDispose(item: { flush(): Promise<unknown>; dispose(): void }): AsyncDisposable {
+  return {
+    async dispose() {
+      try {
+        await item.flush();
+      } finally {
+        item.dispose();
+      }
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { AsyncDisposableStore, DisposableStore } from '../../src/base/disposable';
+import { AsyncDisposableStore, DisposableStore, flushThenDispose } from '../../src/base/disposable';
 
 describe('disposable stores: one release, in the reverse order of making', () => {
   it('DisposableStore releases the last added first, goes on past a failure, and releases what comes after at once', () => {
@@ -42,5 +42,13 @@ describe('disposable stores: one release, in the reverse order of making', () =>
     store.add(() => void order.push('late'));
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(order, ['processes ended', 'log closed', 'late']);
+  });
+
+  it('flushThenDispose writes what is held back first, and disposes even when the write failed', async () => {
+    const order: string[] = [];
+    await flushThenDispose({ flush: async () => void order.push('flushed'), dispose: () => void order.push('disposed') }).dispose();
+    const failing = flushThenDispose({ flush: () => Promise.reject(new Error('disk full')), dispose: () => void order.push('disposed after a failed flush') });
+    await assert.rejects(Promise.resolve(failing.dispose()), /disk full/);
+    assert.deepEqual(order, ['flushed', 'disposed', 'disposed after a failed flush']);
   });
 });

@@ -2,6 +2,7 @@
 // sections, freezing on git, its tools, its per-call hook (which work a call belongs to, and the coordination every
 // answer carries) and what it offers agents beside its tools (the instruction queues, the agent-loop prompt).
 import type { AsyncDisposableStore } from '../../../base/disposable';
+import { flushThenDispose } from '../../../base/disposable';
 import type { ApprovalService } from '../../../kernel/approvals/approvalService';
 import type { AgentResources } from '../../../kernel/agentResources';
 import type { CallHook } from '../../../kernel/callHooks';
@@ -34,13 +35,7 @@ export async function assembleWorks(
 ): Promise<WorksModule> {
   const { checkpoints, approvals, ...steeringOptions } = options;
   const steering = new SteeringService(steeringOptions);
-  owned.add(async () => {
-    try {
-      await steering.flush();
-    } finally {
-      steering.dispose();
-    }
-  });
+  owned.add(flushThenDispose(steering));
   const opened = await steering.open();
   options.logger.info(`[steering] ${opened.works} work(s) loaded, ${opened.open} open, ${opened.queued} instruction(s) queued, ${opened.claimed} claimed`);
   const freezer = new WorkFreezer({ steering, checkpoints: checkpoints ?? new FreezeGit({ log: options.logger }), workspaces: options.workspaces, logger: options.logger });
