@@ -14,6 +14,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
 import { fakeSecrets } from '../unit/helpers/fakeSecrets';
 import { HOSTILE_PATHS, argsFor, makeHostilePaths, pathTools } from '../unit/helpers/pathToolArgs';
+import { OPT_IN_GROUPS } from '../../src/app/catalogue';
 import { call, callError, connectToFirstFolder, folder } from './helpers';
 
 const sha256 = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`;
@@ -38,6 +39,16 @@ describe('containment inside VS Code', function () {
     await fsp.writeFile(path.join(root, dir, 'ok.txt'), 'x\n');
     await fsp.writeFile(path.join(root, dir, 'plain.ts'), 'export function plain(a: number): number {\n  return a + 1;\n}\n');
     hostile = await makeHostilePaths(path.join(root, dir), outside);
+    // Every group, those served only on request included: each path-taking tool is tested.
+    await vscode.workspace.getConfiguration('codespace').update('tools.enabledGroups', [...OPT_IN_GROUPS], vscode.ConfigurationTarget.Global);
+    const want = pathTools().map((t) => t.tool.name);
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const listed = new Set((await client.listTools()).tools.map((t) => t.name));
+      if (want.every((n) => listed.has(n))) break;
+      assert.ok(Date.now() < deadline, `not served: ${want.filter((n) => !listed.has(n)).join(', ')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
   after(async () => {
     // Should a reader still wait on the pipe (the check failed), a writer that opens and closes it releases it.
@@ -47,6 +58,7 @@ describe('containment inside VS Code', function () {
       // No reader waiting: nothing to release.
     }
     await hostile?.dispose();
+    await vscode.workspace.getConfiguration('codespace').update('tools.enabledGroups', undefined, vscode.ConfigurationTarget.Global);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await client?.close();
     await fsp.rm(path.join(root, dir), { recursive: true, force: true });

@@ -47,11 +47,12 @@ describe('tool groups the operator turns off (codespace.tools.disabledGroups)', 
     assert.match(err.message, /codespace\.tools\.disabledGroups includes "editor"/);
 
     const info = await call<{ tools_off?: { groups: string[] }; notes: string[] }>(client, 'workspace_info', { workspace_id: wsId });
-    assert.deepEqual(info.tools_off?.groups, ['steering', 'editor']);
+    // The code group is served only when turned on (codespace.tools.enabledGroups): off here too.
+    assert.deepEqual(info.tools_off?.groups, ['steering', 'editor', 'code']);
 
     await config().update('tools.disabledGroups', undefined, vscode.ConfigurationTarget.Global);
     await waitForChanges(2);
     assert.deepEqual(await listed(), all);
-    assert.equal((await call<{ tools_off?: unknown }>(client, 'workspace_info', { workspace_id: wsId })).tools_off, undefined);
+    assert.deepEqual((await call<{ tools_off?: { groups: string[] } }>(client, 'workspace_info', { workspace_id: wsId })).tools_off?.groups, ['code']);
   });
 });

@@ -65,15 +65,20 @@ describe('code tools: quick fixes, formatting and call hierarchies as patches', 
     title: "Add import from './math'",
     kind: 'quickfix',
     preferred: true,
-    diagnostics: [{ range: r(1, 15, 1, 18), severity: 'error', message: "Cannot find name 'add'.", code: '2304' }],
     edit: { edits: [{ path: at('src/main.ts'), edits: [{ range: r(1, 1), newText: "import { add } from './math';\n\n" }], documentText: MAIN, dirty: false }], fileOperations: 0 },
     ...extra,
   });
 
   describe('code_actions', () => {
-    it('lists what the servers offer for a position, with the diagnostics each fixes and what applying does', async () => {
-      fake.actions = [importFix(), { title: 'Extract to function', kind: 'refactor.extract.function', preferred: false, diagnostics: [] }, { title: 'Run a linter', preferred: false, diagnostics: [], command: { id: 'lint.run', title: 'Run' } }];
-      const res = ok<{ actions: { title: string; applies: string; fixes?: { message: string; code?: string }[]; preferred?: boolean; kind?: string }[]; truncated: boolean }>(
+    it('lists what the servers offer for a position, what applying each does, and the diagnostics there', async () => {
+      fake.diags = [
+        { path: at('src/main.ts'), diagnostics: [
+          { range: r(1, 15, 1, 18), severity: 'error', message: "Cannot find name 'add'.", code: '2304' },
+          { range: r(2, 1, 2, 7), severity: 'warning', message: 'elsewhere' },
+        ] },
+      ];
+      fake.actions = [importFix(), { title: 'Extract to function', kind: 'refactor.extract.function', preferred: false }, { title: 'Run a linter', preferred: false, command: { id: 'lint.run', title: 'Run' } }];
+      const res = ok<{ actions: { title: string; applies: string; preferred?: boolean; kind?: string }[]; truncated: boolean; diagnostics: unknown[] }>(
         await h.call('code_actions', { workspace_id: 'proj', path: 'src/main.ts', line: 1, character: 15 }),
       );
       assert.deepEqual(
@@ -84,7 +89,7 @@ describe('code tools: quick fixes, formatting and call hierarchies as patches', 
           ['Run a linter', 'command', undefined, undefined],
         ],
       );
-      assert.deepEqual(res.actions[0]?.fixes?.[0], { message: "Cannot find name 'add'.", range: r(1, 15, 1, 18), code: '2304' });
+      assert.deepEqual(res.diagnostics, [{ message: "Cannot find name 'add'.", range: r(1, 15, 1, 18), severity: 'error', code: '2304' }]);
       assert.equal(res.truncated, false);
       // The range is the position; the kind reaches the servers; the first report on a .ts file was waited for.
       assert.deepEqual(fake.actionRequests[0], { path: at('src/main.ts'), range: r(1, 15), resolve: false });
@@ -94,7 +99,7 @@ describe('code tools: quick fixes, formatting and call hierarchies as patches', 
     });
 
     it(`bounds the list at ${MAX_CODE_ACTIONS} and says so`, async () => {
-      fake.actions = Array.from({ length: MAX_CODE_ACTIONS + 3 }, (_, i) => ({ title: `fix ${i}`, preferred: false, diagnostics: [] }));
+      fake.actions = Array.from({ length: MAX_CODE_ACTIONS + 3 }, (_, i) => ({ title: `fix ${i}`, preferred: false }));
       const res = ok<{ actions: unknown[]; truncated: boolean }>(await h.call('code_actions', { workspace_id: 'proj', path: 'src/main.ts', line: 1, character: 1 }));
       assert.equal(res.actions.length, MAX_CODE_ACTIONS);
       assert.equal(res.truncated, true);
@@ -149,14 +154,14 @@ describe('code tools: quick fixes, formatting and call hierarchies as patches', 
     });
 
     it('an action that only runs a command is not run: UNAVAILABLE, command_only, nothing written', async () => {
-      fake.actions = [{ title: "Add import from './math'", preferred: false, diagnostics: [], command: { id: 'ext.fix', title: 'Fix' } }];
+      fake.actions = [{ title: "Add import from './math'", preferred: false, command: { id: 'ext.fix', title: 'Fix' } }];
       const err = toolError(await apply());
       assert.equal(err.code, 'UNAVAILABLE');
       assert.deepEqual(err.details, { reason: 'command_only', command: 'ext.fix' });
       assert.equal(await fsp.readFile(at('src/main.ts'), 'utf8'), MAIN);
     });
 
-    it('an unknown title lists what is offered; two of one title ask for the kind; a disabled one says why', async () => {
+    it('an unknown title lists what is offered; two of one title ask for the kind; one with neither edit nor command is refused', async () => {
       fake.actions = [importFix({ title: 'Something else' })];
       const unknown = toolError(await apply());
       assert.equal(unknown.code, 'INVALID_ARGUMENTS');
@@ -165,8 +170,8 @@ describe('code tools: quick fixes, formatting and call hierarchies as patches', 
       fake.actions = [importFix(), importFix({ kind: 'quickfix.other' })];
       const twice = toolError(await apply());
       assert.equal(twice.details?.field, 'kind');
-      fake.actions = [importFix({ disabled: 'the selection is empty' })];
-      assert.match(toolError(await apply()).message, /cannot be applied now: the selection is empty/);
+      fake.actions = [{ title: "Add import from './math'", preferred: false }];
+      assert.match(toolError(await apply()).message, /has no edit to apply/);
     });
 
     it('refuses edits it cannot make safely: another workspace, unsaved changes, a file changed since, file operations', async () => {
@@ -225,10 +230,9 @@ describe('code tools: quick fixes, formatting and call hierarchies as patches', 
       assert.equal(toolError(await h.call('format', { workspace_id: 'proj', path: 'src/main.ts', start_line: 2, end_line: 1, operation_key: 'f3' })).details?.field, 'end_line');
     });
 
-    it('no formatter for the file is UNAVAILABLE, naming it', async () => {
-      const err = toolError(await h.call('format', { workspace_id: 'proj', path: 'src/main.ts', operation_key: 'f' }));
-      assert.equal(err.code, 'UNAVAILABLE');
-      assert.deepEqual(err.details, { reason: 'no_formatter', path: 'src/main.ts' });
+    it('no formatter edit (none installed, or nothing to change) is changed: false, and nothing is written', async () => {
+      assert.deepEqual(ok(await h.call('format', { workspace_id: 'proj', path: 'src/main.ts', operation_key: 'f' })), { changed: false });
+      assert.equal(await fsp.readFile(at('src/main.ts'), 'utf8'), MAIN);
     });
   });
 

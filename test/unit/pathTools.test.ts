@@ -15,6 +15,7 @@ import { WorkspaceRegistry } from '../../src/kernel/workspaces';
 import type { AssembledServices } from '../../src/app/assembleServices';
 import { assembleServices } from '../../src/app/assembleServices';
 import { unitAssembleOptions } from './helpers/assembleOptions';
+import { OPT_IN_GROUPS } from '../../src/app/catalogue';
 import { FakeLanguage } from './helpers/fakeLanguage';
 import { HOSTILE_PATHS, argsFor, makeHostilePaths, pathTools } from './helpers/pathToolArgs';
 import type { Harness } from './helpers/workspaceFixture';
@@ -39,6 +40,8 @@ describe('one path check for every path-taking tool', function () {
     outside = path.join(base, 'outside');
     hostile = await makeHostilePaths(root, outside);
     fake = new FakeLanguage();
+    // A formatter for every file (with nothing to change): format answers like the other tools once the path is checked.
+    fake.formatAnswer = (p) => Promise.resolve({ path: p, edits: [], documentText: undefined, dirty: false });
     storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-pathtools-storage-'));
     const folders = [{ root, name: WS, profile: 'exec' as const }];
     const source = new InMemoryWorkspaceSource(folders);
@@ -48,6 +51,8 @@ describe('one path check for every path-taking tool', function () {
         fs,
         language: fake,
         diagnosticsSettleMs: () => 100,
+        // Every group, those served only on request included: each path-taking tool is tested.
+        enabledToolGroups: () => OPT_IN_GROUPS,
       }),
     );
     h = await connectHarness(folders, { assembled, source, fs });

@@ -43,6 +43,8 @@ export function argsFor(tool: ToolContract, workspaceId: string, target: string)
     line: () => 1,
     character: () => 1,
     new_name: () => 'renamed',
+    title: () => 'A fix',
+    direction: () => 'incoming',
     operation_key: () => `key-${unique}`,
     // A patch or rename that passes the path check stays a preview: the workspace is the same for every case.
     check_only: () => true,

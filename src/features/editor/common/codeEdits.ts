@@ -48,17 +48,26 @@ function rangeOf(file: CheckedFile, args: { line: number; character: number; end
   return { start, end };
 }
 
-/** What applying an action does: writes its edit, runs its command after the edit, or only runs a command. */
-function appliesOf(a: CodeActionInfo): 'edit' | 'edit_and_command' | 'command' | 'nothing' {
+/**
+ * What applying an action does: writes its edit (also when the server computes it only on request: an action listed
+ * with neither), writes its edit and names a command it does not run, or only names a command.
+ */
+function appliesOf(a: CodeActionInfo): 'edit' | 'edit_and_command' | 'command' {
   if (a.edit && a.command) return 'edit_and_command';
-  if (a.edit) return 'edit';
-  return a.command ? 'command' : 'nothing';
+  return a.command && !a.edit ? 'command' : 'edit';
+}
+
+/**
+ * Waits until the language servers know the file: a file no server has reported on yet is opened and its first report
+ * waited for (at most FIRST_REPORT_MS; a file already reported on is not waited for). Quick fixes are offered for the
+ * diagnostics a range overlaps, and a server formats only a file it has loaded.
+ */
+export async function loadedByServers(features: LanguageFeatures, file: CheckedFile): Promise<void> {
+  if (features.reportsOn(file.abs)) await features.settle([file.abs], { timeoutMs: FIRST_REPORT_MS, requireChange: false });
 }
 
 async function actionsFor(file: CheckedFile, range: TextRange, kind: string | undefined, resolve: boolean, features: LanguageFeatures): Promise<CodeActionInfo[]> {
-  // Quick fixes are offered for the diagnostics the range overlaps: a file no server has reported on yet is first
-  // opened and waited for (at most FIRST_REPORT_MS; a file already reported on is not waited for).
-  if (features.reportsOn(file.abs)) await features.settle([file.abs], { timeoutMs: FIRST_REPORT_MS, requireChange: false });
+  await loadedByServers(features, file);
   return features.codeActions(file.abs, range, { ...(kind !== undefined ? { kind } : {}), resolve });
 }
 
@@ -66,20 +75,30 @@ const actionSchema = z.object({
   title: z.string(),
   kind: z.string().optional(),
   preferred: z.boolean().optional(),
-  applies: z.enum(['edit', 'edit_and_command', 'command', 'nothing']).describe('edit: apply_code_action writes it as a patch; command: held for the developer.'),
-  fixes: z.array(z.object({ message: z.string(), range: rangeSchema, code: z.string().optional() })).optional(),
-  disabled: z.string().optional().describe('Why it cannot be applied now.'),
+  applies: z.enum(['edit', 'edit_and_command', 'command']).describe('apply_code_action writes an edit as a patch; a command is not run.'),
 });
+
+/** Most diagnostics of the range a code_actions answer shows. */
+const MAX_RANGE_DIAGNOSTICS = 20;
+
+const overlaps = (a: TextRange, b: TextRange): boolean => {
+  const before = (p: TextRange['start'], q: TextRange['start']): boolean => p.line < q.line || (p.line === q.line && p.character < q.character);
+  return !before(a.end, b.start) && !before(b.end, a.start);
+};
 
 export const codeActionsTool = defineTool({
   name: 'code_actions',
   title: 'Quick fixes and refactorings',
   description:
-    'The quick fixes, refactorings and source actions the language servers offer for a position or range (the ' +
-    'diagnostics there included). Apply one with apply_code_action by its title.',
+    'The quick fixes, refactorings and source actions the language servers offer for a position or range, and the ' +
+    'diagnostics there. Apply one with apply_code_action by its title.',
   kind: 'inspect',
   input: rangeInput,
-  output: { actions: z.array(actionSchema), truncated: z.boolean() },
+  output: {
+    actions: z.array(actionSchema),
+    truncated: z.boolean(),
+    diagnostics: z.array(z.object({ message: z.string(), range: rangeSchema, severity: z.string(), code: z.string().optional() })).describe('The diagnostics the range overlaps: what quick fixes are offered for.'),
+  },
   create: (deps: Deps) => async (args) => {
     const features = featuresOf(deps);
     const ws = deps.workspaces.get(args.workspace_id);
@@ -90,14 +109,13 @@ export const codeActionsTool = defineTool({
       title: boundedText(a.title, LANGUAGE_LIMITS.maxContextChars).text,
       ...(a.kind !== undefined ? { kind: a.kind } : {}),
       ...(a.preferred ? { preferred: true } : {}),
-      // A server that computes edits lazily lists an action with neither: apply_code_action asks for its edit.
-      applies: appliesOf(a) === 'nothing' ? ('edit' as const) : appliesOf(a),
-      ...(a.diagnostics.length > 0
-        ? { fixes: a.diagnostics.map((d) => ({ message: boundedText(d.message, LANGUAGE_LIMITS.maxMessageChars).text, range: d.range, ...(d.code !== undefined ? { code: d.code } : {}) })) }
-        : {}),
-      ...(a.disabled !== undefined ? { disabled: a.disabled } : {}),
+      applies: appliesOf(a),
     }));
-    return { actions, truncated: all.length > MAX_CODE_ACTIONS };
+    const diagnostics = ((await features.diagnostics([file.abs]))[0]?.diagnostics ?? [])
+      .filter((d) => overlaps(d.range, range))
+      .slice(0, MAX_RANGE_DIAGNOSTICS)
+      .map((d) => ({ message: boundedText(d.message, LANGUAGE_LIMITS.maxMessageChars).text, range: d.range, severity: d.severity, ...(d.code !== undefined ? { code: d.code } : {}) }));
+    return { actions, truncated: all.length > MAX_CODE_ACTIONS, diagnostics };
   },
 });
 
@@ -135,10 +153,10 @@ export const applyCodeActionTool = defineTool({
       throw new InvalidArgumentsError(`${matching.length} code actions are titled "${args.title}"; name the one with kind.`, { field: 'kind', details: { kinds: matching.map((a) => a.kind ?? '') } });
     }
     const action = matching[0] as CodeActionInfo;
-    if (action.disabled !== undefined) throw new InvalidArgumentsError(`"${action.title}" cannot be applied now: ${action.disabled}`, { field: 'title' });
+    if (!action.edit && !action.command) throw new InvalidArgumentsError(`"${action.title}" has no edit to apply (its server gave none).`, { field: 'title' });
     if (!action.edit) {
       // A command of an extension can change anything, without versions, review or the ledger: it is not run.
-      throw new ToolError('UNAVAILABLE', `"${action.title}" only runs the command ${action.command?.id ?? '(none)'} of an extension; CodeSpace applies only edits, as patches.`, {
+      throw new ToolError('UNAVAILABLE', `"${action.title}" only runs the command ${action.command?.id ?? ''} of an extension; CodeSpace applies only edits, as patches.`, {
         hint: 'Ask the developer to apply it in the editor (the lightbulb), or make the change with apply_patch.',
         details: { reason: 'command_only', ...(action.command ? { command: action.command.id } : {}) },
       });
@@ -158,7 +176,7 @@ export const formatTool = defineTool({
   title: 'Format a file',
   description:
     'Formats a file, or lines of it, with the formatter the editor uses for it, as one apply_patch (versions, ' +
-    'approvals, review, ledger). changed: false when it is already formatted.',
+    'approvals, review, ledger). changed: false when no formatter changes anything (formatted, or none installed).',
   kind: 'patch',
   input: {
     workspace_id: z.string().min(1),
@@ -186,15 +204,11 @@ export const formatTool = defineTool({
       if (last < first) throw new InvalidArgumentsError(`end_line ${last} is before start_line ${first}.`, { field: 'end_line' });
       range = { start: { line: first, character: 1 }, end: { line: last, character: (file.lines[last - 1] as string).length + 1 } };
     }
+    await loadedByServers(features, file);
     const edits = await features.formatEdits(file.abs, range);
-    if (!edits) {
-      throw new ToolError('UNAVAILABLE', `No formatter is installed for ${file.rel}${range ? ' (for a range of it)' : ''}.`, {
-        hint: 'Run the project\'s formatter with exec_command instead.',
-        details: { reason: 'no_formatter', path: file.rel },
-      });
-    }
-    const files = await checkedEdits(deps, ws, [edits], 'The formatting');
-    const built = workspaceEditToPatch(files, 'empty');
+    // VS Code's formatting commands answer the same when no formatter is installed and when none changes anything.
+    if (!edits) return { changed: false };
+    const built = workspaceEditToPatch(await checkedEdits(deps, ws, [edits], 'The formatting'), 'empty');
     if (built.files.length === 0) return { changed: false };
     return { changed: true, ...(await runAsPatch(deps, ws, built, args, call)) };
   },

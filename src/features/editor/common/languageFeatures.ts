@@ -87,10 +87,6 @@ export interface CodeActionInfo {
   /** Its kind as VS Code spells it (`quickfix`, `refactor.extract.function`, `source.organizeImports`, ...). */
   readonly kind?: string;
   readonly preferred: boolean;
-  /** Why it cannot be applied now, when the server says so. */
-  readonly disabled?: string;
-  /** The diagnostics it fixes. */
-  readonly diagnostics: readonly EditorDiagnostic[];
   /**
    * Its edit, when it has one (resolved when asked for): or why it cannot be read (an edit of a document that is not
    * a file).
@@ -176,7 +172,7 @@ export interface LanguageFeatures {
   codeActions(path: string, range: TextRange, options: { readonly kind?: string; readonly resolve: boolean }): Promise<CodeActionInfo[]>;
   /**
    * The formatting edits of a file, or of a range of it, with the file's own editor settings (tab size, spaces):
-   * undefined when no formatter is installed for its language.
+   * undefined when no formatter gave an edit (VS Code's commands do not tell "none installed" from "nothing to change").
    */
   formatEdits(path: string, range: TextRange | undefined): Promise<FileTextEdits | undefined>;
   /**

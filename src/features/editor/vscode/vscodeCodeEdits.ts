@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { CallEdge, CallItem, CodeActionInfo, FileTextEdits, TextPosition, TextRange } from '../common/languageFeatures';
-import { editorEditOf, fileTextEdits, fromPosition, pathOf, symbolKind, toDiagnostic, toRange } from './convert';
+import { editorEditOf, fileTextEdits, fromPosition, pathOf, symbolKind, toRange } from './convert';
 
 /**
  * Code actions, formatting and call hierarchies on VS Code's own commands (`vscode.executeCodeActionProvider`,
@@ -38,16 +38,15 @@ export async function codeActionsAt(path: string, range: TextRange, options: { r
   const out: CodeActionInfo[] = [];
   for (const a of found ?? []) {
     if (isCommand(a)) {
-      out.push({ title: a.title, preferred: false, diagnostics: [], command: { id: a.command, title: a.title } });
+      out.push({ title: a.title, preferred: false, command: { id: a.command, title: a.title } });
       continue;
     }
     const edit = a.edit ? await editorEditOf(a.edit) : undefined;
     out.push({
       title: a.title,
       ...(a.kind ? { kind: a.kind.value } : {}),
+      // (VS Code's command passes neither the diagnostics an action fixes nor why it is disabled.)
       preferred: a.isPreferred === true,
-      ...(a.disabled ? { disabled: a.disabled.reason } : {}),
-      diagnostics: (a.diagnostics ?? []).map(toDiagnostic),
       ...(edit ? { edit: 'refused' in edit ? { refused: `the action ${edit.refused}` } : edit } : {}),
       ...(a.command ? { command: { id: a.command.command, title: a.command.title } } : {}),
     });
@@ -68,11 +67,15 @@ export async function formattingEdits(path: string, range: TextRange | undefined
   const uri = vscode.Uri.file(path);
   const doc = await vscode.workspace.openTextDocument(uri);
   const options = formattingOptions(doc);
-  const edits = range
-    ? await vscode.commands.executeCommand<vscode.TextEdit[] | undefined>('vscode.executeFormatRangeProvider', uri, fromRange(range), options)
+  const inRange = (r: vscode.Range): Thenable<vscode.TextEdit[] | undefined> => vscode.commands.executeCommand<vscode.TextEdit[] | undefined>('vscode.executeFormatRangeProvider', uri, r, options);
+  let edits = range
+    ? await inRange(fromRange(range))
     : await vscode.commands.executeCommand<vscode.TextEdit[] | undefined>('vscode.executeFormatDocumentProvider', uri, options);
-  // No provider: the command answers undefined. A formatter with nothing to change answers [].
-  if (edits === undefined) return undefined;
+  // A language with only a range formatter (TypeScript's): the editor's Format Document formats the whole range with
+  // it, and so does this.
+  if (edits === undefined && !range) edits = await inRange(doc.validateRange(new vscode.Range(0, 0, doc.lineCount, 0)));
+  // The commands answer undefined both when no formatter is installed and when none has an edit.
+  if (edits === undefined || edits.length === 0) return undefined;
   return fileTextEdits(uri, edits);
 }
 
