@@ -13,8 +13,12 @@ import { connectHttpClient, startBenchHost } from './host';
 import type { BenchGroup, GroupResult } from './lib';
 import { markdownTable } from './lib';
 
-/** At most this many bytes of `tools/list` result for the whole surface (about 6,000 tokens). */
-export const TOOL_LIST_BUDGET_BYTES = 24_000;
+/**
+ * At most this many bytes of `tools/list` result for the whole surface (about 6,300 tokens): 24,000 until the tasks
+ * group (`tasks`, `task_run`: 1,288 bytes) was added to a surface already at 23,996; an operator who does not need a
+ * group turns it off (`codespace.tools.disabledGroups`).
+ */
+export const TOOL_LIST_BUDGET_BYTES = 25_300;
 
 export interface ToolListSize {
   /** UTF-8 bytes of the JSON of the `tools/list` result, as the client's transport received it. */

@@ -3,6 +3,7 @@ import { EDITOR_TOOLS } from '../features/editor/common/editorTools';
 import { FILE_TOOLS } from '../features/files/common/fileTools';
 import { PATCH_TOOLS } from '../features/patches/common/patchTools';
 import { PROCESS_TOOLS } from '../features/processes/common/tools/processTools';
+import { TASK_TOOLS } from '../features/tasks/common/taskTools';
 import { STEERING_TOOLS } from '../features/works/common/steeringTools';
 import type { ToolGroupTable } from '../kernel/toolGroups';
 import type { AnyTool, AnyToolFactory, ToolContract } from '../kernel/tool';
@@ -27,6 +28,8 @@ export const TOOL_GROUPS = {
   steering: STEERING_TOOLS,
   /** The editor's language features and what the developer looks at. */
   editor: EDITOR_TOOLS,
+  /** The editor's tasks, run through exec_command. */
+  tasks: TASK_TOOLS,
 } as const satisfies Record<string, readonly AnyToolFactory[]>;
 
 export type ToolGroup = keyof typeof TOOL_GROUPS;
@@ -45,6 +48,7 @@ function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
     ...of('process'),
     ...of('steering'),
     ...of('editor'),
+    ...of('tasks'),
   ];
 }
 
