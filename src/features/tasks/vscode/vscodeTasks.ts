@@ -52,9 +52,27 @@ function executionOf(x: vscode.Task['execution']): TaskExecution {
   return { kind: 'custom' };
 }
 
+/**
+ * The named problem matchers of a tasks.json task. The editor hands extensions the matchers of a tasks.json task
+ * resolved to objects, which `Task.problemMatchers` leaves out (it holds names only): they are read from the folder's
+ * `tasks` configuration by label. Inline matchers (objects) have no name a task of ours could use: left out.
+ */
+function configuredMatchers(scope: vscode.WorkspaceFolder, label: string): string[] {
+  const configured = vscode.workspace.getConfiguration('tasks', scope.uri).get<unknown[]>('tasks') ?? [];
+  for (const c of configured) {
+    if (typeof c !== 'object' || c === null) continue;
+    const { label: l, taskName, problemMatcher } = c as { label?: unknown; taskName?: unknown; problemMatcher?: unknown };
+    if ((l ?? taskName) !== label) continue;
+    const named = Array.isArray(problemMatcher) ? problemMatcher : [problemMatcher];
+    return named.filter((m): m is string => typeof m === 'string' && m !== '');
+  }
+  return [];
+}
+
 function entryOf(t: vscode.Task): TaskEntry {
   const scope = t.scope;
   const folder = typeof scope === 'object' && scope !== undefined && scope.uri.scheme === 'file' ? scope.uri.fsPath : undefined;
+  const matchers = t.problemMatchers.length === 0 && t.source === 'Workspace' && typeof scope === 'object' ? configuredMatchers(scope, t.name) : t.problemMatchers;
   return {
     label: t.name,
     source: t.source,
@@ -62,7 +80,7 @@ function entryOf(t: vscode.Task): TaskEntry {
     ...(t.detail !== undefined ? { detail: t.detail } : {}),
     folder,
     ...(t.isBackground ? { background: true } : {}),
-    problemMatchers: [...t.problemMatchers],
+    problemMatchers: [...matchers],
     execution: executionOf(t.execution),
   };
 }
