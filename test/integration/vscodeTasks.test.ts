@@ -78,6 +78,7 @@ describe('VS Code tasks (tasks, task_run) inside VS Code', function () {
       { label: label('sandbox'), type: 'shell', command: `mkdir -p .vscode; echo x > .vscode/${label('sandbox')} && echo WROTE || echo REFUSED`, options: { cwd: '${workspaceFolder}' } },
       { label: label('outside'), type: 'shell', command: 'ls', options: { cwd: '${workspaceFolder}/..' } },
       { label: label('input'), type: 'shell', command: 'echo ${input:what}' },
+      { label: label('compound'), type: 'shell', command: 'echo after', dependsOn: [label('sandbox')] },
       // The same label as the detected npm script: ambiguous without a source.
       { label: npmLabel, type: 'shell', command: 'echo from-tasks-json' },
     ];
@@ -105,6 +106,7 @@ describe('VS Code tasks (tasks, task_run) inside VS Code', function () {
     assert.equal(by(npmLabel, 'npm')?.runnable, true, JSON.stringify(tasks));
     assert.equal(by(npmLabel, 'Workspace')?.runnable, true);
     assert.deepEqual(by(label('custom')), { label: label('custom'), source: 'codespace-test', runnable: false });
+    assert.equal(by(label('compound'))?.runnable, false, 'a task with dependsOn');
   });
 
   it('runs the $tsc task sandboxed, through exec_command; the result carries the type error its matcher found', async () => {
@@ -148,7 +150,7 @@ describe('VS Code tasks (tasks, task_run) inside VS Code', function () {
     assert.match(await readAll(run.process_id), /from-tasks-json/);
   });
 
-  it('refuses a CustomExecution task with the reason, an unknown label listing the tasks, a cwd outside the folder, an input variable', async () => {
+  it('refuses a CustomExecution task with the reason, an unknown label listing the tasks, a cwd outside the folder, an input variable, dependsOn', async () => {
     const customRun = await callError(client, 'task_run', { workspace_id: wsId, label: label('custom') });
     assert.equal(customRun.code, 'UNAVAILABLE');
     assert.equal(customRun.details?.reason, 'custom_execution');
@@ -161,5 +163,8 @@ describe('VS Code tasks (tasks, task_run) inside VS Code', function () {
     const input = await callError(client, 'task_run', { workspace_id: wsId, label: label('input') });
     assert.equal(input.code, 'UNAVAILABLE');
     assert.deepEqual(input.details?.variables, ['input:what']);
+    const compound = await callError(client, 'task_run', { workspace_id: wsId, label: label('compound') });
+    assert.equal(compound.code, 'UNAVAILABLE');
+    assert.deepEqual(compound.details?.depends_on, [label('sandbox')]);
   });
 });

@@ -100,4 +100,11 @@ describe('VS Code tasks: resolving a task for exec_command', () => {
     assert.equal(refusal(() => resolveTask(task({ kind: 'none' }), folder, [folder])).details?.reason, 'no_execution');
     assert.equal(refusal(() => resolveTask(shell({ commandLine: '  ' }), folder, [folder])).details?.reason, 'no_execution');
   });
+
+  it('a task that first runs others (dependsOn) is refused, naming them: running only its own command would not be the task', () => {
+    const e = refusal(() => resolveTask({ ...shell({ commandLine: 'node dist/app.js' }), dependsOn: ['build', 'lint'] }, folder, [folder]));
+    assert.equal(e.code, 'UNAVAILABLE');
+    assert.equal(e.details?.reason, 'depends_on');
+    assert.deepEqual(e.details?.depends_on, ['build', 'lint']);
+  });
 });

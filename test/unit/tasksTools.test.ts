@@ -102,6 +102,7 @@ describe('VS Code tasks: the tasks and task_run tools', function () {
       shellTask('build', 'tsc -p .', { group: 'build', problemMatchers: ['$tsc'], detail: 'tsc -p .' }),
       { label: 'test', source: 'npm', folder: root, problemMatchers: [], execution: { kind: 'shell', command: { value: 'npm' }, args: [{ value: 'run' }, { value: 'test' }], options: {} }, group: 'test' },
       { label: 'watch', source: 'ext', folder: root, problemMatchers: [], execution: { kind: 'custom' } },
+      shellTask('serve', 'node app.js', { dependsOn: ['build'] }),
       shellTask('elsewhere', 'true', { folder: path.join(base, 'other') }),
       shellTask('global', 'true', { folder: undefined }),
     ];
@@ -112,6 +113,7 @@ describe('VS Code tasks: the tasks and task_run tools', function () {
         { label: 'build', source: 'Workspace', group: 'build', runnable: true, problem_matchers: ['$tsc'], detail: 'tsc -p .' },
         { label: 'test', source: 'npm', group: 'test', runnable: true },
         { label: 'watch', source: 'ext', runnable: false },
+        { label: 'serve', source: 'Workspace', runnable: false },
       ],
       truncated: false,
     });

@@ -102,6 +102,12 @@ export function resolveTask(entry: TaskEntry, folder: TaskFolder, folders: reado
       details: { reason: 'no_execution', label: entry.label, source: entry.source },
     });
   }
+  if (entry.dependsOn !== undefined && entry.dependsOn.length > 0) {
+    throw new ToolError('UNAVAILABLE', `Task "${entry.label}" first runs ${entry.dependsOn.map((d) => JSON.stringify(d)).join(', ')} (dependsOn); task_run runs one task's own command, so it does not run this one.`, {
+      hint: 'Run the tasks it depends on with task_run, in order, then its own command with exec_command.',
+      details: { reason: 'depends_on', label: entry.label, depends_on: entry.dependsOn.slice(0, 20) },
+    });
+  }
   const r = new Resolver(folder, folders);
   let argv: string[];
   if (x.kind === 'shell') {

@@ -52,7 +52,7 @@ async function tasksOf(port: TasksPort, ws: Workspace): Promise<TaskEntry[]> {
   return (await port.list()).filter((t) => t.folder !== undefined && path.resolve(t.folder) === root);
 }
 
-const runnable = (t: TaskEntry): boolean => t.execution.kind === 'shell' || t.execution.kind === 'process';
+const runnable = (t: TaskEntry): boolean => (t.execution.kind === 'shell' || t.execution.kind === 'process') && (t.dependsOn ?? []).length === 0;
 
 export const tasksTool = defineTool({
   name: 'tasks',

@@ -45,6 +45,8 @@ export interface TaskEntry {
   readonly folder: string | undefined;
   /** A background task (a watcher, a server): it runs with occupancy `shared`, the others `exclusive`. */
   readonly background?: boolean;
+  /** The tasks it runs first (tasks.json `dependsOn`): task_run does not run such a task. */
+  readonly dependsOn?: readonly string[];
   /** The names of its problem matchers (`$tsc`, ...). */
   readonly problemMatchers: readonly string[];
   readonly execution: TaskExecution;

@@ -52,27 +52,31 @@ function executionOf(x: vscode.Task['execution']): TaskExecution {
   return { kind: 'custom' };
 }
 
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v : [v]).filter((m): m is string => typeof m === 'string' && m !== '');
+
 /**
- * The named problem matchers of a tasks.json task. The editor hands extensions the matchers of a tasks.json task
- * resolved to objects, which `Task.problemMatchers` leaves out (it holds names only): they are read from the folder's
- * `tasks` configuration by label. Inline matchers (objects) have no name a task of ours could use: left out.
+ * What the editor hands extensions of a tasks.json task without: its named problem matchers (resolved to objects,
+ * which `Task.problemMatchers` leaves out, as it holds names only) and its `dependsOn`. Read from the folder's `tasks`
+ * configuration by label. Inline matchers (objects) have no name a task of ours could use: left out.
  */
-function configuredMatchers(scope: vscode.WorkspaceFolder, label: string): string[] {
-  const configured = vscode.workspace.getConfiguration('tasks', scope.uri).get<unknown[]>('tasks') ?? [];
-  for (const c of configured) {
+function configured(scope: vscode.WorkspaceFolder, label: string): { matchers: string[]; dependsOn: string[] } {
+  const tasks = vscode.workspace.getConfiguration('tasks', scope.uri).get<unknown[]>('tasks') ?? [];
+  for (const c of tasks) {
     if (typeof c !== 'object' || c === null) continue;
-    const { label: l, taskName, problemMatcher } = c as { label?: unknown; taskName?: unknown; problemMatcher?: unknown };
+    const { label: l, taskName, problemMatcher, dependsOn } = c as { label?: unknown; taskName?: unknown; problemMatcher?: unknown; dependsOn?: unknown };
     if ((l ?? taskName) !== label) continue;
-    const named = Array.isArray(problemMatcher) ? problemMatcher : [problemMatcher];
-    return named.filter((m): m is string => typeof m === 'string' && m !== '');
+    // dependsOn names a task by its label, or by an object naming it (`{ type, script }` of a detected task).
+    const deps = (Array.isArray(dependsOn) ? dependsOn : dependsOn === undefined ? [] : [dependsOn]).map((d) => (typeof d === 'string' ? d : JSON.stringify(d)));
+    return { matchers: strings(problemMatcher), dependsOn: deps };
   }
-  return [];
+  return { matchers: [], dependsOn: [] };
 }
 
 function entryOf(t: vscode.Task): TaskEntry {
   const scope = t.scope;
   const folder = typeof scope === 'object' && scope !== undefined && scope.uri.scheme === 'file' ? scope.uri.fsPath : undefined;
-  const matchers = t.problemMatchers.length === 0 && t.source === 'Workspace' && typeof scope === 'object' ? configuredMatchers(scope, t.name) : t.problemMatchers;
+  const own = t.source === 'Workspace' && typeof scope === 'object' ? configured(scope, t.name) : undefined;
+  const matchers = t.problemMatchers.length === 0 && own ? own.matchers : t.problemMatchers;
   return {
     label: t.name,
     source: t.source,
@@ -80,6 +84,7 @@ function entryOf(t: vscode.Task): TaskEntry {
     ...(t.detail !== undefined ? { detail: t.detail } : {}),
     folder,
     ...(t.isBackground ? { background: true } : {}),
+    ...(own && own.dependsOn.length > 0 ? { dependsOn: own.dependsOn } : {}),
     problemMatchers: [...matchers],
     execution: executionOf(t.execution),
   };
