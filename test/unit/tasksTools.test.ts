@@ -25,10 +25,12 @@ import { connectHarness, makeTree, ok, removeTree, toolError } from './helpers/w
 class FakeTasks implements TasksPort {
   entries: TaskEntry[] = [];
   matched: string[] = [];
+  fail = false;
   async list(): Promise<TaskEntry[]> {
     return this.entries;
   }
   async matchProblems(entry: TaskEntry, output: TaskOutput): Promise<FileDiagnostics[]> {
+    if (this.fail) throw new Error('the editor refused the task');
     let cursor = 0;
     let text = '';
     for (;;) {
@@ -154,6 +156,15 @@ describe('VS Code tasks: the tasks and task_run tools', function () {
     assert.deepEqual(second.command, ['env', 'GREETING=hi', 'sh', '-c', 'pwd; echo "$GREETING"']);
     assert.equal(second.cwd, 'sub');
     assert.equal(await readAll(second.process_id), `${path.join(root, 'sub')}\nhi\n`);
+  });
+
+  it('problem matchers that fail leave the run alone: its exit code, no problems', async () => {
+    fake.fail = true;
+    fake.entries = [shellTask('check', 'echo "a.ts(1,1): error TS1: x"; exit 1', { problemMatchers: ['$tsc'] })];
+    await open();
+    const run = ok<{ exit_code?: number; problems?: unknown }>(await (h as Harness).call('task_run', { workspace_id: 'proj', label: 'check', wait_ms: 20_000 }));
+    assert.equal(run.exit_code, 1);
+    assert.equal(run.problems, undefined);
   });
 
   it('with commands: confirm a task run is held exactly as exec_command is: nothing starts until operation_resume after a grant', async () => {

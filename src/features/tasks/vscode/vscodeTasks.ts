@@ -14,6 +14,8 @@ import type { TaskArg, TaskEntry, TaskExecution, TaskOutput, TaskQuoting, TasksP
 const QUIET_MS = 500;
 /** The longest wait for that quiet after the task ended. */
 const MAX_SETTLE_MS = 5000;
+/** How long the editor has to open our task's terminal, and to report its end once the output ended. */
+const OPEN_GRACE_MS = 30_000;
 /** One read of the process's output waits at most this long for more. */
 const READ_WAIT_MS = 5000;
 
@@ -117,6 +119,9 @@ export class VsCodeTasks implements TasksPort {
     const close = new vscode.EventEmitter<number>();
     subs.push(write, close);
     let stopped = false;
+    let opened = false;
+    /** Settled once the output ended and the pseudoterminal closed. */
+    let pumped: Promise<void> | undefined;
     const pump = async (): Promise<void> => {
       let cursor = 0;
       try {
@@ -126,6 +131,8 @@ export class VsCodeTasks implements TasksPort {
           cursor = r.cursor;
           if (r.eof) break;
         }
+      } catch {
+        // The process is gone (its record too): the terminal ends with what it showed.
       } finally {
         close.fire(output.exitCode() ?? 0);
       }
@@ -133,7 +140,10 @@ export class VsCodeTasks implements TasksPort {
     const pty: vscode.Pseudoterminal = {
       onDidWrite: write.event,
       onDidClose: close.event,
-      open: () => void pump(),
+      open: () => {
+        opened = true;
+        pumped = pump();
+      },
       close: () => {
         stopped = true;
       },
@@ -151,7 +161,16 @@ export class VsCodeTasks implements TasksPort {
         signal.addEventListener('abort', () => resolve());
       });
       await vscode.tasks.executeTask(task);
-      await ended;
+      // Never waits forever on the editor: a terminal it did not open, or an end it did not report, ends the wait
+      // (the output's end, then OPEN_GRACE_MS).
+      let timer: NodeJS.Timeout | undefined;
+      const stuck = new Promise<void>((resolve) => {
+        timer = setTimeout(function check() {
+          if (!opened) resolve();
+          else void pumped?.then(() => (timer = setTimeout(resolve, OPEN_GRACE_MS)));
+        }, OPEN_GRACE_MS);
+      });
+      await Promise.race([ended, stuck]).finally(() => clearTimeout(timer));
       const end = Date.now() + MAX_SETTLE_MS;
       while (!signal.aborted && Date.now() < end && Date.now() - lastChange < QUIET_MS) await new Promise((r) => setTimeout(r, 100));
       // One more quiet period after the end: the matcher's last report may still be on its way.
