@@ -93,6 +93,8 @@ export interface AssembleOptions extends ProcessesOptions {
   readonly diagnosticsSettleMs?: () => number;
   /** `codespace.tools.disabledGroups`, read fresh (default: every group served). */
   readonly disabledToolGroups?: () => readonly unknown[];
+  /** `codespace.tools.enabledGroups` (user settings), read fresh (default: no group served only on request is on). */
+  readonly enabledToolGroups?: () => readonly unknown[];
   /** Bounds of the content kept for checkpoints (default: fileBlobStore.ts). */
   readonly checkpointStore?: { readonly maxBytes?: number; readonly maxBlobBytes?: number };
 }
@@ -179,7 +181,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const holds = await approvals.open();
   steps.mark('holds');
   o.logger.info(`[approvals] ${holds.loaded} hold(s) loaded, ${holds.pending} pending, ${holds.ambiguous} interrupted while resuming`);
-  const toolGroups = owned.add(new ToolGroups(CATALOGUE_GROUPS, o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', describeErrorWithStack(err))));
+  const toolGroups = owned.add(new ToolGroups(CATALOGUE_GROUPS, o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', describeErrorWithStack(err)), o.enabledToolGroups));
   const runner = owned.add(
     new OperationRunner({
       workspaces: o.workspaces,

@@ -1,5 +1,5 @@
 import { APPROVAL_TOOLS, operationResumeTool } from '../features/review/common/approvalTools';
-import { EDITOR_TOOLS } from '../features/editor/common/editorTools';
+import { CODE_TOOLS, EDITOR_TOOLS } from '../features/editor/common/editorTools';
 import { FILE_TOOLS } from '../features/files/common/fileTools';
 import { PATCH_TOOLS } from '../features/patches/common/patchTools';
 import { PROCESS_TOOLS } from '../features/processes/common/tools/processTools';
@@ -28,13 +28,22 @@ export const TOOL_GROUPS = {
   steering: STEERING_TOOLS,
   /** The editor's language features and what the developer looks at. */
   editor: EDITOR_TOOLS,
-  /** The editor's tasks, run through exec_command. */
+  /** Quick fixes, refactorings and formatting as patches, and call hierarchies (served on request). */
+  code: CODE_TOOLS,
+  /** The editor's tasks, run through exec_command (served on request). */
   tasks: TASK_TOOLS,
 } as const satisfies Record<string, readonly AnyToolFactory[]>;
 
 export type ToolGroup = keyof typeof TOOL_GROUPS;
 
 export const TOOL_GROUP_NAMES = Object.keys(TOOL_GROUPS) as ToolGroup[];
+
+/**
+ * The groups served only when the developer turns them on (`codespace.tools.enabledGroups`): what every session
+ * pays for in its tool list stays within its budget (bench/toolListSize.ts), and the editor's runtime is offered to
+ * agents only where the developer wants it.
+ */
+export const OPT_IN_GROUPS: readonly ToolGroup[] = ['code', 'tasks'];
 
 /** Every tool the server offers, in the order tools/list shows them, with its group (none: always served). */
 function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
@@ -48,6 +57,7 @@ function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
     ...of('process'),
     ...of('steering'),
     ...of('editor'),
+    ...of('code'),
     ...of('tasks'),
   ];
 }
@@ -67,6 +77,7 @@ export function toolGroupOf(name: string): ToolGroup | undefined {
 /** The catalogue's groups as the kernel's ToolGroups reads them. */
 export const CATALOGUE_GROUPS: ToolGroupTable = {
   names: TOOL_GROUP_NAMES,
+  optIn: OPT_IN_GROUPS,
   toolsOf: (group) => TOOL_GROUPS[group as ToolGroup].map((t) => t.name),
   groupOf: toolGroupOf,
 };

@@ -44,7 +44,7 @@ export class ToolDispatcher {
      */
     readonly tools: readonly AnyTool[],
     /** Which groups the operator serves: tools/list leaves the others out, and a call to one of them is refused. */
-    readonly toolGroups: Pick<ToolGroups, 'state' | 'disabledGroupOf' | 'onDidChange'>,
+    readonly toolGroups: Pick<ToolGroups, 'state' | 'offReason' | 'onDidChange'>,
     private readonly logger: Logger,
   ) {
     // Both schemas are built once per tool: checking a result is then one parse (measured on `read` in bench).
@@ -112,15 +112,18 @@ export class ToolDispatcher {
       const shown = name.length > 100 ? `${JSON.stringify(name.slice(0, 100))}… (${name.length} characters)` : JSON.stringify(name);
       return { kind: 'unknown_tool', message: `Unknown tool ${shown}. Known tools: ${this.served().map((t) => t.name).join(', ')}.` };
     }
-    const group = this.toolGroups.disabledGroupOf(name);
-    if (group !== undefined) {
+    const off = this.toolGroups.offReason(name);
+    if (off !== undefined) {
+      const { group, setting } = off;
       return {
         kind: 'error',
         body: {
           code: 'TOOL_DISABLED',
-          message: `${name} is turned off: the operator's setting ${TOOL_GROUPS_SETTING} includes "${group}".`,
-          hint: `Use the tools tools/list shows (workspace_info says what is off); only the developer can serve "${group}" again.`,
-          details: { group, setting: TOOL_GROUPS_SETTING },
+          message: off.notEnabled
+            ? `${name} is not served: its group "${group}" is served only when the developer adds it to ${setting}.`
+            : `${name} is turned off: the operator's setting ${TOOL_GROUPS_SETTING} includes "${group}".`,
+          hint: `Use the tools tools/list shows (workspace_info says what is off); only the developer can serve "${group}"${off.notEnabled ? '' : ' again'}.`,
+          details: { group, setting },
         },
       };
     }

@@ -55,8 +55,15 @@ describe('VS Code tasks (tasks, task_run) inside VS Code', function () {
     throw new Error(`process ${processId} did not end: ${out}`);
   }
 
+  const tools = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('codespace');
+  let enabledBefore: unknown;
+
   before(async () => {
+    // The tasks group is served only when turned on, from user settings.
+    enabledBefore = tools().inspect('tools.enabledGroups')?.globalValue;
+    await tools().update('tools.enabledGroups', ['tasks'], vscode.ConfigurationTarget.Global);
     ({ client, wsId } = await connectToFirstFolder());
+    await pollFor('the tasks group to be served', async () => ((await client.listTools()).tools.some((t) => t.name === 'task_run') ? true : undefined));
     root = folder(0).uri.fsPath;
     fs.mkdirSync(path.join(root, dir), { recursive: true });
     fs.writeFileSync(path.join(root, dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [] }, files: ['bad.ts'] }));
@@ -88,6 +95,7 @@ describe('VS Code tasks (tasks, task_run) inside VS Code', function () {
   });
 
   after(async () => {
+    await tools().update('tools.enabledGroups', enabledBefore, vscode.ConfigurationTarget.Global);
     provider?.dispose();
     custom.dispose();
     if (root) {

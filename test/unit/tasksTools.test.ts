@@ -62,12 +62,14 @@ describe('VS Code tasks: the tasks and task_run tools', function () {
 
   const shellTask = (label: string, commandLine: string, extra: Partial<TaskEntry> = {}): TaskEntry => ({ label, source: 'Workspace', folder: root, problemMatchers: [], execution: { kind: 'shell', commandLine, args: [], options: {} }, ...extra });
 
-  async function open(options: { tasks?: TasksPort | undefined; profile?: FolderInfo['profile'] } = {}): Promise<Harness> {
+  async function open(options: { tasks?: TasksPort | undefined; profile?: FolderInfo['profile']; enabled?: string[] } = {}): Promise<Harness> {
     const folders: FolderInfo[] = [{ root, name: 'proj', profile: options.profile ?? 'exec' }];
     const source = new InMemoryWorkspaceSource(folders);
     storage = await fsp.mkdtemp(path.join(os.tmpdir(), 'codespace-tasks-storage-'));
     const tasks = 'tasks' in options ? options.tasks : fake;
-    assembled = await assembleServices(unitAssembleOptions(new WorkspaceRegistry(source), storage, { approvalPolicy: () => policy, ...(tasks ? { tasks } : {}) }));
+    // The tasks group is served only when the developer turns it on (codespace.tools.enabledGroups).
+    const enabled = options.enabled ?? ['tasks'];
+    assembled = await assembleServices(unitAssembleOptions(new WorkspaceRegistry(source), storage, { approvalPolicy: () => policy, enabledToolGroups: () => enabled, ...(tasks ? { tasks } : {}) }));
     h = await connectHarness(folders, { assembled, source });
     return h;
   }
@@ -119,6 +121,17 @@ describe('VS Code tasks: the tasks and task_run tools', function () {
       ],
       truncated: false,
     });
+  });
+
+  it('the tools are served only when the tasks group is turned on', async () => {
+    fake.entries = [shellTask('build', 'true')];
+    await open({ enabled: [] });
+    const names = (await (h as Harness).client.listTools()).tools.map((t) => t.name);
+    assert.ok(!names.includes('tasks') && !names.includes('task_run'), names.join(', '));
+    const off = toolError(await (h as Harness).call('task_run', { workspace_id: 'proj', label: 'build' }));
+    assert.equal(off.code, 'TOOL_DISABLED');
+    assert.equal(off.details?.group, 'tasks');
+    assert.deepEqual((assembled as AssembledServices).supervisor.list(), [], 'nothing started');
   });
 
   it('without the editor both tools answer UNAVAILABLE', async () => {

@@ -8,9 +8,9 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TOOL_GROUPS, TOOL_GROUP_NAMES, toolCatalogue } from '../../src/app/catalogue';
+import { OPT_IN_GROUPS, TOOL_GROUPS, TOOL_GROUP_NAMES, toolCatalogue } from '../../src/app/catalogue';
 import { kindFlags } from '../../src/kernel/toolKinds';
-import { TOOL_LIST_BUDGET_BYTES, measureToolList } from '../../bench/toolListSize';
+import { TOOL_LIST_ALL_GROUPS_BUDGET_BYTES, TOOL_LIST_BUDGET_BYTES, measureToolList } from '../../bench/toolListSize';
 import type { Harness } from './helpers/workspaceFixture';
 import { connectHarness, makeTree, ok, removeTree, toolError } from './helpers/workspaceFixture';
 
@@ -20,17 +20,34 @@ describe('tool surface: the tools/list budget and the served schemas', () => {
 
   before(async () => {
     base = await makeTree({ 'proj/a.txt': 'a\n' }, 'codespace-toolsurface-');
-    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }]);
+    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }], { enabledToolGroups: () => [...OPT_IN_GROUPS] });
   });
   after(async () => {
     await h.close();
     await removeTree(base);
   });
 
-  it(`tools/list for the whole surface is at most ${TOOL_LIST_BUDGET_BYTES} bytes`, async () => {
+  it(`tools/list with every group on is at most ${TOOL_LIST_ALL_GROUPS_BUDGET_BYTES} bytes`, async () => {
     const size = await measureToolList(h.client, h.client.transport as Transport);
     assert.equal(size.tools.length, toolCatalogue().length, 'every tool is listed');
-    assert.ok(size.bytes <= TOOL_LIST_BUDGET_BYTES, `tools/list is ${size.bytes} bytes, over the budget of ${TOOL_LIST_BUDGET_BYTES}: ${size.tools.map((t) => `${t.name} ${t.bytes}`).join(', ')}`);
+    assert.ok(size.bytes <= TOOL_LIST_ALL_GROUPS_BUDGET_BYTES, `tools/list is ${size.bytes} bytes, over the budget of ${TOOL_LIST_ALL_GROUPS_BUDGET_BYTES}: ${size.tools.map((t) => `${t.name} ${t.bytes}`).join(', ')}`);
+  });
+
+  it(`tools/list with the default groups is at most ${TOOL_LIST_BUDGET_BYTES} bytes, and leaves out exactly the groups served on request`, async () => {
+    const d = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }]);
+    try {
+      const size = await measureToolList(d.client, d.client.transport as Transport);
+      const onRequest = OPT_IN_GROUPS.flatMap((g) => TOOL_GROUPS[g].map((t) => t.name));
+      assert.deepEqual(
+        size.tools.map((t) => t.name),
+        toolCatalogue()
+          .map((t) => t.name)
+          .filter((n) => !onRequest.includes(n)),
+      );
+      assert.ok(size.bytes <= TOOL_LIST_BUDGET_BYTES, `tools/list is ${size.bytes} bytes, over the budget of ${TOOL_LIST_BUDGET_BYTES}: ${size.tools.map((t) => `${t.name} ${t.bytes}`).join(', ')}`);
+    } finally {
+      await d.close();
+    }
   });
 
   it('serves every result field, strict arguments and the kind table\'s annotations', async () => {
@@ -65,11 +82,12 @@ describe('tool surface: tool groups the operator turns off (codespace.tools.disa
   let base: string;
   let h: Harness;
   let setting: unknown[] = [];
+  let enabled: unknown[] = [...OPT_IN_GROUPS];
   const listed = async (): Promise<string[]> => (await h.client.listTools()).tools.map((t) => t.name);
 
   before(async () => {
     base = await makeTree({ 'proj/a.txt': 'a\n' }, 'codespace-toolgroups-');
-    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }], { disabledToolGroups: () => setting });
+    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }], { disabledToolGroups: () => setting, enabledToolGroups: () => enabled });
   });
   after(async () => {
     await h.close();
@@ -77,6 +95,7 @@ describe('tool surface: tool groups the operator turns off (codespace.tools.disa
   });
   afterEach(() => {
     setting = [];
+    enabled = [...OPT_IN_GROUPS];
     h.services.toolGroups.refresh();
   });
 
@@ -89,6 +108,29 @@ describe('tool surface: tool groups the operator turns off (codespace.tools.disa
     assert.ok(entry, 'codespace.tools.disabledGroups is contributed');
     assert.deepEqual(entry.items.enum, TOOL_GROUP_NAMES);
     assert.deepEqual(entry.default, []);
+    const on = sections.map((s) => s.properties['codespace.tools.enabledGroups']).find((e) => e !== undefined);
+    assert.ok(on, 'codespace.tools.enabledGroups is contributed');
+    assert.deepEqual(on.items.enum, OPT_IN_GROUPS);
+    assert.deepEqual(on.default, []);
+  });
+
+  it('a group served on request is off until turned on, says so in workspace_info, and turning it off wins', async () => {
+    const onRequest = OPT_IN_GROUPS.flatMap((g) => TOOL_GROUPS[g].map((t) => t.name));
+    assert.ok(onRequest.includes('code_actions'));
+    enabled = [];
+    h.services.toolGroups.refresh();
+    assert.ok(!(await listed()).some((n) => onRequest.includes(n)));
+    const err = toolError(await h.call('code_actions', { workspace_id: 'proj', path: 'a.txt', line: 1, character: 1 }));
+    assert.equal(err.code, 'TOOL_DISABLED');
+    const info = ok<{ tools_off: { groups: string[] }; notes: string[] }>(await h.call('workspace_info', { workspace_id: 'proj' }));
+    assert.deepEqual(info.tools_off.groups, [...OPT_IN_GROUPS]);
+    assert.ok(info.notes.some((n) => n.includes('codespace.tools.enabledGroups') && n.includes('code')), info.notes.join(' | '));
+    enabled = ['code'];
+    h.services.toolGroups.refresh();
+    assert.ok((await listed()).includes('code_actions'));
+    setting = ['code'];
+    h.services.toolGroups.refresh();
+    assert.ok(!(await listed()).includes('code_actions'));
   });
 
   it('a turned-off group is not listed; workspace_info and operation_resume always are', async () => {

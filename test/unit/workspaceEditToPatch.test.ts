@@ -82,6 +82,21 @@ describe('workspaceEditToPatch (a language server\'s edits as a V4A patch)', () 
     assert.equal(dec.decode(applyGenerated([{ path: 'm.ts', bytes: enc.encode(multi), edits: e3 }])['m.ts']), direct(multi, e3));
   });
 
+  it('takes edits that reach the empty line after the final newline: a formatter replacing the whole document, an insertion at the very end', () => {
+    const text = 'export function f( a:number ){return a}\nf(1)\n';
+    const whole = 'export function f(a: number) {\n  return a;\n}\nf(1);\n';
+    for (const eol of ['\n', '\r\n']) {
+      const bytes = enc.encode(text.replace(/\n/g, eol));
+      const want = whole.replace(/\n/g, eol);
+      assert.equal(dec.decode(applyGenerated([{ path: 'f.ts', bytes, edits: [{ range: r(1, 1, 3, 1), newText: want }] }])['f.ts']), want);
+      assert.equal(dec.decode(applyGenerated([{ path: 'f.ts', bytes, edits: [{ range: r(3, 1, 3, 1), newText: `g(2)${eol}` }] }])['f.ts']), `${text.replace(/\n/g, eol)}g(2)${eol}`);
+    }
+    // Removing the final newline is not something a patch expresses: refused, never a different result.
+    assert.throws(() => workspaceEditToPatch([{ path: 'f.ts', bytes: enc.encode(text), edits: [{ range: r(2, 5, 3, 1), newText: '' }] }]), (e: { code?: string }) => e.code === 'PATCH_INVALID');
+    // Unchanged edits are an empty patch when the caller says so (format of a formatted file).
+    assert.equal(workspaceEditToPatch([{ path: 'f.ts', bytes: enc.encode(text), edits: [] }], 'empty').files.length, 0);
+  });
+
   it('refuses edits that change nothing, and a carriage return inside a line', () => {
     const text = 'a\n';
     assert.throws(() => workspaceEditToPatch([{ path: 'a.ts', bytes: enc.encode(text), edits: [{ range: r(1, 1, 1, 2), newText: 'a' }] }]), /changes nothing/);

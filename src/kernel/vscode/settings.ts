@@ -195,6 +195,14 @@ export const settings = {
     const entries = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
     return [...entries(inspected?.globalValue), ...entries(inspected?.workspaceValue), ...entries(inspected?.workspaceFolderValue)];
   },
+  /**
+   * `codespace.tools.enabledGroups`: the groups served only on request that are on. From user settings only: a
+   * workspace's settings cannot widen what agents are offered.
+   */
+  toolsEnabledGroups(): unknown[] {
+    const v = inspect<unknown>('tools.enabledGroups')?.globalValue;
+    return Array.isArray(v) ? v : [];
+  },
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
   },

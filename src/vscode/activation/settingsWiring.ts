@@ -82,6 +82,7 @@ export function serviceOptions(p: ServiceParts): AssembleOptions {
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
     disabledToolGroups: settings.toolsDisabledGroups,
+    enabledToolGroups: settings.toolsEnabledGroups,
     probeSandboxLater: true,
   };
 }
@@ -101,7 +102,7 @@ export function reactToSettings(core: Pick<AssembledServices, 'isolation' | 'too
     if (SANDBOX_SETTINGS.some((s) => settings.affects(e, s))) probeSandbox(core, log);
     if (settings.affects(e, 'discovery.tokenFile')) discovery.refresh();
     // Connected sessions hear notifications/tools/list_changed when the served tools change.
-    if (settings.affects(e, 'tools.disabledGroups')) core.toolGroups.refresh();
+    if (settings.affects(e, 'tools.disabledGroups') || settings.affects(e, 'tools.enabledGroups')) core.toolGroups.refresh();
     if (settings.affects(e, 'server.port')) {
       vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describeErrorWithStack(err)));
     }

@@ -1,8 +1,12 @@
 import type {
+  CallEdge,
+  CallItem,
+  CodeActionInfo,
   DocumentSymbolNode,
   EditorLocation,
   EditorState,
   FileDiagnostics,
+  FileTextEdits,
   LanguageFeatures,
   RenameOutcome,
   SettleOptions,
@@ -23,6 +27,11 @@ export class FakeLanguage implements LanguageFeatures {
   hovers: { contents: string[]; range?: TextRange }[] = [];
   renameAnswer: (path: string, position: TextPosition, newName: string) => Promise<RenameOutcome> = () => Promise.resolve({ edits: [], fileOperations: 0 });
   state: EditorState = { active: undefined, visible: [], dirty: [] };
+  actions: CodeActionInfo[] = [];
+  /** The last code action request: its range and options. */
+  actionRequests: { path: string; range: TextRange; kind?: string; resolve: boolean }[] = [];
+  formatAnswer: (path: string, range: TextRange | undefined) => Promise<FileTextEdits | undefined> = () => Promise.resolve(undefined);
+  hierarchy: { items: CallItem[]; edges: CallEdge[] } = { items: [], edges: [] };
 
   reportsOn(p: string): boolean {
     return p.endsWith('.ts');
@@ -58,6 +67,19 @@ export class FakeLanguage implements LanguageFeatures {
   rename(p: string, pos: TextPosition, newName: string): Promise<RenameOutcome> {
     this.calls.push(`rename ${p} ${pos.line}:${pos.character} ${newName}`);
     return this.renameAnswer(p, pos, newName);
+  }
+  codeActions(p: string, range: TextRange, options: { readonly kind?: string; readonly resolve: boolean }): Promise<CodeActionInfo[]> {
+    this.calls.push(`codeActions ${p}`);
+    this.actionRequests.push({ path: p, range, ...(options.kind !== undefined ? { kind: options.kind } : {}), resolve: options.resolve });
+    return Promise.resolve(this.actions);
+  }
+  formatEdits(p: string, range: TextRange | undefined): Promise<FileTextEdits | undefined> {
+    this.calls.push(`format ${p}`);
+    return this.formatAnswer(p, range);
+  }
+  callHierarchy(p: string, pos: TextPosition, direction: 'incoming' | 'outgoing'): Promise<{ items: CallItem[]; edges: CallEdge[] }> {
+    this.calls.push(`callHierarchy ${p} ${pos.line}:${pos.character} ${direction}`);
+    return Promise.resolve(this.hierarchy);
   }
   editorState(): EditorState {
     return this.state;

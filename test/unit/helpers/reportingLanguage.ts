@@ -1,4 +1,4 @@
-import type { DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, LanguageFeatures, RenameOutcome, SettleOptions, WorkspaceSymbol } from '../../../src/features/editor/common/languageFeatures';
+import type { CallEdge, CallItem, CodeActionInfo, DocumentSymbolNode, EditorDiagnostic, EditorLocation, EditorState, FileDiagnostics, FileTextEdits, LanguageFeatures, RenameOutcome, SettleOptions, WorkspaceSymbol } from '../../../src/features/editor/common/languageFeatures';
 
 /** The one problem ReportingLanguage finds in every file: a warning on the first line. */
 export const REPORTED: EditorDiagnostic = { range: { start: { line: 1, character: 1 }, end: { line: 1, character: 2 } }, severity: 'warning', message: 'reported by the test language server', source: 'test' };
@@ -25,6 +25,15 @@ export abstract class InertLanguage implements LanguageFeatures {
   }
   rename(): Promise<RenameOutcome> {
     return Promise.resolve({ refused: 'not in this test' });
+  }
+  codeActions(): Promise<CodeActionInfo[]> {
+    return Promise.resolve([]);
+  }
+  formatEdits(): Promise<FileTextEdits | undefined> {
+    return Promise.resolve(undefined);
+  }
+  callHierarchy(): Promise<{ items: CallItem[]; edges: CallEdge[] }> {
+    return Promise.resolve({ items: [], edges: [] });
   }
   editorState(): EditorState {
     return { active: undefined, visible: [], dirty: [] };

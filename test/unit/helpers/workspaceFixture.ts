@@ -70,7 +70,7 @@ export interface Harness {
  */
 export async function connectHarness(
   folders: FolderInfo[],
-  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs; contentSearch?: ContentSearch; disabledToolGroups?: () => readonly unknown[] } = {},
+  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs; contentSearch?: ContentSearch; disabledToolGroups?: () => readonly unknown[]; enabledToolGroups?: () => readonly unknown[] } = {},
 ): Promise<Harness> {
   const source = options.source ?? new InMemoryWorkspaceSource(folders, options.trusted ?? true);
   const fs = options.fs ?? new SpyWorkspaceFs();
@@ -85,6 +85,7 @@ export async function connectHarness(
         limits: () => limits.current,
         ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
         ...(options.disabledToolGroups ? { disabledToolGroups: options.disabledToolGroups } : {}),
+        ...(options.enabledToolGroups ? { enabledToolGroups: options.enabledToolGroups } : {}),
       }),
     );
   }
@@ -121,6 +122,6 @@ export function toolError(result: CallToolResult): { code: string; message: stri
 }
 
 export function ok<T = Record<string, unknown>>(result: CallToolResult): T {
-  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.structuredContent)}`);
+  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.structuredContent ?? result.content)}`);
   return result.structuredContent as T;
 }

@@ -8,6 +8,8 @@ import { diagnosticsTool } from './diagnostics';
 import { editorContextTool } from './editorContext';
 import { definitionTool, hoverTool, referencesTool } from './navigation';
 import { renameSymbolTool } from './renameSymbol';
+import { applyCodeActionTool, codeActionsTool, formatTool } from './codeEdits';
+import { callHierarchyTool } from './callHierarchy';
 import { symbolsTool, workspaceSymbolsTool } from './symbols';
 import type { AnyTool } from '../../../kernel/tool';
 
@@ -29,6 +31,9 @@ export interface EditorToolDeps {
 /** The tools backed by the editor's language features (src/features/editor/common/languageFeatures.ts), in tools/list order. */
 export const EDITOR_TOOLS = [diagnosticsTool, symbolsTool, workspaceSymbolsTool, definitionTool, referencesTool, hoverTool, editorContextTool, renameSymbolTool] as const;
 
+/** The tools that change code the way the language servers propose, and the call hierarchy (served on request). */
+export const CODE_TOOLS = [codeActionsTool, applyCodeActionTool, formatTool, callHierarchyTool] as const;
+
 export function editorTools(deps: EditorToolDeps): AnyTool[] {
   return [
     diagnosticsTool.create(deps),
@@ -39,5 +44,9 @@ export function editorTools(deps: EditorToolDeps): AnyTool[] {
     hoverTool.create(deps),
     editorContextTool.create(deps),
     renameSymbolTool.create(deps),
+    codeActionsTool.create(deps),
+    applyCodeActionTool.create(deps),
+    formatTool.create(deps),
+    callHierarchyTool.create(deps),
   ];
 }

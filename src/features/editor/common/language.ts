@@ -1,5 +1,4 @@
 import * as path from 'node:path';
-import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../../../base/errors';
 import type { EditorLocation, LanguageFeatures, TextPosition } from './languageFeatures';
 import { confine, failureCode, isInside, readCheckedFile } from '../../../base/paths';
@@ -7,47 +6,15 @@ import type { Workspace } from '../../../kernel/workspaces';
 import { decodeText, hasBom } from '../../patches';
 import { contentVersion } from '../../patches';
 import type { EditorToolDeps } from './editorTools';
+import { LANGUAGE_LIMITS, MAX_LANGUAGE_FILE_BYTES } from './languageSchemas';
+import type { LocationView } from './languageSchemas';
 
 /**
  * Shared by the editor tools (diagnostics, symbols, navigation, editor_context, rename_symbol): the bounds, the
  * position checks and the one place where a location the editor reports becomes something an agent may see.
  */
-export const LANGUAGE_LIMITS = {
-  /** Locations one definition/references/workspace_symbols call returns. */
-  maxLocations: 200,
-  /** Diagnostics one call returns. */
-  maxDiagnostics: 500,
-  /** Characters of one diagnostic message. */
-  maxMessageChars: 2000,
-  /** Document symbols (all levels) and their nesting. */
-  maxSymbols: 1000,
-  maxSymbolDepth: 8,
-  /** Characters of hover text. */
-  maxHoverChars: 8000,
-  /** Characters of a location's context line. */
-  maxContextChars: 200,
-  /** Characters of the selected text editor_context returns. */
-  maxSelectionChars: 16 * 1024,
-  /** Files a diagnostics call may name. */
-  maxPaths: 100,
-  /** Files read to show context lines (larger files get locations without context). */
-  maxContextFileBytes: 8 * 1024 * 1024,
-} as const;
-
-/** Largest file a position or a rename is checked against. */
-export const MAX_LANGUAGE_FILE_BYTES = 64 * 1024 * 1024;
-
-export const positionSchema = z.object({ line: z.number(), character: z.number() });
-export const rangeSchema = z.object({ start: positionSchema, end: positionSchema });
-
-export const locationSchema = z.object({
-  workspace_id: z.string(),
-  path: z.string(),
-  range: rangeSchema,
-  context: z.string().optional().describe('The text of the range\'s first line, trimmed and bounded.'),
-});
-
-export type LocationView = z.infer<typeof locationSchema>;
+export { LANGUAGE_LIMITS, MAX_LANGUAGE_FILE_BYTES, locationSchema, positionInput, positionSchema, rangeSchema } from './languageSchemas';
+export type { LocationView } from './languageSchemas';
 
 /** The port, or UNAVAILABLE in a host without an editor. */
 export function featuresOf(deps: Pick<EditorToolDeps, 'language'>): LanguageFeatures {
@@ -101,10 +68,6 @@ export function checkPosition(file: CheckedFile, line: number, character: number
   return { line, character };
 }
 
-export const positionInput = {
-  line: z.number().int().min(1),
-  character: z.number().int().min(1),
-};
 
 function bounded(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;

@@ -73,7 +73,47 @@ export interface FileTextEdits {
   readonly dirty: boolean;
 }
 
-export type RenameOutcome = { readonly edits: readonly FileTextEdits[]; readonly fileOperations: number } | { readonly refused: string };
+/** A WorkspaceEdit's text edits per file, and how many file operations (create, rename, delete) it also makes. */
+export interface EditorEdit {
+  readonly edits: readonly FileTextEdits[];
+  readonly fileOperations: number;
+}
+
+export type RenameOutcome = EditorEdit | { readonly refused: string };
+
+/** A quick fix, refactoring or source action a language server offers for a range. */
+export interface CodeActionInfo {
+  readonly title: string;
+  /** Its kind as VS Code spells it (`quickfix`, `refactor.extract.function`, `source.organizeImports`, ...). */
+  readonly kind?: string;
+  readonly preferred: boolean;
+  /** Why it cannot be applied now, when the server says so. */
+  readonly disabled?: string;
+  /** The diagnostics it fixes. */
+  readonly diagnostics: readonly EditorDiagnostic[];
+  /**
+   * Its edit, when it has one (resolved when asked for): or why it cannot be read (an edit of a document that is not
+   * a file).
+   */
+  readonly edit?: EditorEdit | { readonly refused: string };
+  /** The command it runs (after its edit, when it has both). */
+  readonly command?: { readonly id: string; readonly title: string };
+}
+
+/** A function or method of a call hierarchy, and where it is. */
+export interface CallItem {
+  readonly name: string;
+  readonly kind: string;
+  readonly detail?: string;
+  readonly location: EditorLocation;
+}
+
+/** One edge of a call hierarchy: the caller (incoming) or the callee (outgoing), and the call sites. */
+export interface CallEdge {
+  readonly item: CallItem;
+  /** Where the calls are: in the caller's file (incoming), in the asked item's file (outgoing). */
+  readonly sites: readonly EditorLocation[];
+}
 
 export interface EditorView {
   readonly path: string | undefined;
@@ -129,5 +169,20 @@ export interface LanguageFeatures {
   /** Hover texts (Markdown or plain) at the position, and the range they describe. */
   hover(path: string, position: TextPosition): Promise<{ contents: string[]; range?: TextRange }[]>;
   rename(path: string, position: TextPosition, newName: string): Promise<RenameOutcome>;
+  /**
+   * The code actions for a range (the diagnostics it overlaps are passed to the servers), of a kind when given
+   * (`quickfix` matches `quickfix.*` too). `resolve`: ask servers that compute edits lazily for them.
+   */
+  codeActions(path: string, range: TextRange, options: { readonly kind?: string; readonly resolve: boolean }): Promise<CodeActionInfo[]>;
+  /**
+   * The formatting edits of a file, or of a range of it, with the file's own editor settings (tab size, spaces):
+   * undefined when no formatter is installed for its language.
+   */
+  formatEdits(path: string, range: TextRange | undefined): Promise<FileTextEdits | undefined>;
+  /**
+   * The call hierarchy at a position: the items there (none: not a callable), and the calls into (`incoming`) or out
+   * of (`outgoing`) each.
+   */
+  callHierarchy(path: string, position: TextPosition, direction: 'incoming' | 'outgoing'): Promise<{ items: CallItem[]; edges: CallEdge[] }>;
   editorState(): EditorState;
 }

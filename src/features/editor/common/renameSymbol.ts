@@ -1,13 +1,9 @@
 import { z } from 'zod';
 import { InvalidArgumentsError, ToolError } from '../../../base/errors';
-import type { ApplyPatchArgs } from '../../patches';
-import { workspaceEditToPatch } from '../../patches';
-import type { FileEdits } from '../../patches';
-import { decodeText, hasBom } from '../../patches';
+import { applyPatchTool, workspaceEditToPatch } from '../../patches';
 import type { TextRange } from './languageFeatures';
-import type { ApplyPatchResult } from '../../patches';
-import { applyPatchTool } from '../../patches';
-import { LocationMapper, checkPosition, featuresOf, positionInput, readWorkspaceFile } from './language';
+import { checkPosition, featuresOf, positionInput, readWorkspaceFile } from './language';
+import { checkedEdits, editableWorkspace, runAsPatch } from './editsAsPatch';
 import { defineTool } from '../../../kernel/tool';
 import type { EditorToolDeps } from './editorTools';
 
@@ -51,18 +47,10 @@ export const renameSymbolTool = defineTool({
     patch: z.string().describe('The V4A patch the rename became.'),
     expected_versions: z.record(z.string(), z.string()),
   },
-  create: (deps: Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs' | 'runner'>) => async (args, { signal, session }) => {
+  create: (deps: Pick<EditorToolDeps, 'language' | 'workspaces' | 'fs' | 'runner'>) => async (args, call) => {
     const features = featuresOf(deps);
-    const ws = deps.workspaces.get(args.workspace_id);
-    // A work in its own worktree: the language server sees the workspace folders, never the work's copy of them.
-    if (args.work_id !== undefined && deps.workspaces.get(ws.id, args.work_id).work_id !== undefined) {
-      throw new ToolError('UNAVAILABLE', `rename_symbol works on the workspace folders, not in work ${args.work_id}'s worktree: the language server does not see it.`, {
-        hint: 'Edit the references with search and apply_patch (with the work_id).',
-        details: { reason: 'worktree_work', work_id: args.work_id },
-      });
-    }
-    // The same check apply_patch's runner makes, before asking the language server anything.
-    deps.workspaces.require(ws, 'write');
+    // The same checks apply_patch's runner makes, before asking the language server anything.
+    const ws = editableWorkspace(deps, args, 'rename_symbol');
     if (/[\r\n]/.test(args.new_name)) throw new InvalidArgumentsError('new_name must be one line.', { field: 'new_name' });
     const file = await readWorkspaceFile(deps, ws, args.path);
     const pos = checkPosition(file, args.line, args.character);
@@ -81,62 +69,18 @@ export const renameSymbolTool = defineTool({
     // The name being renamed: what the edit of the requested file covers (every edit covers the same name).
     const own = outcome.edits.find((fe) => fe.path === file.abs)?.edits.find((e) => e.range.start.line <= pos.line && e.range.end.line >= pos.line);
     const oldName = own ? textIn(file.lines, own.range) : textIn(file.lines, outcome.edits[0]?.edits[0]?.range);
-    const mapper = new LocationMapper(deps);
-    const files: FileEdits[] = [];
-    for (const fe of outcome.edits) {
-      const where = await mapper.confinePath(fe.path);
-      if (!where || where.ws.id !== ws.id) {
-        throw new ToolError('PATH_OUTSIDE_WORKSPACE', `The rename would also edit a file outside workspace ${ws.id}${where ? ` (in workspace ${where.ws.id}: ${where.rel})` : ''}; nothing was changed.`, {
-          hint: 'Rename it by hand with apply_patch in each workspace.',
-          details: where ? { workspace_id: where.ws.id, path: where.rel } : {},
-        });
-      }
-      if (fe.dirty || deps.fs.isDirty(fe.path)) {
-        throw new ToolError('FILE_DIRTY_IN_EDITOR', `${where.rel} has unsaved changes in the editor; the rename was computed on them, so nothing was changed.`, {
-          hint: 'Ask the developer to save or revert the file, then rename again.',
-          details: { path: where.rel },
-        });
-      }
-      const disk = await readWorkspaceFile(deps, ws, where.rel);
-      if (fe.documentText !== undefined) {
-        const text = decodeText(hasBom(disk.bytes) ? disk.bytes.subarray(3) : disk.bytes);
-        if (text !== fe.documentText) {
-          throw new ToolError('VERSION_CONFLICT', `${where.rel} changed on disk after the language server read it; nothing was changed.`, {
-            hint: 'Call rename_symbol again: the editor reloads the file.',
-            details: { path: where.rel, current: disk.version },
-          });
-        }
-      }
+    const files = await checkedEdits(deps, ws, outcome.edits, 'The rename', (disk) => {
       // A rename replaces the same name everywhere: an edit whose range covers other text was computed on text
       // that is no longer on disk (the file changed in between).
-      const covered = fe.edits.map((e) => textIn(disk.lines, e.range));
+      const fe = outcome.edits.find((e) => e.path === disk.abs);
+      const covered = (fe?.edits ?? []).map((e) => textIn(disk.lines, e.range));
       if (covered.some((t) => t === undefined || t !== oldName)) {
-        throw new ToolError('VERSION_CONFLICT', `${where.rel} changed while the language server computed the rename; nothing was changed.`, {
+        throw new ToolError('VERSION_CONFLICT', `${disk.rel} changed while the language server computed the rename; nothing was changed.`, {
           hint: 'Call rename_symbol again.',
-          details: { path: where.rel, current: disk.version },
+          details: { path: disk.rel, current: disk.version },
         });
       }
-      files.push({ path: where.rel, bytes: disk.bytes, edits: fe.edits });
-    }
-    const built = workspaceEditToPatch(files);
-    const request: ApplyPatchArgs = {
-      workspace_id: ws.id,
-      patch: built.patch,
-      expected_versions: built.expected_versions,
-      operation_key: args.operation_key,
-      ...(args.check_only !== undefined ? { check_only: args.check_only } : {}),
-      ...(args.work_id !== undefined ? { work_id: args.work_id } : {}),
-    };
-    try {
-      // apply_patch's own operation: its holds, ledger and after-commit work (diagnostics) are the rename's.
-      const result = (await deps.runner.run(applyPatchTool.name, request, signal, session !== undefined ? { session } : {})) as ApplyPatchResult;
-      return { ...result, patch: built.patch, expected_versions: built.expected_versions };
-    } catch (err) {
-      // A held rename is an apply_patch hold: operation_resume commits it. Say which patch is held.
-      if (ToolError.is(err, 'APPROVAL_REQUIRED')) {
-        throw new ToolError('APPROVAL_REQUIRED', err.message, { ...(err.hint !== undefined ? { hint: err.hint } : {}), details: { ...err.details, patch: built.patch } });
-      }
-      throw err;
-    }
+    });
+    return runAsPatch(deps, ws, workspaceEditToPatch(files, { field: 'new_name' }), args, call);
   },
 });

@@ -1,9 +1,10 @@
 import { promises as fsp } from 'node:fs';
 import * as vscode from 'vscode';
 import type {
-  DiagnosticSeverity,
+  CallEdge,
+  CallItem,
+  CodeActionInfo,
   DocumentSymbolNode,
-  EditorDiagnostic,
   EditorLocation,
   EditorState,
   FileDiagnostics,
@@ -16,6 +17,8 @@ import type {
   WorkspaceSymbol,
 } from '../common/languageFeatures';
 import { describeError } from '../../../base/describeError';
+import { editorEditOf, fromPosition, hoverText, openDocument, pathOf, symbolKind, toDiagnostic, toLocation, toRange, toSymbolNode } from './convert';
+import { callsAt, codeActionsAt, formattingEdits } from './vscodeCodeEdits';
 
 /**
  * LanguageFeatures on VS Code's own commands (`vscode.execute*Provider`) and diagnostics, so agents get what every
@@ -36,83 +39,6 @@ const NUDGE_MS = 3000;
  * the file each time, work that competed with the agent's next calls.
  */
 export const LINGER_MS = 3000;
-
-const SEVERITY: Record<vscode.DiagnosticSeverity, DiagnosticSeverity> = {
-  [vscode.DiagnosticSeverity.Error]: 'error',
-  [vscode.DiagnosticSeverity.Warning]: 'warning',
-  [vscode.DiagnosticSeverity.Information]: 'information',
-  [vscode.DiagnosticSeverity.Hint]: 'hint',
-};
-
-function toPosition(p: vscode.Position): TextPosition {
-  return { line: p.line + 1, character: p.character + 1 };
-}
-
-function toRange(r: vscode.Range): TextRange {
-  return { start: toPosition(r.start), end: toPosition(r.end) };
-}
-
-function fromPosition(p: TextPosition): vscode.Position {
-  return new vscode.Position(p.line - 1, p.character - 1);
-}
-
-function pathOf(uri: vscode.Uri): string | undefined {
-  return uri.scheme === 'file' ? uri.fsPath : undefined;
-}
-
-function symbolKind(kind: vscode.SymbolKind): string {
-  return vscode.SymbolKind[kind] ?? String(kind);
-}
-
-function codeOf(code: vscode.Diagnostic['code']): string | undefined {
-  if (code === undefined) return undefined;
-  return typeof code === 'object' ? String(code.value) : String(code);
-}
-
-function toDiagnostic(d: vscode.Diagnostic): EditorDiagnostic {
-  const code = codeOf(d.code);
-  return {
-    range: toRange(d.range),
-    severity: SEVERITY[d.severity] ?? 'information',
-    message: d.message,
-    ...(d.source !== undefined ? { source: d.source } : {}),
-    ...(code !== undefined ? { code } : {}),
-  };
-}
-
-function toLocation(l: vscode.Location | vscode.LocationLink): EditorLocation {
-  if ('targetUri' in l) return { path: pathOf(l.targetUri), range: toRange(l.targetSelectionRange ?? l.targetRange) };
-  return { path: pathOf(l.uri), range: toRange(l.range) };
-}
-
-function hoverText(c: vscode.MarkdownString | vscode.MarkedString): string {
-  if (typeof c === 'string') return c;
-  if (c instanceof vscode.MarkdownString) return c.value;
-  return `\`\`\`${c.language}\n${c.value}\n\`\`\``;
-}
-
-function isDocumentSymbol(s: vscode.DocumentSymbol | vscode.SymbolInformation): s is vscode.DocumentSymbol {
-  return 'children' in s && 'selectionRange' in s;
-}
-
-function toSymbolNode(s: vscode.DocumentSymbol | vscode.SymbolInformation): DocumentSymbolNode {
-  if (isDocumentSymbol(s)) {
-    return {
-      name: s.name,
-      kind: symbolKind(s.kind),
-      ...(s.detail ? { detail: s.detail } : {}),
-      range: toRange(s.range),
-      selectionRange: toRange(s.selectionRange),
-      children: (s.children ?? []).map(toSymbolNode),
-    };
-  }
-  const range = toRange(s.location.range);
-  return { name: s.name, kind: symbolKind(s.kind), ...(s.containerName ? { detail: s.containerName } : {}), range, selectionRange: range, children: [] };
-}
-
-function openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
-  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-}
 
 /** The file's text on disk (BOM removed, as the editor shows it), or undefined when it cannot be read. */
 async function diskText(path: string): Promise<string | undefined> {
@@ -449,27 +375,20 @@ export class VsCodeLanguageFeatures implements LanguageFeatures, vscode.Disposab
       return { refused: describeError(err) };
     }
     if (!edit) return { refused: 'no rename provider answered for this position' };
-    const entries = edit.entries();
-    const files: FileTextEdits[] = [];
-    for (const [uri, edits] of entries) {
-      const p = pathOf(uri);
-      if (p === undefined) return { refused: `the rename would edit ${uri.scheme}: document ${uri.path}, which is not a file` };
-      // The document as the editor holds it: the core compares it with the bytes on disk.
-      let doc: vscode.TextDocument | undefined;
-      try {
-        doc = openDocument(uri) ?? (await vscode.workspace.openTextDocument(uri));
-      } catch {
-        doc = undefined;
-      }
-      files.push({
-        path: p,
-        edits: edits.map((e) => ({ range: toRange(e.range), newText: e.newText })),
-        documentText: doc?.getText(),
-        dirty: doc?.isDirty ?? false,
-      });
-    }
-    // `size` counts resources with text or file operations; `entries()` lists only text edits.
-    return { edits: files, fileOperations: Math.max(0, edit.size - entries.length) };
+    const outcome = await editorEditOf(edit);
+    return 'refused' in outcome ? { refused: `the rename ${outcome.refused}` } : outcome;
+  }
+
+  codeActions(path: string, range: TextRange, options: { readonly kind?: string; readonly resolve: boolean }): Promise<CodeActionInfo[]> {
+    return codeActionsAt(path, range, options);
+  }
+
+  formatEdits(path: string, range: TextRange | undefined): Promise<FileTextEdits | undefined> {
+    return formattingEdits(path, range);
+  }
+
+  callHierarchy(path: string, position: TextPosition, direction: 'incoming' | 'outgoing'): Promise<{ items: CallItem[]; edges: CallEdge[] }> {
+    return callsAt(path, position, direction);
   }
 
   editorState(): EditorState {

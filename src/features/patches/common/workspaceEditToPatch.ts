@@ -104,7 +104,17 @@ function applyEdits(file: FileEdits): { text: string; newText: string; bom: bool
     g.newLines = region.split(/\r\n|\n/);
   }
   // The patch's lines are the file's lines: after a final newline there is no further (empty) line to match.
-  return { text, newText, bom: parsed.bom, groups, lines: parsed.finalNewline && text !== '' ? lines.slice(0, -1) : lines };
+  const finalEmpty = parsed.finalNewline && text !== '' ? lines.length - 1 : -1;
+  for (const g of groups) {
+    // An edit that reaches the empty line after the final newline (a formatter replacing the whole document): the
+    // patch names no such line. When the edited text still ends with a newline, the group ends at the last real
+    // line; otherwise the final newline is removed, which the plan below refuses (a patch keeps it).
+    if (g.last === finalEmpty && g.newLines[g.newLines.length - 1] === '') {
+      g.newLines.pop();
+      g.last = finalEmpty - 1;
+    }
+  }
+  return { text, newText, bom: parsed.bom, groups, lines: finalEmpty >= 0 ? lines.slice(0, -1) : lines };
 }
 
 function sectionFor(path: string, lines: readonly string[], groups: readonly Group[], context: number | 'all'): string {
@@ -147,8 +157,11 @@ function planMatches(path: string, section: string, bytes: Uint8Array, expected:
   }
 }
 
-/** Builds the patch for edits of one or more files (each path at most once). */
-export function workspaceEditToPatch(files: readonly FileEdits[]): EditPatch {
+/**
+ * Builds the patch for edits of one or more files (each path at most once). Edits that change nothing are refused
+ * (INVALID_ARGUMENTS naming `field`), unless `unchanged` is `"empty"`: then the result has no files and an empty patch.
+ */
+export function workspaceEditToPatch(files: readonly FileEdits[], unchanged: { field: string } | 'empty' = { field: 'new_name' }): EditPatch {
   const seen = new Set<string>();
   const sections: string[] = [];
   const expected: Record<string, string> = {};
@@ -178,6 +191,9 @@ export function workspaceEditToPatch(files: readonly FileEdits[]): EditPatch {
     expected[file.path] = contentVersion(file.bytes);
     summary.push({ path: file.path, before: text, after: newText, edits: file.edits.length });
   }
-  if (sections.length === 0) throw new InvalidArgumentsError('The edit changes nothing: every file would stay as it is.', { field: 'new_name' });
+  if (sections.length === 0) {
+    if (unchanged === 'empty') return { patch: '', expected_versions: {}, files: [] };
+    throw new InvalidArgumentsError('The edit changes nothing: every file would stay as it is.', { field: unchanged.field });
+  }
   return { patch: `*** Begin Patch\n${sections.join('\n')}\n*** End Patch\n`, expected_versions: expected, files: summary };
 }
