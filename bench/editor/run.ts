@@ -9,7 +9,7 @@
  *   read_process        200 MiB of PTY output vs bare node-pty in the same extension host
  *   flood               extension host RSS growth and event-loop delay during a 1 GiB flood, terminal mirror on
  *   sessions            extension host event-loop delay during 32 sessions × 1,000 calls
- *   toollist            the tools/list size against its 24 KB budget (bench/editor/toolList.ts)
+ *   toollist            the tools/list size against its budget (bench/editor/toolList.ts)
  *   activation          activate() to listening of the packaged VSIX in fresh windows; bundle and VSIX sizes
  *                       (bench/editor/activation.ts; runs first and leaves dist/ holding the production build)
  *

@@ -22,7 +22,7 @@ export async function toolListGroup(endpoint: { readonly mcpUrl: string; readonl
       verdicts: [
         {
           what: `\`tools/list\` of the whole surface (${size.tools.length} tools), the context every session pays`,
-          against: 'the budget: 24 KB, about 6,000 tokens',
+          against: `the budget: ${(TOOL_LIST_BUDGET_BYTES / 1000).toFixed(1)} KB, about ${Math.round(TOOL_LIST_BUDGET_BYTES / 4 / 100) * 100} tokens`,
           ours: `${size.bytes} bytes`,
           baseline: `${TOOL_LIST_BUDGET_BYTES} bytes`,
           result: `${size.bytes} bytes`,

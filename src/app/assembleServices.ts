@@ -43,6 +43,8 @@ import type { ProcessesOptions } from '../features/processes/node/assembleProces
 import { assembleWorks } from '../features/works/node/assembleWorks';
 import { assembleReview } from '../features/review/common/assembleReview';
 import { assembleEditor } from '../features/editor/common/assembleEditor';
+import { assembleTasks } from '../features/tasks/common/assembleTasks';
+import type { TasksPort } from '../features/tasks/common/tasksPort';
 import type { AfterWriteReviews } from '../features/review/common/afterWriteReviews';
 import type { CheckpointService } from '../features/review/common/checkpointService';
 import type { SteeringService } from '../features/works/common/steeringService';
@@ -85,6 +87,8 @@ export interface AssembleOptions extends ProcessesOptions {
   readonly contentSearch?: ContentSearch;
   /** The editor's language features (the VS Code host); absent: the editor tools answer UNAVAILABLE. */
   readonly language?: LanguageFeatures;
+  /** The editor's tasks (the VS Code host); absent: the task tools answer UNAVAILABLE. */
+  readonly tasks?: TasksPort;
   /** `codespace.diagnostics.settleMs`, read fresh per edit (default 0: edits are not followed for diagnostics). */
   readonly diagnosticsSettleMs?: () => number;
   /** `codespace.tools.disabledGroups`, read fresh (default: every group served). */
@@ -281,6 +285,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     owned,
   );
   const { diagnosticsFeed } = editor;
+  const tasks = assembleTasks({ workspaces, fs, logger, tasks: o.tasks, runner, processes: supervisor });
   const search = o.contentSearch ?? NO_CONTENT_SEARCH;
   const engine = search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
@@ -296,6 +301,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     ...processTools({ workspaces, fs, processes: supervisor, execLog, exec: { env: o.env, envChanges: o.envChanges ?? (() => ({})), timeoutMs: o.timeoutMs }, processCapabilities, runner }),
     ...works.tools,
     ...editor.tools,
+    ...tasks.tools,
   ]);
   const dispatcherWith = (extra: readonly AnyTool[]): ToolDispatcher => {
     const dispatcher = new ToolDispatcher([...tools, ...extra], toolGroups, o.logger);

@@ -3,6 +3,7 @@ import { CODE_TOOLS, EDITOR_TOOLS } from '../features/editor/common/editorTools'
 import { FILE_TOOLS } from '../features/files/common/fileTools';
 import { PATCH_TOOLS } from '../features/patches/common/patchTools';
 import { PROCESS_TOOLS } from '../features/processes/common/tools/processTools';
+import { TASK_TOOLS } from '../features/tasks/common/taskTools';
 import { STEERING_TOOLS } from '../features/works/common/steeringTools';
 import type { ToolGroupTable } from '../kernel/toolGroups';
 import type { AnyTool, AnyToolFactory, ToolContract } from '../kernel/tool';
@@ -29,6 +30,8 @@ export const TOOL_GROUPS = {
   editor: EDITOR_TOOLS,
   /** Quick fixes, refactorings and formatting as patches, and call hierarchies (served on request). */
   code: CODE_TOOLS,
+  /** The editor's tasks, run through exec_command (served on request). */
+  tasks: TASK_TOOLS,
 } as const satisfies Record<string, readonly AnyToolFactory[]>;
 
 export type ToolGroup = keyof typeof TOOL_GROUPS;
@@ -40,7 +43,7 @@ export const TOOL_GROUP_NAMES = Object.keys(TOOL_GROUPS) as ToolGroup[];
  * pays for in its tool list stays within its budget (bench/toolListSize.ts), and the editor's runtime is offered to
  * agents only where the developer wants it.
  */
-export const OPT_IN_GROUPS: readonly ToolGroup[] = ['code'];
+export const OPT_IN_GROUPS: readonly ToolGroup[] = ['code', 'tasks'];
 
 /** Every tool the server offers, in the order tools/list shows them, with its group (none: always served). */
 function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
@@ -55,6 +58,7 @@ function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
     ...of('steering'),
     ...of('editor'),
     ...of('code'),
+    ...of('tasks'),
   ];
 }
 

@@ -86,6 +86,9 @@ describe('every tool with hostile arguments', function () {
       hover: { workspace_id: WS_ID, path: 'src/b.ts', line: 1, character: 1 },
       editor_context: {},
       rename_symbol: { workspace_id: WS_ID, path: 'src/b.ts', line: 1, character: 1, new_name: 'c', operation_key: 'hostile-rename', check_only: true },
+      // The task tools: without an editor in this host they answer UNAVAILABLE once the arguments pass.
+      tasks: { workspace_id: WS_ID },
+      task_run: { workspace_id: WS_ID, label: 'build', source: 'Workspace', wait_ms: 0 },
     };
   });
   after(async () => {

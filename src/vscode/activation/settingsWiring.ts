@@ -13,6 +13,7 @@ import { RipgrepContentSearch } from '../../features/files/node';
 import type { FreezeGit } from '../../features/works/node';
 import { COMMANDS } from '../../kernel/vscode/commandIds';
 import type { VsCodeLanguageFeatures } from '../../features/editor/vscode';
+import { VsCodeTasks } from '../../features/tasks/vscode';
 import type { OutputLogger } from '../../kernel/vscode/log';
 import { newRepositoryExposure } from '../../features/processes/vscode';
 import { editorRipgrep } from '../../features/files/vscode';
@@ -77,6 +78,7 @@ export function serviceOptions(p: ServiceParts): AssembleOptions {
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
     contentSearch: new RipgrepContentSearch(editorRipgrep()),
     language: p.language,
+    tasks: new VsCodeTasks((paths) => p.language.diagnostics(paths)),
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
     disabledToolGroups: settings.toolsDisabledGroups,
