@@ -43,6 +43,8 @@ import type { ProcessesOptions } from '../features/processes/node/assembleProces
 import { assembleWorks } from '../features/works/node/assembleWorks';
 import { assembleReview } from '../features/review/common/assembleReview';
 import { assembleEditor } from '../features/editor/common/assembleEditor';
+import { assembleDebug } from '../features/debug/common/assembleDebug';
+import type { DebugPort } from '../features/debug/common/debugPort';
 import type { AfterWriteReviews } from '../features/review/common/afterWriteReviews';
 import type { CheckpointService } from '../features/review/common/checkpointService';
 import type { SteeringService } from '../features/works/common/steeringService';
@@ -85,10 +87,14 @@ export interface AssembleOptions extends ProcessesOptions {
   readonly contentSearch?: ContentSearch;
   /** The editor's language features (the VS Code host); absent: the editor tools answer UNAVAILABLE. */
   readonly language?: LanguageFeatures;
+  /** The editor's debugger (the VS Code host); absent: the debug tools answer UNAVAILABLE. */
+  readonly debug?: DebugPort;
   /** `codespace.diagnostics.settleMs`, read fresh per edit (default 0: edits are not followed for diagnostics). */
   readonly diagnosticsSettleMs?: () => number;
   /** `codespace.tools.disabledGroups`, read fresh (default: every group served). */
   readonly disabledToolGroups?: () => readonly unknown[];
+  /** `codespace.tools.enabledGroups`, read fresh (default: none, so the groups served only on request are not). */
+  readonly enabledToolGroups?: () => readonly unknown[];
   /** Bounds of the content kept for checkpoints (default: fileBlobStore.ts). */
   readonly checkpointStore?: { readonly maxBytes?: number; readonly maxBlobBytes?: number };
 }
@@ -175,7 +181,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   const holds = await approvals.open();
   steps.mark('holds');
   o.logger.info(`[approvals] ${holds.loaded} hold(s) loaded, ${holds.pending} pending, ${holds.ambiguous} interrupted while resuming`);
-  const toolGroups = owned.add(new ToolGroups(CATALOGUE_GROUPS, o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', describeErrorWithStack(err))));
+  const toolGroups = owned.add(new ToolGroups(CATALOGUE_GROUPS, o.disabledToolGroups, (err) => o.logger.error('[tools] a tool-list listener failed', describeErrorWithStack(err)), o.enabledToolGroups));
   const runner = owned.add(
     new OperationRunner({
       workspaces: o.workspaces,
@@ -279,6 +285,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     owned,
   );
   const { diagnosticsFeed } = editor;
+  const debug = assembleDebug({ workspaces, fs, debug: o.debug, runner }, owned);
   const search = o.contentSearch ?? NO_CONTENT_SEARCH;
   const engine = search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
@@ -287,13 +294,14 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   // Each module creates its tools with exactly what they use; the catalogue orders them.
   const processCapabilities = (): ProcessCapabilities => supervisor.capabilities();
   const tools = assembleCatalogue([
-    workspaceInfoTool.create({ workspaces, toolGroups, limits, processCapabilities, approvals, isolation }),
+    workspaceInfoTool.create({ workspaces, toolGroups, limits, processCapabilities, approvals, isolation, debugger: () => o.debug !== undefined && toolGroups.disabledGroupOf('debug_start') === undefined }),
     ...fileTools({ workspaces, fs, limits, search, redactor }),
     ...patchTools({ workspaces, fs, logger, patches, approvals, afterWrite, language: o.language, diagnosticsFeed, runner }),
     ...review.tools,
     ...processTools({ workspaces, fs, processes: supervisor, execLog, exec: { env: o.env, envChanges: o.envChanges ?? (() => ({})), timeoutMs: o.timeoutMs }, processCapabilities, runner }),
     ...works.tools,
     ...editor.tools,
+    ...debug.tools,
   ]);
   const dispatcherWith = (extra: readonly AnyTool[]): ToolDispatcher => {
     const dispatcher = new ToolDispatcher([...tools, ...extra], toolGroups, o.logger);

@@ -1,5 +1,6 @@
 import { APPROVAL_TOOLS, operationResumeTool } from '../features/review/common/approvalTools';
 import { EDITOR_TOOLS } from '../features/editor/common/editorTools';
+import { DEBUG_TOOLS } from '../features/debug/common/debugTools';
 import { FILE_TOOLS } from '../features/files/common/fileTools';
 import { PATCH_TOOLS } from '../features/patches/common/patchTools';
 import { PROCESS_TOOLS } from '../features/processes/common/tools/processTools';
@@ -27,9 +28,17 @@ export const TOOL_GROUPS = {
   steering: STEERING_TOOLS,
   /** The editor's language features and what the developer looks at. */
   editor: EDITOR_TOOLS,
+  /** The editor's debugger, driven in sessions the agent starts. */
+  debug: DEBUG_TOOLS,
 } as const satisfies Record<string, readonly AnyToolFactory[]>;
 
 export type ToolGroup = keyof typeof TOOL_GROUPS;
+
+/**
+ * Groups served only when the operator turns them on (`codespace.tools.enabledGroups`): the debugger, whose tools
+ * would take the tool list past its budget (bench/toolListSize.ts) and whose debuggee is not sandboxed.
+ */
+export const OPT_IN_GROUPS: readonly ToolGroup[] = ['debug'];
 
 export const TOOL_GROUP_NAMES = Object.keys(TOOL_GROUPS) as ToolGroup[];
 
@@ -45,6 +54,7 @@ function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
     ...of('process'),
     ...of('steering'),
     ...of('editor'),
+    ...of('debug'),
   ];
 }
 
@@ -65,6 +75,7 @@ export const CATALOGUE_GROUPS: ToolGroupTable = {
   names: TOOL_GROUP_NAMES,
   toolsOf: (group) => TOOL_GROUPS[group as ToolGroup].map((t) => t.name),
   groupOf: toolGroupOf,
+  optIn: OPT_IN_GROUPS,
 };
 
 /**

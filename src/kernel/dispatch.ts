@@ -5,7 +5,7 @@ import type { Logger } from '../base/logger';
 import type { AnyTool, ExtraContent, ProgressReporter } from './tool';
 import { EXTRA_CONTENT } from './tool';
 import { invalidArgumentsBody } from './runner/argumentErrors';
-import { TOOL_GROUPS_SETTING } from './toolGroups';
+import { TOOL_GROUPS_SETTING, TOOL_GROUPS_ON_SETTING } from './toolGroups';
 import type { ToolGroups } from './toolGroups';
 import type { CallHook } from './callHooks';
 import type { Disposable } from '../base/disposable';
@@ -57,7 +57,7 @@ export class ToolDispatcher {
 
   /** The tools served now: the catalogue less the groups the operator turned off (tools/list). */
   served(): AnyTool[] {
-    const off = new Set(this.toolGroups.state().tools);
+    const off = new Set(this.toolGroups.state().unserved);
     return this.tools.filter((t) => !off.has(t.name));
   }
 
@@ -113,6 +113,17 @@ export class ToolDispatcher {
       return { kind: 'unknown_tool', message: `Unknown tool ${shown}. Known tools: ${this.served().map((t) => t.name).join(', ')}.` };
     }
     const group = this.toolGroups.disabledGroupOf(name);
+    if (group !== undefined && !this.toolGroups.state().disabled.includes(group)) {
+      return {
+        kind: 'error',
+        body: {
+          code: 'TOOL_DISABLED',
+          message: `${name} is not served: the group "${group}" is served only when the operator turns it on (${TOOL_GROUPS_ON_SETTING}).`,
+          hint: `Use the tools tools/list shows; only the developer can turn "${group}" on.`,
+          details: { group, setting: TOOL_GROUPS_ON_SETTING },
+        },
+      };
+    }
     if (group !== undefined) {
       return {
         kind: 'error',

@@ -9,10 +9,14 @@ export interface ToolGroupTable {
   readonly names: readonly ToolGroup[];
   toolsOf(group: ToolGroup): readonly string[];
   groupOf(toolName: string): ToolGroup | undefined;
+  /** Groups served only when the operator turns them on (TOOL_GROUPS_ON_SETTING). */
+  readonly optIn?: readonly ToolGroup[];
 }
 
 /** The operator setting that turns tool groups off (TOOLS.md "Tool groups"). */
 export const TOOL_GROUPS_SETTING = 'codespace.tools.disabledGroups';
+/** The operator setting that turns on the groups served only on request (the table's `optIn`). */
+export const TOOL_GROUPS_ON_SETTING = 'codespace.tools.enabledGroups';
 
 /** What the operator turned off, as workspace_info reports it. */
 export interface ToolGroupsState {
@@ -22,6 +26,10 @@ export interface ToolGroupsState {
   readonly tools: readonly string[];
   /** Entries of the setting that name no group (ignored). */
   readonly unknown: readonly string[];
+  /** Groups served only on request that the operator has not turned on (and not turned off either). */
+  readonly notEnabled: readonly ToolGroup[];
+  /** Every tool not served: those of `disabled` and of `notEnabled`. */
+  readonly unserved: readonly string[];
 }
 
 /**
@@ -37,9 +45,14 @@ export class ToolGroups implements Disposable {
     private readonly table: ToolGroupTable,
     private readonly setting: () => readonly unknown[] = () => [],
     onListenerError?: (err: unknown) => void,
+    private readonly enabledSetting: () => readonly unknown[] = () => [],
   ) {
     this.changes = new Emitter<ToolGroupsState>(onListenerError);
-    this.last = this.state().disabled.join(',');
+    this.last = this.key(this.state());
+  }
+
+  private key(state: ToolGroupsState): string {
+    return `${state.disabled.join(',')};${state.notEnabled.join(',')}`;
   }
 
   state(): ToolGroupsState {
@@ -52,7 +65,10 @@ export class ToolGroups implements Disposable {
       else if (!unknown.includes(name)) unknown.push(name);
     }
     const disabled = this.table.names.filter((g) => named.has(g));
-    return { disabled, tools: disabled.flatMap((g) => this.table.toolsOf(g)), unknown };
+    const on = new Set(this.enabledSetting().filter((x): x is string => typeof x === 'string').map((x) => x.trim()));
+    const notEnabled = (this.table.optIn ?? []).filter((g) => !named.has(g) && !on.has(g));
+    const tools = disabled.flatMap((g) => this.table.toolsOf(g));
+    return { disabled, tools, unknown, notEnabled, unserved: [...tools, ...notEnabled.flatMap((g) => this.table.toolsOf(g))] };
   }
 
   /** What workspace_info notes: the groups turned off, and setting entries that name no group. */
@@ -67,13 +83,14 @@ export class ToolGroups implements Disposable {
   /** The group that turns this tool off, when it is off now; undefined when it is served. */
   disabledGroupOf(toolName: string): ToolGroup | undefined {
     const group = this.table.groupOf(toolName);
-    return group !== undefined && this.state().disabled.includes(group) ? group : undefined;
+    const state = this.state();
+    return group !== undefined && (state.disabled.includes(group) || state.notEnabled.includes(group)) ? group : undefined;
   }
 
   /** Re-reads the setting; tells the listeners when the set of groups turned off changed. */
   refresh(): void {
     const now = this.state();
-    const key = now.disabled.join(',');
+    const key = this.key(now);
     if (key === this.last) return;
     this.last = key;
     this.changes.emit(now);

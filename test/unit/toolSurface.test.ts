@@ -8,7 +8,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TOOL_GROUPS, TOOL_GROUP_NAMES, toolCatalogue } from '../../src/app/catalogue';
+import { OPT_IN_GROUPS, TOOL_GROUPS, TOOL_GROUP_NAMES, toolCatalogue } from '../../src/app/catalogue';
 import { kindFlags } from '../../src/kernel/toolKinds';
 import { TOOL_LIST_BUDGET_BYTES, measureToolList } from '../../bench/toolListSize';
 import type { Harness } from './helpers/workspaceFixture';
@@ -17,23 +17,31 @@ import { connectHarness, makeTree, ok, removeTree, toolError } from './helpers/w
 describe('tool surface: the tools/list budget and the served schemas', () => {
   let base: string;
   let h: Harness;
+  let enabled: readonly string[] = [];
 
   before(async () => {
     base = await makeTree({ 'proj/a.txt': 'a\n' }, 'codespace-toolsurface-');
-    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }]);
+    h = await connectHarness([{ root: path.join(base, 'proj'), name: 'proj', profile: 'exec' }], { enabledToolGroups: () => enabled });
   });
   after(async () => {
     await h.close();
     await removeTree(base);
   });
+  afterEach(() => {
+    enabled = [];
+    h.services.toolGroups.refresh();
+  });
 
-  it(`tools/list for the whole surface is at most ${TOOL_LIST_BUDGET_BYTES} bytes`, async () => {
+  it(`tools/list for the surface served by default is at most ${TOOL_LIST_BUDGET_BYTES} bytes`, async () => {
     const size = await measureToolList(h.client, h.client.transport as Transport);
-    assert.equal(size.tools.length, toolCatalogue().length, 'every tool is listed');
+    const optIn = OPT_IN_GROUPS.flatMap((g) => TOOL_GROUPS[g].map((t) => t.name));
+    assert.deepEqual(size.tools.map((t) => t.name), toolCatalogue().map((t) => t.name).filter((n) => !optIn.includes(n)), 'every tool but those of the groups served on request is listed');
     assert.ok(size.bytes <= TOOL_LIST_BUDGET_BYTES, `tools/list is ${size.bytes} bytes, over the budget of ${TOOL_LIST_BUDGET_BYTES}: ${size.tools.map((t) => `${t.name} ${t.bytes}`).join(', ')}`);
   });
 
   it('serves every result field, strict arguments and the kind table\'s annotations', async () => {
+    enabled = [...OPT_IN_GROUPS];
+    h.services.toolGroups.refresh();
     const { tools } = await h.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const def of toolCatalogue()) {

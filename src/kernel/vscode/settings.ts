@@ -195,6 +195,11 @@ export const settings = {
     const entries = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
     return [...entries(inspected?.globalValue), ...entries(inspected?.workspaceValue), ...entries(inspected?.workspaceFolderValue)];
   },
+  /** User settings only: a workspace cannot turn on a group served only on request. */
+  toolsEnabledGroups(): unknown[] {
+    const v = inspect<unknown>('tools.enabledGroups')?.globalValue;
+    return Array.isArray(v) ? v : [];
+  },
   ledger(): { maxRecords: number; maxAgeMs: number } {
     return { maxRecords: read<number>('ledger.maxRecords', 1000), maxAgeMs: read<number>('ledger.maxAgeDays', 30) * 24 * 3600 * 1000 };
   },

@@ -13,6 +13,7 @@ import { RipgrepContentSearch } from '../../features/files/node';
 import type { FreezeGit } from '../../features/works/node';
 import { COMMANDS } from '../../kernel/vscode/commandIds';
 import type { VsCodeLanguageFeatures } from '../../features/editor/vscode';
+import type { DebugPort } from '../../features/debug';
 import type { OutputLogger } from '../../kernel/vscode/log';
 import { newRepositoryExposure } from '../../features/processes/vscode';
 import { editorRipgrep } from '../../features/files/vscode';
@@ -29,6 +30,8 @@ export interface ServiceParts {
   readonly workTree: GitWorkBaseline;
   readonly checkpoints: FreezeGit;
   readonly language: VsCodeLanguageFeatures;
+  /** The editor's debugger (the debug tools). */
+  readonly debug: DebugPort;
   /** In VS Code's test mode only: names the network proxy resolves to the in-editor tests' stand-in registry. */
   readonly testNetworkHosts: Map<string, { address: string; port: number }>;
 }
@@ -77,9 +80,11 @@ export function serviceOptions(p: ServiceParts): AssembleOptions {
     nodePty: nodePtyCandidates({ appRoot: vscode.env.appRoot, extensionRoot: context.extensionPath }),
     contentSearch: new RipgrepContentSearch(editorRipgrep()),
     language: p.language,
+    debug: p.debug,
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
     disabledToolGroups: settings.toolsDisabledGroups,
+    enabledToolGroups: settings.toolsEnabledGroups,
     probeSandboxLater: true,
   };
 }
@@ -99,7 +104,7 @@ export function reactToSettings(core: Pick<AssembledServices, 'isolation' | 'too
     if (SANDBOX_SETTINGS.some((s) => settings.affects(e, s))) probeSandbox(core, log);
     if (settings.affects(e, 'discovery.tokenFile')) discovery.refresh();
     // Connected sessions hear notifications/tools/list_changed when the served tools change.
-    if (settings.affects(e, 'tools.disabledGroups')) core.toolGroups.refresh();
+    if (settings.affects(e, 'tools.disabledGroups') || settings.affects(e, 'tools.enabledGroups')) core.toolGroups.refresh();
     if (settings.affects(e, 'server.port')) {
       vscode.commands.executeCommand(COMMANDS.restartServer).then(undefined, (err: unknown) => log.error('[activate] restarting the server failed', describeErrorWithStack(err)));
     }

@@ -70,7 +70,7 @@ export interface Harness {
  */
 export async function connectHarness(
   folders: FolderInfo[],
-  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs; contentSearch?: ContentSearch; disabledToolGroups?: () => readonly unknown[] } = {},
+  options: { trusted?: boolean; tools?: AnyTool[]; assembled?: AssembledServices; source?: InMemoryWorkspaceSource; fs?: SpyWorkspaceFs; contentSearch?: ContentSearch; disabledToolGroups?: () => readonly unknown[]; enabledToolGroups?: () => readonly unknown[] } = {},
 ): Promise<Harness> {
   const source = options.source ?? new InMemoryWorkspaceSource(folders, options.trusted ?? true);
   const fs = options.fs ?? new SpyWorkspaceFs();
@@ -85,6 +85,7 @@ export async function connectHarness(
         limits: () => limits.current,
         ...(options.contentSearch ? { contentSearch: options.contentSearch } : {}),
         ...(options.disabledToolGroups ? { disabledToolGroups: options.disabledToolGroups } : {}),
+        ...(options.enabledToolGroups ? { enabledToolGroups: options.enabledToolGroups } : {}),
       }),
     );
   }
