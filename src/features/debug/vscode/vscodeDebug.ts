@@ -14,6 +14,22 @@ const RESUMING = new Set(['continue', 'next', 'stepIn', 'stepOut', 'stepBack', '
 /** How long start() waits for the session VS Code reports after startDebugging resolved. */
 const SESSION_WAIT_MS = 10_000;
 
+/**
+ * A source path a debug adapter reports, as a path of this extension host: a plain absolute path, or a URI of a file
+ * here (in a remote window the editor hands the adapter's paths over as `vscode-remote://` URIs of this machine).
+ */
+function localPath(p: string | undefined): string | undefined {
+  if (p === undefined) return undefined;
+  if (path.isAbsolute(p)) return p;
+  if (!/^[a-z][\w+.-]*:\/\//i.test(p)) return undefined;
+  try {
+    const uri = vscode.Uri.parse(p, true);
+    return uri.scheme === 'file' || uri.scheme === 'vscode-remote' ? uri.fsPath : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 interface DapMessage {
   readonly type?: string;
   readonly event?: string;
@@ -82,7 +98,8 @@ export class VsCodeDebug implements DebugPort, vscode.Disposable {
         const body = m.body ?? {};
         if (m.event === 'stopped') {
           this.active.set(root, s.id);
-          const text = typeof body.description === 'string' ? body.description : typeof body.text === 'string' ? body.text : undefined;
+          // `text` is what the stop is about (an exception's name and message); `description` only restates the reason.
+          const text = typeof body.text === 'string' && body.text !== '' ? body.text : undefined;
           this.events.emit({ session: root, kind: 'stopped', reason: String(body.reason ?? 'unknown'), ...(typeof body.threadId === 'number' ? { threadId: body.threadId } : {}), ...(text !== undefined ? { text } : {}) });
         } else if (m.event === 'continued') {
           this.events.emit({ session: root, kind: 'continued' });
@@ -196,8 +213,7 @@ export class VsCodeDebug implements DebugPort, vscode.Disposable {
   async stack(session: string, threadId: number, start: number, levels: number): Promise<{ frames: DebugFrame[]; total?: number }> {
     const body = await this.request<{ stackFrames?: { id: number; name: string; line: number; column: number; source?: { path?: string; name?: string } }[]; totalFrames?: number }>(session, 'stackTrace', { threadId, startFrame: start, levels });
     const frames = (body.stackFrames ?? []).map((f) => {
-      const p = f.source?.path;
-      const file = p !== undefined && path.isAbsolute(p) ? p : undefined;
+      const file = localPath(f.source?.path);
       return { id: f.id, name: f.name, ...(file ? { path: file } : {}), ...(f.source?.name !== undefined ? { source: f.source.name } : {}), line: f.line, column: f.column };
     });
     return { frames, ...(typeof body.totalFrames === 'number' ? { total: body.totalFrames } : {}) };
