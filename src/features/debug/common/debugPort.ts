@@ -29,6 +29,9 @@ export interface DebugPort {
   onEvent(listener: (event: DebugEvent) => void): Disposable;
 }
 
+/** Why every debug start is held: said in the hold's message (APPROVAL_REQUIRED) and in workspace_info. */
+export const DEBUGGEE_NOT_SANDBOXED = 'every debug start: the debuggee runs outside the command sandbox';
+
 export type DebugAction = 'continue' | 'next' | 'stepIn' | 'stepOut' | 'pause';
 
 export interface DebugStartRequest {

@@ -5,9 +5,8 @@ import { checkPath } from '../../../base/paths';
 import { defineOperationTool } from '../../../kernel/tool';
 import type { DebugToolDeps } from './debugTools';
 import { debuggerOf } from './debugTools';
+import { DEBUGGEE_NOT_SANDBOXED } from './debugPort';
 
-/** Why every debug start is held: said in the hold's message (APPROVAL_REQUIRED) and in workspace_info. */
-export const DEBUGGEE_NOT_SANDBOXED = 'every debug start: the debuggee runs outside the command sandbox';
 
 export const debugStartTool = defineOperationTool({
   name: 'debug_start',
