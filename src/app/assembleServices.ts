@@ -285,7 +285,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     owned,
   );
   const { diagnosticsFeed } = editor;
-  const debug = assembleDebug({ workspaces, fs, debug: o.debug, runner }, owned);
+  const debug = assembleDebug({ workspaces, fs, debug: o.debug, runner, served: () => toolGroups.disabledGroupOf('debug_start') === undefined }, owned);
   const search = o.contentSearch ?? NO_CONTENT_SEARCH;
   const engine = search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);

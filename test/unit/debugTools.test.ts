@@ -77,6 +77,11 @@ describe('debug tools (debug port)', () => {
     const off = toolError(await h.call('debug_wait', { session_id: 's1' }));
     assert.equal(off.code, 'TOOL_DISABLED');
     assert.deepEqual(off.details, { group: 'debug', setting: 'codespace.tools.enabledGroups' });
+    // Nor can a start be held through approval_create while the group is off.
+    const viaHold = toolError(await h.call('approval_create', { workspace_id: 'proj', tool: 'debug_start', request: { workspace_id: 'proj', program: 'app.js' } }));
+    assert.equal(viaHold.code, 'TOOL_DISABLED');
+    assert.equal(assembled.approvals.pending().length, 0);
+    assert.equal(fake.starts.length, 0);
   });
 
   it('answers UNAVAILABLE in a host without the editor\'s debugger; workspace_info says a start is held', async () => {

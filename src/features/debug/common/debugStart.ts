@@ -26,7 +26,7 @@ export const debugStartTool = defineOperationTool({
     session_id: z.string(),
     name: z.string(),
   },
-  operation: (deps: Pick<DebugToolDeps, 'workspaces' | 'fs' | 'debug' | 'sessions'>) => ({
+  operation: (deps: Pick<DebugToolDeps, 'workspaces' | 'fs' | 'debug' | 'sessions' | 'served'>) => ({
     tool: 'debug_start',
     // Always held, whatever codespace.approvals.commands says: approving is how the developer lets an unsandboxed
     // program start.
@@ -35,6 +35,12 @@ export const debugStartTool = defineOperationTool({
       description: { reviews: DEBUGGEE_NOT_SANDBOXED, nothing: 'started' },
     },
     async prepare(args) {
+      if (deps.served && !deps.served()) {
+        throw new ToolError('TOOL_DISABLED', 'debug_start is not served: the debug group is off (codespace.tools.enabledGroups, codespace.tools.disabledGroups).', {
+          hint: 'Only the developer can turn the debug group on.',
+          details: { group: 'debug' },
+        });
+      }
       const { port, sessions } = debuggerOf(deps);
       const ws = deps.workspaces.get(args.workspace_id);
       if ((args.configuration === undefined) === (args.program === undefined)) {

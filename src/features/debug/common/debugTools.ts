@@ -18,6 +18,11 @@ export interface DebugToolDeps {
   /** The state kept from the port's events (present with the port). */
   readonly sessions: DebugSessions | undefined;
   readonly runner: Pick<OperationRunner, 'run'>;
+  /**
+   * Whether the debug group is served now (default: yes). A start asked through approval_create while it is not is
+   * refused like a call of a tool not served.
+   */
+  readonly served?: () => boolean;
 }
 
 /** The debug tools, in tools/list order. */
