@@ -113,6 +113,13 @@ describe('debug tools (debug port)', () => {
     await assembled.approvals.resolve(again.details?.approval_id as string, 'deny', { by: 'reviewer' });
     assert.equal(toolError(await h.call('operation_resume', { approval_id: again.details?.approval_id, wait_ms: 1000 })).code, 'APPROVAL_DENIED');
     assert.equal(fake.starts.length, 1);
+    // The agent may ask for the hold itself; it still starts nothing until granted.
+    const asked = ok<{ approval_id: string; command: { argv: string[] } }>(await h.call('approval_create', { workspace_id: 'proj', tool: 'debug_start', request: { workspace_id: 'proj', program: 'lib/util.js', stop_on_entry: true } }));
+    assert.deepEqual(asked.command.argv, ['node', 'lib/util.js']);
+    assert.equal(fake.starts.length, 1);
+    await assembled.approvals.resolve(asked.approval_id, 'grant', { by: 'reviewer' });
+    ok(await h.call('operation_resume', { approval_id: asked.approval_id, wait_ms: 1000 }));
+    assert.deepEqual(fake.starts[1]?.program, { path: path.join(root, 'lib', 'util.js'), args: [], stopOnEntry: true });
   });
 
   it('refuses a bad start before holding it: unknown configuration (listing the names), outside program, both or neither, no exec profile', async () => {

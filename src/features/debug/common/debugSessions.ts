@@ -221,19 +221,20 @@ export class DebugSessions implements Disposable {
   async wait(id: string, ms: number, signal: AbortSignal): Promise<DebugSessionView> {
     const s = this.sessions.get(id);
     if (!s) return this.get(id);
-    if (s.state !== 'running' || ms <= 0) return view(s);
+    if (s.state !== 'running' || ms <= 0 || signal.aborted) return view(s);
     await new Promise<void>((resolve) => {
-      const done = (): void => {
-        if (s.state === 'running' && !signal.aborted && Date.now() < deadline) return;
+      const finish = (): void => {
         clearTimeout(timer);
-        s.waiters.delete(done);
-        signal.removeEventListener('abort', done);
+        s.waiters.delete(changed);
+        signal.removeEventListener('abort', finish);
         resolve();
       };
-      const deadline = Date.now() + ms;
-      const timer = setTimeout(done, ms);
-      s.waiters.add(done);
-      signal.addEventListener('abort', done);
+      const changed = (): void => {
+        if (s.state !== 'running') finish();
+      };
+      const timer = setTimeout(finish, ms);
+      s.waiters.add(changed);
+      signal.addEventListener('abort', finish);
     });
     return view(s);
   }
