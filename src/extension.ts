@@ -11,6 +11,7 @@ import { cacheSettings } from './kernel/vscode/settings';
 import { VsCodeWorkspaceSource } from './vscode/vscodeWorkspaceSource';
 import { VsCodeLanguageFeatures } from './features/editor/vscode/vscodeLanguageFeatures';
 import { DocumentWatchers } from './features/editor/vscode/documentWatchers';
+import { VsCodeDebug } from './features/debug/vscode';
 import { maskTokens, openCredentials } from './vscode/activation/credentials';
 import type { EditorSideForTests } from './vscode/activation/editorSide';
 import { registerEditorSide } from './vscode/activation/editorSide';
@@ -49,8 +50,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CodeSp
   const workTree = new GitWorkBaseline({ log });
   const checkpoints = new FreezeGit({ log });
   const language = new VsCodeLanguageFeatures();
-  context.subscriptions.push(language, new DocumentWatchers(), workspaces);
-  const core = await assembleServices(serviceOptions({ context, log, workspaces, stateDir: state.dir, workTree, checkpoints, language, testNetworkHosts }));
+  const debug = new VsCodeDebug();
+  context.subscriptions.push(language, debug, new DocumentWatchers(), workspaces);
+  const core = await assembleServices(serviceOptions({ context, log, workspaces, stateDir: state.dir, workTree, checkpoints, language, debug, testNetworkHosts }));
   shutdown = core.shutdown;
   phases.mark(`services (${core.startup})`);
   // The editor's side needs no token: it is built while the tokens are still on their way.

@@ -45,6 +45,8 @@ import { assembleReview } from '../features/review/common/assembleReview';
 import { assembleEditor } from '../features/editor/common/assembleEditor';
 import { assembleTasks } from '../features/tasks/common/assembleTasks';
 import type { TasksPort } from '../features/tasks/common/tasksPort';
+import { assembleDebug } from '../features/debug/common/assembleDebug';
+import type { DebugPort } from '../features/debug/common/debugPort';
 import type { AfterWriteReviews } from '../features/review/common/afterWriteReviews';
 import type { CheckpointService } from '../features/review/common/checkpointService';
 import type { SteeringService } from '../features/works/common/steeringService';
@@ -89,6 +91,8 @@ export interface AssembleOptions extends ProcessesOptions {
   readonly language?: LanguageFeatures;
   /** The editor's tasks (the VS Code host); absent: the task tools answer UNAVAILABLE. */
   readonly tasks?: TasksPort;
+  /** The editor's debugger (the VS Code host); absent: the debug tools answer UNAVAILABLE. */
+  readonly debug?: DebugPort;
   /** `codespace.diagnostics.settleMs`, read fresh per edit (default 0: edits are not followed for diagnostics). */
   readonly diagnosticsSettleMs?: () => number;
   /** `codespace.tools.disabledGroups`, read fresh (default: every group served). */
@@ -286,6 +290,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   );
   const { diagnosticsFeed } = editor;
   const tasks = assembleTasks({ workspaces, fs, logger, tasks: o.tasks, runner, processes: supervisor });
+  const debug = assembleDebug({ workspaces, fs, debug: o.debug, runner, served: () => toolGroups.offReason('debug_start') === undefined }, owned);
   const search = o.contentSearch ?? NO_CONTENT_SEARCH;
   const engine = search.engine();
   if (engine.available) o.logger.info(`[search] ripgrep (${engine.source}) at ${engine.path ?? '?'}`);
@@ -294,7 +299,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
   // Each module creates its tools with exactly what they use; the catalogue orders them.
   const processCapabilities = (): ProcessCapabilities => supervisor.capabilities();
   const tools = assembleCatalogue([
-    workspaceInfoTool.create({ workspaces, toolGroups, limits, processCapabilities, approvals, isolation }),
+    workspaceInfoTool.create({ workspaces, toolGroups, limits, processCapabilities, approvals, isolation, debugger: () => o.debug !== undefined && toolGroups.offReason('debug_start') === undefined }),
     ...fileTools({ workspaces, fs, limits, search, redactor }),
     ...patchTools({ workspaces, fs, logger, patches, approvals, afterWrite, language: o.language, diagnosticsFeed, runner }),
     ...review.tools,
@@ -302,6 +307,7 @@ export async function assembleServices(o: AssembleOptions): Promise<AssembledSer
     ...works.tools,
     ...editor.tools,
     ...tasks.tools,
+    ...debug.tools,
   ]);
   const dispatcherWith = (extra: readonly AnyTool[]): ToolDispatcher => {
     const dispatcher = new ToolDispatcher([...tools, ...extra], toolGroups, o.logger);

@@ -1,5 +1,6 @@
 import { APPROVAL_TOOLS, operationResumeTool } from '../features/review/common/approvalTools';
 import { CODE_TOOLS, EDITOR_TOOLS } from '../features/editor/common/editorTools';
+import { DEBUG_TOOLS } from '../features/debug/common/debugTools';
 import { FILE_TOOLS } from '../features/files/common/fileTools';
 import { PATCH_TOOLS } from '../features/patches/common/patchTools';
 import { PROCESS_TOOLS } from '../features/processes/common/tools/processTools';
@@ -32,6 +33,8 @@ export const TOOL_GROUPS = {
   code: CODE_TOOLS,
   /** The editor's tasks, run through exec_command (served on request). */
   tasks: TASK_TOOLS,
+  /** The editor's debugger, driven in sessions the agent starts (served on request; its debuggee is not sandboxed). */
+  debug: DEBUG_TOOLS,
 } as const satisfies Record<string, readonly AnyToolFactory[]>;
 
 export type ToolGroup = keyof typeof TOOL_GROUPS;
@@ -43,7 +46,7 @@ export const TOOL_GROUP_NAMES = Object.keys(TOOL_GROUPS) as ToolGroup[];
  * pays for in its tool list stays within its budget (bench/toolListSize.ts), and the editor's runtime is offered to
  * agents only where the developer wants it.
  */
-export const OPT_IN_GROUPS: readonly ToolGroup[] = ['code', 'tasks'];
+export const OPT_IN_GROUPS: readonly ToolGroup[] = ['code', 'tasks', 'debug'];
 
 /** Every tool the server offers, in the order tools/list shows them, with its group (none: always served). */
 function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
@@ -59,6 +62,7 @@ function entries(): { tool: AnyToolFactory; group?: ToolGroup }[] {
     ...of('editor'),
     ...of('code'),
     ...of('tasks'),
+    ...of('debug'),
   ];
 }
 

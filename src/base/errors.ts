@@ -38,6 +38,9 @@ export const ERROR_CODES = [
   'INTERNAL',
   'SEARCH_UNAVAILABLE',
   'CANCELLED',
+  'DEBUG_SESSION_ENDED',
+  'NOT_STOPPED',
+  'STALE_REFERENCE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

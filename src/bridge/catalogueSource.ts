@@ -10,7 +10,7 @@ import { ADVERTISED_CAPABILITIES, INSTRUCTIONS, serverInfo } from '../mcp/server
 import { listedTool } from '../mcp/toolSchemas';
 
 export interface ShippedCatalogue {
-  /** tools/list as a window with the default tool groups (`codespace.tools.disabledGroups`: none) serves it. */
+  /** tools/list as a window with the default tool groups (`codespace.tools.disabledGroups` and `enabledGroups`: none) serves it. */
   readonly tools: readonly Tool[];
   readonly serverInfo: { readonly name: string; readonly title: string; readonly version: string };
   readonly instructions: string;

@@ -35,6 +35,12 @@ export const TOOL_KINDS = {
   steer: { readOnly: false, destructive: false, idempotent: false, needsApproval: false, requires: 'read' },
   /** steer_status: reads a work's counts. */
   steerRead: { readOnly: true, destructive: false, idempotent: true, needsApproval: false, requires: 'read' },
+  /** debug_start: starts a debuggee, which runs outside the command sandbox: always held for the developer. */
+  debugStart: { readOnly: false, destructive: true, idempotent: false, needsApproval: true, requires: 'exec' },
+  /** Breakpoints, stepping and evaluation in a session the agent started (evaluate runs code in the debuggee). */
+  debugControl: { readOnly: false, destructive: false, idempotent: false, needsApproval: false, requires: 'exec' },
+  /** Reads a session's stop, stack and variables. */
+  debugRead: { readOnly: true, destructive: false, idempotent: true, needsApproval: false, requires: 'read' },
 } as const satisfies Record<string, ToolKindFlags>;
 
 export type ToolKind = keyof typeof TOOL_KINDS;

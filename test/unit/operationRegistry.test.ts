@@ -166,7 +166,7 @@ describe('the operation registry: a holdable tool from one definition', () => {
     const notHoldable = await error('approval_create', { workspace_id: 'proj', tool: 'write_stdin', request: { process_id: 'p', data: 'x' } });
     assert.equal(notHoldable.code, 'INVALID_ARGUMENTS');
     assert.equal(notHoldable.details?.field, 'tool');
-    assert.match(notHoldable.message, /cannot be held; the tools that can are apply_patch, exec_command, stamp_note\./);
+    assert.match(notHoldable.message, /cannot be held; the tools that can are apply_patch, exec_command, debug_start, stamp_note\./);
     assert.equal(counts.commits, 0);
   });
 });

@@ -2,3 +2,4 @@
 export * from './common/diagnostics';
 export type * from './common/diagnosticsFeed';
 export type * from './common/languageFeatures';
+export { LocationMapper, checkPosition, readWorkspaceFile } from './common/language';

@@ -14,6 +14,7 @@ import type { FreezeGit } from '../../features/works/node';
 import { COMMANDS } from '../../kernel/vscode/commandIds';
 import type { VsCodeLanguageFeatures } from '../../features/editor/vscode';
 import { VsCodeTasks } from '../../features/tasks/vscode';
+import type { DebugPort } from '../../features/debug';
 import type { OutputLogger } from '../../kernel/vscode/log';
 import { newRepositoryExposure } from '../../features/processes/vscode';
 import { editorRipgrep } from '../../features/files/vscode';
@@ -30,6 +31,8 @@ export interface ServiceParts {
   readonly workTree: GitWorkBaseline;
   readonly checkpoints: FreezeGit;
   readonly language: VsCodeLanguageFeatures;
+  /** The editor's debugger (the debug tools). */
+  readonly debug: DebugPort;
   /** In VS Code's test mode only: names the network proxy resolves to the in-editor tests' stand-in registry. */
   readonly testNetworkHosts: Map<string, { address: string; port: number }>;
 }
@@ -79,6 +82,7 @@ export function serviceOptions(p: ServiceParts): AssembleOptions {
     contentSearch: new RipgrepContentSearch(editorRipgrep()),
     language: p.language,
     tasks: new VsCodeTasks((paths) => p.language.diagnostics(paths)),
+    debug: p.debug,
     diagnosticsSettleMs: settings.diagnosticsSettleMs,
     redaction: { enabled: settings.redactionEnabled, values: settings.redactionValues },
     disabledToolGroups: settings.toolsDisabledGroups,

@@ -23,8 +23,7 @@ export const callHierarchyTool = defineTool({
   name: 'call_hierarchy',
   title: 'Call hierarchy',
   description:
-    'The functions that call the one at a position (direction incoming) or that it calls (outgoing), each with its ' +
-    'location and the call sites.',
+    'The functions that call the one at a position (incoming) or that it calls (outgoing), with their call sites.',
   kind: 'inspect',
   input: {
     workspace_id: z.string().min(1),

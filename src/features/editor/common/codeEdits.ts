@@ -24,9 +24,9 @@ const rangeInput = {
   workspace_id: z.string().min(1),
   path: z.string().min(1),
   ...positionInput,
-  end_line: z.number().int().min(1).optional().describe('End of the range (default: the position itself).'),
+  end_line: z.number().int().min(1).optional(),
   end_character: z.number().int().min(1).optional(),
-  kind: z.string().min(1).max(200).optional().describe('Only actions of this kind: quickfix, refactor, source.organizeImports, ...'),
+  kind: z.string().min(1).max(200).optional(),
 };
 
 const patching = {
@@ -90,8 +90,8 @@ export const codeActionsTool = defineTool({
   name: 'code_actions',
   title: 'Quick fixes and refactorings',
   description:
-    'The quick fixes, refactorings and source actions the language servers offer for a position or range, and the ' +
-    'diagnostics there. Apply one with apply_code_action by its title.',
+    'Quick fixes, refactorings and source actions for a position or range (end_line, end_character; kind: quickfix, ' +
+    'refactor, ...), and the diagnostics there. apply_code_action applies one by title.',
   kind: 'inspect',
   input: rangeInput,
   output: {
@@ -123,9 +123,8 @@ export const applyCodeActionTool = defineTool({
   name: 'apply_code_action',
   title: 'Apply a quick fix or refactoring',
   description:
-    'Applies the code action with this title (as code_actions lists it for the same range) as one apply_patch ' +
-    '(versions, approvals, review, ledger; the result adds the patch). check_only: true previews. An action that ' +
-    'only runs a command is refused.',
+    'Applies the code action of this title (code_actions, same range) as one apply_patch; the result adds the patch. ' +
+    'check_only: true previews. A command-only action is refused.',
   kind: 'patch',
   input: { ...rangeInput, title: z.string().min(1).max(1000), ...patching },
   output: {
@@ -175,8 +174,8 @@ export const formatTool = defineTool({
   name: 'format',
   title: 'Format a file',
   description:
-    'Formats a file, or lines of it, with the formatter the editor uses for it, as one apply_patch (versions, ' +
-    'approvals, review, ledger). changed: false when no formatter changes anything (formatted, or none installed).',
+    'Formats a file, or lines of it, with the editor\'s formatter, as one apply_patch. changed: false when no ' +
+    'formatter changes anything (formatted, or none installed).',
   kind: 'patch',
   input: {
     workspace_id: z.string().min(1),

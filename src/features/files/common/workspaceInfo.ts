@@ -5,6 +5,7 @@ import type { WorkspaceRegistry } from '../../../kernel/workspaces';
 import type { CommandIsolation } from '../../processes';
 import type { ProcessCapabilities } from '../../processes';
 import { defineTool } from '../../../kernel/tool';
+import { DEBUGGEE_NOT_SANDBOXED } from '../../debug';
 import type { ToolGroups } from '../../../kernel/toolGroups';
 
 /** What workspace_info reports on. */
@@ -17,6 +18,8 @@ export interface WorkspaceInfoDeps {
   readonly approvals: Pick<ApprovalService, 'policy'>;
   /** Whether commands run in a sandbox, and with what network. */
   readonly isolation: CommandIsolation;
+  /** The editor's debugger is there (debug_start): its debuggee runs unsandboxed, so every start is held. */
+  readonly debugger?: () => boolean;
 }
 
 const workspaceSummary = z.object({
@@ -54,6 +57,8 @@ const execution = z.object({
     git_writes: z.enum(['none', 'commit']).optional(),
     max_processes: z.object({ limit: z.number().nullable(), reason: z.string().optional() }).optional(),
     unix_sockets: z.object({ blocked: z.boolean(), method: z.enum(['seccomp']).optional(), reason: z.string().optional() }).optional(),
+    // debug_start: its debuggee runs outside the command sandbox, so every start is held for the developer.
+    debuggee: z.object({ sandboxed: z.boolean(), start: z.enum(['held']) }).optional(),
   }),
   network: z.enum(['allowed', 'blocked', 'domains', 'unknown']),
   // With `domains`: the domain patterns sandboxed commands may reach through the network proxy.
@@ -111,6 +116,8 @@ export const workspaceInfoTool = defineTool({
     else if (ws.profile === 'write') notes.push('Profile write: patches allowed, commands disabled.');
     if (!proc.available && ws.canExec) notes.push('Processes are not available in this host.');
     notes.push(...deps.toolGroups.notes());
+    const debuggerServed = deps.debugger?.() === true;
+    if (debuggerServed && ws.canExec) notes.push(`debug_start is always held for the developer's approval: ${DEBUGGEE_NOT_SANDBOXED}.`);
     if (ws.canExec && isolation.refusing) {
       // A working sandbox that still refuses: its network relay cannot start (`codespace.exec.network` "domains"), or
       // the Unix-socket filter cannot be applied (`codespace.exec.unixSockets` "block").
@@ -137,6 +144,7 @@ export const workspaceInfoTool = defineTool({
           ...(isolation.git_writes ? { git_writes: isolation.git_writes } : {}),
           ...(isolation.max_processes ? { max_processes: { ...isolation.max_processes } } : {}),
           ...(isolation.unix_sockets ? { unix_sockets: { ...isolation.unix_sockets } } : {}),
+          ...(debuggerServed ? { debuggee: { sandboxed: false, start: 'held' as const } } : {}),
         },
         network: isolation.network,
         ...(isolation.allowed_domains ? { allowed_domains: [...isolation.allowed_domains] } : {}),
