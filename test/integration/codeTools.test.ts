@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import { EXTENSION_ID, call, callError, connectToFirstFolder, folder } from './helpers';
+import { call, callError, connectToFirstFolder, folder, typeScriptProject } from './helpers';
 
 interface Range {
   start: { line: number; character: number };
@@ -71,12 +71,7 @@ describe('quick fixes, formatting and call hierarchies inside VS Code (built-in 
 
   before(async () => {
     ({ client, wsId } = await connectToFirstFolder());
-    const ts = vscode.extensions.getExtension('vscode.typescript-language-features');
-    assert.ok(ts, 'the built-in TypeScript language features are installed');
-    await ts.activate();
-    const repo = vscode.extensions.getExtension(EXTENSION_ID)?.extensionPath;
-    assert.ok(repo);
-    fs.cpSync(path.join(repo, 'test', 'fixtures', 'lang-project'), path.join(folder(0).uri.fsPath, dir), { recursive: true });
+    await typeScriptProject(dir);
     fs.writeFileSync(abs('src/usesAdd.ts'), USES_ADD);
     fs.writeFileSync(abs('src/ugly.ts'), UGLY);
     await config().update('tools.enabledGroups', ['code'], vscode.ConfigurationTarget.Global);

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -95,4 +97,18 @@ export async function pollFor<T>(what: string, probe: () => T | undefined | Prom
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Activates the built-in TypeScript language features and copies test/fixtures/lang-project into `dir` of the first
+ * folder, so the TypeScript server loads it as a project of its own.
+ */
+export async function typeScriptProject(dir: string): Promise<void> {
+  const ts = vscode.extensions.getExtension('vscode.typescript-language-features');
+  assert.ok(ts, 'the built-in TypeScript language features are installed');
+  await ts.activate();
+  assert.equal(ts.isActive, true, 'and active');
+  const repo = vscode.extensions.getExtension(EXTENSION_ID)?.extensionPath;
+  assert.ok(repo);
+  fs.cpSync(path.join(repo, 'test', 'fixtures', 'lang-project'), path.join(folder(0).uri.fsPath, dir), { recursive: true });
 }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import * as vscode from 'vscode';
-import { EXTENSION_ID, call, callError, connectToFirstFolder, folder } from './helpers';
+import { call, callError, connectToFirstFolder, folder, typeScriptProject } from './helpers';
 
 interface Range {
   start: { line: number; character: number };
@@ -77,13 +77,7 @@ describe('editor tools inside VS Code (built-in TypeScript)', function () {
 
   before(async () => {
     ({ client, wsId } = await connectToFirstFolder());
-    const ts = vscode.extensions.getExtension('vscode.typescript-language-features');
-    assert.ok(ts, 'the built-in TypeScript language features are installed');
-    await ts.activate();
-    assert.equal(ts.isActive, true, 'and active');
-    const repo = vscode.extensions.getExtension(EXTENSION_ID)?.extensionPath;
-    assert.ok(repo);
-    fs.cpSync(path.join(repo, 'test', 'fixtures', 'lang-project'), path.join(folder(0).uri.fsPath, dir), { recursive: true });
+    await typeScriptProject(dir);
     // A generous settle for a loaded machine; the default applies to developers.
     const config = vscode.workspace.getConfiguration('codespace');
     settleBefore = config.inspect<number>('diagnostics.settleMs')?.globalValue;
