@@ -4,6 +4,7 @@
  * (a real host on 127.0.0.1, real MCP clients of both eras): two agents, a hold one of them asked for, a work one of
  * them made, and revocation (401 for its credential, its sessions closed at once).
  */
+import { FakeLanguage } from './helpers/fakeLanguage';
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -178,6 +179,7 @@ async function connect(h: RunningHost, credential: string, era: 'modern' | 'lega
 }
 
 describe('agent identities over HTTP (real host, real MCP clients)', function () {
+  let lang: FakeLanguage;
   this.timeout(120_000);
   let root: string;
   let h: RunningHost;
@@ -199,7 +201,8 @@ describe('agent identities over HTTP (real host, real MCP clients)', function ()
     creds = new AgentCredentials(s.secrets, s.memento);
     codex = (await creds.issue('codex')).credential;
     claude = (await creds.issue('claude-code')).credential;
-    h = await startHost(root, 0, { agents: creds, approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }) });
+    lang = new FakeLanguage();
+    h = await startHost(root, 0, { agents: creds, language: lang, approvalPolicy: () => ({ patches: 'confirm', commands: 'off', agentMayResolve: true }) });
     directory = new AgentDirectory(creds, silentLogger);
     directory.attach(h.host);
   });
@@ -229,6 +232,19 @@ describe('agent identities over HTTP (real host, real MCP clients)', function ()
     const granted = await claudeSession.call('approval_resolve', { approval_id: hold.approval_id, decision: 'grant' });
     assert.equal(granted.isError, undefined, JSON.stringify(granted.content));
     assert.equal(h.services.approvals.get(hold.approval_id)?.decided_by_agent, 'claude-code');
+  });
+
+  it('a held edit a language server proposed (rename_symbol) is the agent\'s own too: no session of it may grant it', async () => {
+    lang.renameAnswer = (p) => Promise.resolve({ edits: [{ path: p, edits: [{ range: { start: { line: 1, character: 1 }, end: { line: 1, character: 3 } }, newText: 'yo' }], documentText: 'hi\n', dirty: false }], fileOperations: 0 });
+    const first = await client(codex);
+    const second = await client(codex);
+    const held = toolError(await first.call('rename_symbol', { workspace_id: 'demo', path: 'hello.txt', line: 1, character: 1, new_name: 'yo', operation_key: 'rename-held' }));
+    assert.equal(held.code, 'APPROVAL_REQUIRED', held.message);
+    const id = String(held.details?.approval_id);
+    assert.equal(h.services.approvals.get(id)?.requested_by_agent, 'codex');
+    const e = toolError(await second.call('approval_resolve', { approval_id: id, decision: 'grant' }));
+    assert.equal(e.details?.reason, 'self_review');
+    assert.equal(h.services.approvals.get(id)?.state, 'pending');
   });
 
   it('a hold asked for in the 2026 era (no session) is still the agent\'s own in a 2025 session', async () => {

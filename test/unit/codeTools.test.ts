@@ -92,10 +92,10 @@ describe('code tools: quick fixes, formatting and call hierarchies as patches', 
       assert.deepEqual(res.diagnostics, [{ message: "Cannot find name 'add'.", range: r(1, 15, 1, 18), severity: 'error', code: '2304' }]);
       assert.equal(res.truncated, false);
       // The range is the position; the kind reaches the servers; the first report on a .ts file was waited for.
-      assert.deepEqual(fake.actionRequests[0], { path: at('src/main.ts'), range: r(1, 15), resolve: false });
+      assert.deepEqual(fake.actionRequests[0], { path: at('src/main.ts'), range: r(1, 15), resolve: true });
       assert.equal(fake.settleCalls[0]?.options.requireChange, false);
       await h.call('code_actions', { workspace_id: 'proj', path: 'src/main.ts', line: 1, character: 1, end_line: 2, kind: 'quickfix' });
-      assert.deepEqual(fake.actionRequests[1], { path: at('src/main.ts'), range: r(1, 1, 2, 27), kind: 'quickfix', resolve: false });
+      assert.deepEqual(fake.actionRequests[1], { path: at('src/main.ts'), range: r(1, 1, 2, 27), kind: 'quickfix', resolve: true });
     });
 
     it(`bounds the list at ${MAX_CODE_ACTIONS} and says so`, async () => {

@@ -66,9 +66,10 @@ export async function loadedByServers(features: LanguageFeatures, file: CheckedF
   if (features.reportsOn(file.abs)) await features.settle([file.abs], { timeoutMs: FIRST_REPORT_MS, requireChange: false });
 }
 
-async function actionsFor(file: CheckedFile, range: TextRange, kind: string | undefined, resolve: boolean, features: LanguageFeatures): Promise<CodeActionInfo[]> {
+/** The actions for the range, their edits resolved (a server that computes an edit on request is asked for it). */
+async function actionsFor(file: CheckedFile, range: TextRange, kind: string | undefined, features: LanguageFeatures): Promise<CodeActionInfo[]> {
   await loadedByServers(features, file);
-  return features.codeActions(file.abs, range, { ...(kind !== undefined ? { kind } : {}), resolve });
+  return features.codeActions(file.abs, range, { ...(kind !== undefined ? { kind } : {}), resolve: true });
 }
 
 const actionSchema = z.object({
@@ -104,7 +105,9 @@ export const codeActionsTool = defineTool({
     const ws = deps.workspaces.get(args.workspace_id);
     const file = await readWorkspaceFile(deps, ws, args.path);
     const range = rangeOf(file, args);
-    const all = await actionsFor(file, range, args.kind, false, features);
+    // Resolved, as apply_code_action resolves them: a refactoring whose server computes its edit on request is listed
+    // with the edit it applies (unresolved, it shows only the command that would ask for it).
+    const all = await actionsFor(file, range, args.kind, features);
     const actions = all.slice(0, MAX_CODE_ACTIONS).map((a) => ({
       title: boundedText(a.title, LANGUAGE_LIMITS.maxContextChars).text,
       ...(a.kind !== undefined ? { kind: a.kind } : {}),
@@ -138,7 +141,7 @@ export const applyCodeActionTool = defineTool({
     const ws = editableWorkspace(deps, args, 'apply_code_action');
     const file = await readWorkspaceFile(deps, ws, args.path);
     const range = rangeOf(file, args);
-    const all = await actionsFor(file, range, args.kind, true, features);
+    const all = await actionsFor(file, range, args.kind, features);
     const matching = all.filter((a) => a.title === args.title);
     if (matching.length === 0) {
       const titles = all.slice(0, 20).map((a) => a.title);
