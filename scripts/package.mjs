@@ -83,8 +83,9 @@ writeFileSync(path.join(REPO_ROOT, 'out', 'package-figures.json'), JSON.stringif
 // minified after trimming its duplicates (esbuild.mjs), hence 1.25 MiB. Leaving out ajv (esbuild.mjs,
 // src/mcp/noJsonSchemaValidator.ts) saved about 125 KiB, which pays for review comments, worktree works, review after
 // the write, checkpoints and frozen works (about 95 KiB of the extension's own code): 1,239 KiB. Same figure:
-// bench/editor/activation.ts.
-const BUNDLE_BUDGET = 1.25 * 1024 * 1024;
+// bench/editor/activation.ts. The editor's runtime for agents (the debugger, tasks and code tools: about 45 KiB of the
+// extension's own code, their groups served only on request) took it to 1,309 KiB, hence 1.30 MiB.
+const BUNDLE_BUDGET = 1.3 * 1024 * 1024;
 if (figures['dist/extension.js'] >= BUNDLE_BUDGET) {
   console.error(`[package] dist/extension.js is ${kib(figures['dist/extension.js'])}: over the ${kib(BUNDLE_BUDGET)} budget (see out/esbuild/extension.meta.json)`);
   process.exit(1);

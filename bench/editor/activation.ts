@@ -19,8 +19,8 @@ import { summarize } from '../lib';
 
 /** Target of the issue: activate() to listening, median over the windows. */
 export const ACTIVATION_BUDGET_MS = 150;
-/** 1 MiB before MCP 2026-07-28, 1.25 MiB with the v2 SDK that serves it (scripts/package.mjs says why). */
-export const BUNDLE_BUDGET_BYTES = 1.25 * 1024 * 1024;
+/** 1 MiB before MCP 2026-07-28, 1.25 MiB with the v2 SDK that serves it, 1.30 MiB with the editor's runtime for agents (scripts/package.mjs says why). */
+export const BUNDLE_BUDGET_BYTES = 1.3 * 1024 * 1024;
 
 interface HostModule {
   makeTmpRoot(prefix?: string): string;
