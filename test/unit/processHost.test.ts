@@ -592,12 +592,15 @@ describe('process host: processes outlive the extension host', function () {
     const mib = (bytes: number): string => (bytes / 1048576).toFixed(1);
     // Bounded means flat: once the host's heap has grown to its working size (the first part of the flood), the rest
     // of the flood adds nothing, where memory that follows the output would grow by half the flood in the second half.
-    // How far V8 grows the heap at first depends on the machine's load (40 MiB here, 53 MiB under a loaded CI run).
+    // How far V8 grows the heap at first, and when, depends on the machine's load (40 MiB here, 53 MiB under a loaded
+    // CI run, and there once 21 MiB more in the second half, as a collection came late). So the bound is half of what
+    // memory that follows the output would add in the second half (a quarter of the flood): it tells the two apart
+    // with room on both sides.
     const half = Math.floor(samples.length / 2);
     assert.ok(half >= 5, `too few samples of the host's memory (${samples.length})`);
     const firstHalf = Math.max(...samples.slice(0, half));
     const secondHalf = Math.max(...samples.slice(half));
-    assert.ok(secondHalf - firstHalf < 16 * 1024 * 1024, `the host's RSS kept growing with the flood: ${mib(firstHalf)} MiB at most in its first half, ${mib(secondHalf)} MiB in its second`);
+    assert.ok(secondHalf - firstHalf < total / 4, `the host's RSS kept growing with the flood: ${mib(firstHalf)} MiB at most in its first half, ${mib(secondHalf)} MiB in its second`);
     const peak = status('VmHWM');
     assert.ok(peak - before < total / 2, `the host grew by ${mib(peak - before)} MiB for a ${total / 1048576} MiB flood its window did not read`);
     let cursor = 0;
