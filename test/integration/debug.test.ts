@@ -93,7 +93,9 @@ describe('debug tools inside VS Code (built-in JavaScript debugger)', function (
     if (vscode.debug.activeDebugSession) await vscode.debug.stopDebugging();
     vscode.debug.removeBreakpoints(vscode.debug.breakpoints.filter((b) => Object.values(ids).includes(b.id)));
     await vscode.workspace.getConfiguration('launch', folder(0).uri).update('configurations', undefined, vscode.ConfigurationTarget.WorkspaceFolder);
-    if (!launchExisted) fs.rmSync(path.join(folder(0).uri.fsPath, '.vscode'), { recursive: true, force: true });
+    // Only the file this test made: the folder's .vscode holds other tests' settings.json, which VS Code keeps a model of
+    // (removing the folder made the next folder-settings write fail: "the content of the file is newer").
+    if (!launchExisted) fs.rmSync(launchFile(), { force: true });
     await config().update('tools.enabledGroups', undefined, vscode.ConfigurationTarget.Global);
     await client?.close();
     fs.rmSync(path.join(folder(0).uri.fsPath, dir), { recursive: true, force: true });

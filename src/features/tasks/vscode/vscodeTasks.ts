@@ -108,11 +108,15 @@ export class VsCodeTasks implements TasksPort {
     const run = `${Date.now().toString(36)}-${++runs}`;
     const changed = new Set<string>();
     let lastChange = Date.now();
+    /** When our task ended, and whether a report came after that. */
+    let endedAt: number | undefined;
+    let reportedAfterEnd = false;
     const subs: vscode.Disposable[] = [];
     subs.push(
       vscode.languages.onDidChangeDiagnostics((e) => {
         for (const u of e.uris) if (u.scheme === 'file') changed.add(u.fsPath);
         lastChange = Date.now();
+        if (endedAt !== undefined) reportedAfterEnd = true;
       }),
     );
     const write = new vscode.EventEmitter<string>();
@@ -171,10 +175,12 @@ export class VsCodeTasks implements TasksPort {
         }, OPEN_GRACE_MS);
       });
       await Promise.race([ended, stuck]).finally(() => clearTimeout(timer));
-      const end = Date.now() + MAX_SETTLE_MS;
-      while (!signal.aborted && Date.now() < end && Date.now() - lastChange < QUIET_MS) await new Promise((r) => setTimeout(r, 100));
-      // One more quiet period after the end: the matcher's last report may still be on its way.
-      await new Promise((r) => setTimeout(r, QUIET_MS));
+      // The matchers' report may come after the end (late on a loaded machine): wait for a report after the end and
+      // then QUIET_MS without another, at most MAX_SETTLE_MS (a run whose matchers found nothing may report nothing).
+      endedAt = Date.now();
+      const end = endedAt + MAX_SETTLE_MS;
+      const settled = (): boolean => reportedAfterEnd && Date.now() - lastChange >= QUIET_MS;
+      while (!signal.aborted && Date.now() < end && !settled()) await new Promise((r) => setTimeout(r, 100));
       if (changed.size === 0) return [];
       return (await this.diagnostics([...changed])).filter((f) => f.diagnostics.length > 0);
     } finally {
