@@ -254,11 +254,16 @@ describe('process host: processes outlive the extension host', function () {
   });
 
   afterEach(async () => {
+    const hosts: number[] = [];
     for (const w of windows.splice(0)) {
+      if (w.processHost?.hostPid !== undefined) hosts.push(w.processHost.hostPid);
       await w.processHost?.shutdown().catch(() => undefined);
       await w.shutdown().catch(() => undefined);
     }
-    // A process host that is still exiting may write its last record meanwhile: the removal tries again.
+    // A process host that is still exiting writes its last record meanwhile: wait until each is gone (on a loaded
+    // machine that took over the 2 s the removal's retries gave it), then remove, still retrying.
+    const deadline = Date.now() + 30_000;
+    while (!hosts.every(gone) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
