@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LANGUAGE_LIMITS, LocationMapper, checkPosition, featuresOf, locationSchema, positionInput, rangeSchema, readWorkspaceFile } from './language';
+import { LANGUAGE_LIMITS, LocationMapper, checkPosition, featuresOf, locationSchema, positionInput, rangeSchema, locationKey, readWorkspaceFile } from './language';
 import { defineTool } from '../../../kernel/tool';
 import type { EditorToolDeps } from './editorTools';
 
@@ -43,20 +43,17 @@ export const callHierarchyTool = defineTool({
     const file = await readWorkspaceFile(deps, ws, args.path);
     const pos = checkPosition(file, args.line, args.character);
     const { items, edges } = await features.callHierarchy(file.abs, pos, args.direction);
-    const mapper = new LocationMapper(deps);
+    // The asked items are not calls: they are mapped apart, so only the calls count in `outside`.
+    const itemMapper = new LocationMapper(deps);
     const itemViews = [];
     for (const item of items) {
-      const view = await mapper.map(item.location);
+      const view = await itemMapper.map(item.location);
       if (view) itemViews.push({ ...view, name: item.name, kind: item.kind });
     }
-    // The asked items are not calls: only the calls count in `outside`.
-    mapper.outside = 0;
+    const mapper = new LocationMapper(deps);
     const calls = [];
     let truncated = false;
-    const key = (e: (typeof edges)[number]): string => {
-      const { path, range } = e.item.location;
-      return `${path ?? ''}\0${String(range.start.line).padStart(9, '0')}:${String(range.start.character).padStart(9, '0')}`;
-    };
+    const key = (e: (typeof edges)[number]): string => locationKey(e.item.location);
     const byLocation = [...edges].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
     for (const edge of byLocation) {
       const view = await mapper.map(edge.item.location);

@@ -189,9 +189,14 @@ export function boundedText(text: string, max: number): { text: string; truncate
   return text.length <= max ? { text, truncated: false } : { text: text.slice(0, max), truncated: true };
 }
 
+/** A location as text that sorts by path and position (and tells every distinct location apart). */
+export function locationKey(l: EditorLocation): string {
+  return `${l.path ?? ''}\0${String(l.range.start.line).padStart(9, '0')}:${String(l.range.start.character).padStart(9, '0')}:${l.range.end.line}:${l.range.end.character}`;
+}
+
 /** Sorts locations by workspace, path and position, and drops exact duplicates. */
 export function sortLocations(locs: readonly EditorLocation[]): EditorLocation[] {
-  const key = (l: EditorLocation): string => `${l.path ?? ''}\0${String(l.range.start.line).padStart(9, '0')}:${String(l.range.start.character).padStart(9, '0')}:${l.range.end.line}:${l.range.end.character}`;
+  const key = locationKey;
   const seen = new Set<string>();
   return [...locs]
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
